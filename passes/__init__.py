@@ -1,0 +1,1 @@
+"""MLIR passes (Python-defined, run by jaxlib's PassManager), installed as ``stablehlo_sparsity.passes``."""

@@ -1,0 +1,195 @@
+"""Public entry points: lower a JAX function (or take a StableHLO module) and analyze it."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import InputError, SparsityError
+from .interpreter import AnalysisOptions, Interpreter
+from .lattice import Deps
+from .pattern import SparsityPattern
+from .values import AbstractValue, tensor_type
+from . import rules as _rules  # noqa: F401  (registers every rule)
+
+__all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module"]
+
+
+@dataclass
+class Analysis:
+    """Everything the analysis found.
+
+    pattern: the (m × n) Jacobian pattern (rows: flattened outputs; columns: flattened selected inputs).
+    module: the analyzed ``ir.Module``.
+    results: the abstract value of each returned leaf (index sets and constant if known).
+    in_tree / out_tree: pytree structures of the selected inputs and of the outputs (JAX entry only).
+    input_offsets / output_offsets: first column / row of each flat input / output leaf.
+    """
+
+    pattern: SparsityPattern
+    module: Any
+    results: list[AbstractValue]
+    input_shapes: list[tuple[int, ...]]
+    output_shapes: list[tuple[int, ...]]
+    input_offsets: list[int]
+    output_offsets: list[int]
+    in_tree: Any = None
+    out_tree: Any = None
+    warnings: list[str] = field(default_factory=list)
+    entry: str = "main"
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pattern.shape
+
+
+def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
+    if isinstance(argnums, int):
+        argnums = (argnums,)
+    out = []
+    for a in argnums:
+        if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
+            raise InputError(f"argnums {argnums!r} out of range for {nargs} positional arguments")
+        out.append(int(a) % nargs)
+    return tuple(out)
+
+
+def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                      on_unknown: str = "error", options: AnalysisOptions | None = None,
+                      observer: Callable | None = None, **kwargs) -> Analysis:
+    """Lower ``f(*args, **kwargs)`` with ``jax.jit(f).lower`` to StableHLO and analyze its Jacobian pattern.
+
+    Columns are the flattened leaves of ``args[argnums]``; other arguments are unknown values with no
+    columns.  ``kwargs`` are passed to ``f`` as static values.  With ``has_aux`` only the first element
+    of ``f``'s output pair is differentiated.
+    """
+    import jax
+
+    if not args:
+        raise InputError("lower_and_analyze needs at least one argument to differentiate")
+    argnums_t = _norm_argnums(argnums, len(args))
+    opts = options or AnalysisOptions(on_unknown=on_unknown)
+
+    fn = functools.partial(f, **kwargs) if kwargs else f
+    try:
+        lowered = jax.jit(fn, keep_unused=True).lower(*args)
+    except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
+        raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
+    module = lowered.compiler_ir("stablehlo")
+
+    # Flat argument leaves, and which of them are differentiated (columns).
+    leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
+    selected = []
+    for i, leaves in enumerate(leaves_per_arg):
+        selected.extend([i in argnums_t] * len(leaves))
+    out_tree = lowered.out_tree
+    if has_aux:
+        if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
+            raise InputError("has_aux=True needs f to return a pair (output, aux)")
+        num_out = out_tree.children()[0].num_leaves
+        out_struct = out_tree.children()[0]
+    else:
+        num_out = out_tree.num_leaves
+        out_struct = out_tree
+    in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
+    analysis = analyze_module(module, entry="main", wrt=[i for i, s in enumerate(selected) if s],
+                              num_outputs=num_out, options=opts, observer=observer)
+    analysis.in_tree = in_struct
+    analysis.out_tree = out_struct
+    return analysis
+
+
+def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                      **kwargs) -> SparsityPattern:
+    """The global (m × n) Jacobian sparsity pattern of ``f`` at the shapes of ``args``."""
+    return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).pattern
+
+
+def parse_module(text_or_path: str, *, is_path: bool = False):
+    """Parse StableHLO text (or a file, keeping ``file:line:col`` locations) in a context with every
+    dialect JAX needs.  Parse errors raise :class:`InputError` with MLIR's diagnostics."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+
+    ctx = jax_mlir.make_ir_context()
+    try:
+        with ctx:
+            if is_path:
+                return ir.Module.parseFile(text_or_path)
+            return ir.Module.parse(text_or_path)
+    except ir.MLIRError as e:
+        diags = "; ".join(f"{format_diag(d)}" for d in getattr(e, "error_diagnostics", [])) or str(e)
+        raise InputError(f"could not parse the module: {diags}") from None
+
+
+def format_diag(d) -> str:
+    from .errors import format_location
+
+    return f"{format_location(d.location)}: {d.message}"
+
+
+def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | None = None,
+                   num_outputs: int | None = None, on_unknown: str = "error",
+                   options: AnalysisOptions | None = None, observer: Callable | None = None) -> Analysis:
+    """Analyze a StableHLO module (an ``ir.Module`` or its text) with no JAX function.
+
+    wrt: indices of the entry function's arguments that are inputs (columns); default all.
+    num_outputs: analyze only the first results (default all).
+    """
+    from jaxlib.mlir import ir
+
+    module = parse_module(module_or_text) if isinstance(module_or_text, str) else module_or_text
+    opts = options or AnalysisOptions(on_unknown=on_unknown)
+    with module.context:
+        fn = None
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
+                fn = op
+        if fn is None:
+            names = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+                     if op.operation.name == "func.func"]
+            raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
+        from .errors import format_location
+
+        loc = format_location(fn.location)
+        block = fn.regions[0].blocks[0]
+        arg_types = [tensor_type(a.type, loc) for a in block.arguments]
+        wrt_list = list(range(len(arg_types))) if wrt is None else [int(i) for i in wrt]
+        for i in wrt_list:
+            if not 0 <= i < len(arg_types):
+                raise InputError(f"argument index {i} out of range: @{entry} has {len(arg_types)} arguments")
+        sizes = [arg_types[i].size for i in wrt_list]
+        n = int(sum(sizes))
+        offsets = list(np.cumsum([0] + sizes[:-1]).astype(int)) if sizes else []
+        col_of = dict(zip(wrt_list, offsets))
+        interp = Interpreter(module, n, opts, observer=observer)
+        args = []
+        for i, t in enumerate(arg_types):
+            deps = Deps.identity(t.size, n, col_of[i]) if i in col_of else Deps.empty(t.size, n)
+            args.append(AbstractValue(t, deps))
+        results = interp.call(entry, args)
+        if num_outputs is not None:
+            results = results[:num_outputs]
+        rows = [r.deps for r in results]
+        m = int(sum(r.size for r in results))
+        if rows:
+            mats = [d.to_csr() for d in rows]
+            matrix = sp.csr_array(sp.vstack(mats, format="csr")) if len(mats) > 1 else mats[0]
+        else:
+            matrix = sp.csr_array((0, n), dtype=bool)
+        out_offsets = list(np.cumsum([0] + [r.size for r in results[:-1]]).astype(int)) if results else []
+        return Analysis(
+            pattern=SparsityPattern(matrix),
+            module=module,
+            results=results,
+            input_shapes=[arg_types[i].shape for i in wrt_list],
+            output_shapes=[r.shape for r in results],
+            input_offsets=[int(o) for o in offsets],
+            output_offsets=[int(o) for o in out_offsets],
+            warnings=list(interp.warned),
+            entry=entry,
+        )

@@ -1,0 +1,1 @@
+"""Graph coloring of sparsity patterns."""

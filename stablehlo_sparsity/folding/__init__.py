@@ -1,0 +1,1 @@
+"""Constant folding helpers (the constant lattice)."""

@@ -1,0 +1,243 @@
+"""The abstract interpreter: walks StableHLO functions and propagates the index-set and constant lattices.
+
+One frame per function invocation maps each SSA value to its :class:`AbstractValue`.  For every op the
+interpreter (1) folds it with NumPy when every operand is a known constant and a fold rule exists, else
+(2) applies the op's index-set rule from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable
+element types (integers, booleans) always get empty index sets: their derivative is zero.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .errors import InputError, SparsityError, SparsityWarning, UnsupportedOpError, format_location
+from .lattice import Deps
+from .values import AbstractValue, TensorType, is_differentiable, tensor_type
+
+__all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
+
+TERMINATORS = frozenset({"func.return", "stablehlo.return"})
+
+
+@dataclass
+class AnalysisOptions:
+    """Knobs of the analysis.
+
+    on_unknown: ``"error"`` (default) raises :class:`UnsupportedOpError` for an op without a rule;
+        ``"conservative"`` makes every result element depend on everything its operands depend on (warns).
+    max_fold_elements: the constant lattice folds values up to this many elements (default 10 million).
+    max_loop_iterations: exact abstract iterations of a ``while`` with a known trip count before falling back
+        to the fixed point.
+    max_pattern_nnz: refuse (before allocating) intermediate patterns with more nonzeros than this.
+    """
+
+    on_unknown: str = "error"
+    max_fold_elements: int = 10_000_000
+    max_loop_iterations: int = 100_000
+    max_pattern_nnz: int = 500_000_000
+
+    def __post_init__(self):
+        if self.on_unknown not in ("error", "conservative"):
+            raise ValueError("on_unknown must be 'error' or 'conservative'")
+
+
+@dataclass
+class _Frame:
+    env: dict = field(default_factory=dict)
+
+
+class Interpreter:
+    """Abstract interpretation of one module over ``n`` input columns."""
+
+    def __init__(self, module, n_inputs: int, options: AnalysisOptions | None = None,
+                 observer: Callable | None = None):
+        self.module = module
+        self.n = int(n_inputs)
+        self.options = options or AnalysisOptions()
+        self.observer = observer
+        self.functions = {}
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                self.functions[_sym_name(op)] = op
+        self._call_cache: dict = {}
+        self._call_stack: list[str] = []
+        self._frames: list[_Frame] = []
+        self.warned: list[str] = []
+
+    # ----------------------------------------------------------------- helpers for rules
+    def location(self, op) -> str:
+        return format_location(op.location)
+
+    def result_types(self, op) -> list[TensorType]:
+        loc = self.location(op)
+        return [tensor_type(r.type, loc) for r in op.results]
+
+    def warn(self, op, message: str) -> None:
+        text = f"{self.location(op)}: {op.operation.name}: {message}"
+        self.warned.append(text)
+        warnings.warn(text, SparsityWarning, stacklevel=2)
+
+    def empty(self, rows: int) -> Deps:
+        return Deps.empty(rows, self.n)
+
+    def value(self, v) -> AbstractValue:
+        """The abstract value of an SSA value (also reachable from nested regions)."""
+        return self._lookup_outer(v)
+
+    # ----------------------------------------------------------------- functions
+    def function(self, name: str):
+        if name not in self.functions:
+            raise InputError(f"no function named '@{name}' in the module")
+        return self.functions[name]
+
+    def call(self, name: str, args: list[AbstractValue]) -> list[AbstractValue]:
+        """Analyze ``@name`` on the given abstract arguments (memoized per argument lattice)."""
+        key = (name, tuple((id(a.deps), id(a.const)) for a in args))
+        hit = self._call_cache.get(key)
+        if hit is not None:
+            return hit[1]
+        if name in self._call_stack:
+            raise InputError(f"recursive call to '@{name}' is not supported (StableHLO programs are not recursive)")
+        fn = self.function(name)
+        self._call_stack.append(name)
+        try:
+            results = self.run_region(fn.regions[0], args, new_frame=True)
+        finally:
+            self._call_stack.pop()
+        self._call_cache[key] = (args, results)  # keep args alive so their ids stay unique
+        return results
+
+    def run_region(self, region, args: list[AbstractValue], new_frame: bool = False) -> list[AbstractValue]:
+        """Run the (single) block of a region on abstract block arguments; returns the terminator's values."""
+        blocks = list(region.blocks)
+        if len(blocks) != 1:
+            raise InputError(f"regions with {len(blocks)} blocks are not supported")
+        block = blocks[0]
+        if new_frame:
+            self._frames.append(_Frame())
+        try:
+            env = self._frames[-1].env
+            block_args = list(block.arguments)
+            if len(block_args) != len(args):
+                raise InputError(f"region expects {len(block_args)} arguments, got {len(args)}")
+            for ba, av in zip(block_args, args):
+                env[ba] = av
+            for op in block.operations:
+                name = op.operation.name
+                if name in TERMINATORS:
+                    return [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
+                results = self.run_op(op)
+                for r, av in zip(op.results, results):
+                    env[r] = av
+            raise InputError("block without terminator")
+        finally:
+            if new_frame:
+                self._frames.pop()
+
+    def _lookup_outer(self, v):
+        for frame in reversed(self._frames):
+            if v in frame.env:
+                return frame.env[v]
+        raise InputError("use of an undefined SSA value")
+
+    # ----------------------------------------------------------------- ops
+    def run_op(self, op) -> list[AbstractValue]:
+        from .rules.registry import DEPS_RULES, FOLD_RULES
+
+        name = op.operation.name
+        env = self._frames[-1].env
+        args = [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
+        rtypes = self.result_types(op)
+        results: list[AbstractValue] | None = None
+
+        # 1. the constant lattice: fold when every operand is known
+        fold = FOLD_RULES.get(name)
+        if fold is not None and all(a.const is not None for a in args) and not _has_free_inputs(op) \
+                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
+            try:
+                consts = fold(self, op, [a.const for a in args])
+            except _NotFoldable:
+                consts = None
+            if consts is not None:
+                results = [AbstractValue(t, Deps.empty(t.size, self.n), _cast(c, t)) for t, c in zip(rtypes, consts)]
+
+        # 2. the index-set lattice
+        if results is None:
+            rule = DEPS_RULES.get(name)
+            if rule is None:
+                if self.options.on_unknown == "conservative":
+                    out = self._conservative(op, args, rtypes)
+                else:
+                    raise UnsupportedOpError(name, self.location(op))
+            else:
+                out = rule(self, op, args)
+            if len(out) != len(rtypes):
+                raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}", self.location(op))
+            results = []
+            for t, o in zip(rtypes, out):
+                if isinstance(o, AbstractValue):
+                    av = o if o.type == t else AbstractValue(t, o.deps, o.const)
+                else:
+                    av = AbstractValue(t, o)
+                if av.deps.rows != t.size:
+                    raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements", self.location(op))
+                if av.const is not None or not is_differentiable(t.dtype):
+                    if not av.deps.is_empty:
+                        av = AbstractValue(t, Deps.empty(t.size, self.n), av.const)
+                results.append(av)
+        if self.observer is not None:
+            self.observer(op, results)
+        return results
+
+    def _conservative(self, op, args, rtypes) -> list[Deps]:
+        self.warn(op, "no sparsity rule; every result element depends on every input of its operands (conservative)")
+        captured = list(args)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    _collect_outer(inner, self, captured)
+        total = Deps.union(*[a.deps.reduce_all() for a in captured]) if captured else Deps.empty(1, self.n)
+        return [total.broadcast_row(t.size) for t in rtypes]
+
+
+def _collect_outer(op, interp: Interpreter, out: list) -> None:
+    for v in op.operands:
+        for frame in reversed(interp._frames):
+            if v in frame.env:
+                out.append(frame.env[v])
+                break
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _collect_outer(inner, interp, out)
+
+
+class _NotFoldable(Exception):
+    """Raised by a fold rule that declines (the op then goes through its index-set rule)."""
+
+
+def _has_free_inputs(op) -> bool:
+    """Ops with regions may read values from outside through their bodies; fold rules handle those."""
+    return False
+
+
+def _cast(value, t: TensorType) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype != t.dtype:
+        arr = arr.astype(t.dtype)
+    if arr.shape != t.shape:
+        arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr.reshape(t.shape)
+    return arr
+
+
+def _sym_name(op) -> str:
+    from jaxlib.mlir import ir
+
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+NotFoldable = _NotFoldable

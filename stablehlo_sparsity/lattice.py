@@ -1,0 +1,355 @@
+"""The index-set lattice, vectorized.
+
+For a value with ``k`` elements in a program with ``n`` flat inputs, its index sets form one sparse boolean
+matrix ``S`` of shape ``(k, n)``: row ``e`` holds the inputs that element ``e`` may depend on.  The join is
+the elementwise union (``S_a ∨ S_b``), the bottom is the empty matrix, and every rule is monotone.
+
+Worked examples (one row per element, columns are inputs)::
+
+    S_a = [{0}, {1}]          S_b = [{1}, {}]
+    S_a ∨ S_b            = [{0, 1}, {1}]
+    gather_rows(S_a, [1, -1, 0]) = [{1}, {}, {0}]          (-1 ⇒ empty row)
+    group_union(S_a ∨ S_b, [[0, 1]]) = [{0, 1}]             (each output unions a group of rows)
+
+Representation.  A :class:`Deps` is a *lazy union of parts*.  A part is either
+
+* an :class:`IndexPart` — every row has at most one dependency, stored as one ``int64`` column per row
+  (``-1`` = none); the inputs themselves and everything reached from them by structural ops look like this;
+* a :class:`CsrPart` — a canonical ``scipy.sparse.csr_array`` of bool, optionally seen through a row map.
+
+Elementwise unions just concatenate part lists (O(#parts), independent of the tensor size) and structural
+ops compose row maps (O(k) integer work per part); the matrix is only materialized when a rule needs whole
+rows (a reduction, a contraction with a large group) or at the end.  Materialization is vectorized NumPy:
+no Python loop over elements anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "Deps",
+    "IndexPart",
+    "CsrPart",
+    "csr_from_parts",
+    "gather_csr_rows",
+    "groups_from_table",
+    "MAX_LAZY_PARTS",
+]
+
+#: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
+MAX_LAZY_PARTS = 24
+
+
+def _as_index(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _empty_csr(k: int, n: int) -> sp.csr_array:
+    return _make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
+
+
+def _make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical: bool = True) -> sp.csr_array:
+    """Build a bool CSR array without scipy's O(nnz) validation (the inputs are ours and well formed)."""
+    idx_dtype = np.int32 if max(n, int(indptr[-1]) if len(indptr) else 0) < 2**31 - 1 else np.int64
+    m = sp.csr_array((k, n), dtype=bool)
+    m.indptr = indptr.astype(idx_dtype, copy=False)
+    m.indices = indices.astype(idx_dtype, copy=False)
+    m.data = np.ones(len(indices), dtype=bool)
+    if canonical:
+        m.has_sorted_indices = True
+        m.has_canonical_format = True
+    return m
+
+
+def gather_csr_rows(m: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
+    """Rows of ``m`` by an index map: ``out[i] = m[idx[i]]`` and ``out[i] = {}`` where ``idx[i] < 0``."""
+    k_out = len(idx)
+    n = m.shape[1]
+    indptr = m.indptr.astype(np.int64, copy=False)
+    valid = idx >= 0
+    safe = np.where(valid, idx, 0)
+    lengths = np.where(valid, indptr[safe + 1] - indptr[safe], 0)
+    out_indptr = np.zeros(k_out + 1, np.int64)
+    np.cumsum(lengths, out=out_indptr[1:])
+    total = int(out_indptr[-1])
+    if total == 0:
+        return _empty_csr(k_out, n)
+    # For every output slot, the source position: start of its source row + offset within the row.
+    starts = np.where(valid, indptr[safe], 0)
+    offsets = np.arange(total, dtype=np.int64) - np.repeat(out_indptr[:-1], lengths)
+    src = np.repeat(starts, lengths) + offsets
+    return _make_csr(out_indptr, m.indices[src], k_out, n)
+
+
+@dataclass(frozen=True, eq=False)
+class IndexPart:
+    """Each row depends on at most one input: ``cols[i]`` (``-1`` = no dependency)."""
+
+    cols: np.ndarray
+
+    def gather(self, idx: np.ndarray) -> "IndexPart":
+        return IndexPart(np.where(idx >= 0, self.cols[np.where(idx >= 0, idx, 0)], -1))
+
+    def nnz_upper(self) -> int:
+        return len(self.cols)
+
+
+@dataclass(frozen=True, eq=False)
+class CsrPart:
+    """Rows of a canonical bool CSR ``base`` seen through ``rowmap`` (``None`` = identity, ``-1`` = empty)."""
+
+    base: sp.csr_array
+    rowmap: np.ndarray | None = None
+
+    def gather(self, idx: np.ndarray) -> "CsrPart":
+        if self.rowmap is None:
+            return CsrPart(self.base, idx)
+        return CsrPart(self.base, np.where(idx >= 0, self.rowmap[np.where(idx >= 0, idx, 0)], -1))
+
+    def to_csr(self) -> sp.csr_array:
+        if self.rowmap is None:
+            return self.base
+        return gather_csr_rows(self.base, self.rowmap)
+
+    def nnz_upper(self) -> int:
+        return self.base.nnz if self.rowmap is None else self.base.nnz * 2
+
+
+def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.csr_array:
+    """Union of index parts: a (k, p) matrix of columns, sorted and de-duplicated per row, vectorized."""
+    if len(cols_list) == 1:
+        c = cols_list[0]
+        valid = c >= 0
+        indptr = np.zeros(k + 1, np.int64)
+        np.cumsum(valid, out=indptr[1:])
+        return _make_csr(indptr, c[valid], k, n)
+    mat = np.stack(cols_list, axis=1)
+    mat.sort(axis=1)
+    keep = mat >= 0
+    keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    return _make_csr(indptr, mat[keep], k, n)
+
+
+def _union_csr(mats: Sequence[sp.csr_array], k: int, n: int) -> sp.csr_array:
+    mats = [m for m in mats if m.nnz]
+    if not mats:
+        return _empty_csr(k, n)
+    if len(mats) == 1:
+        return mats[0]
+    # Concatenate all rows' entries, then sort by (row, col) and drop duplicates, in one vectorized pass.
+    rows = np.concatenate([np.repeat(np.arange(k, dtype=np.int64), np.diff(m.indptr)) for m in mats])
+    cols = np.concatenate([m.indices.astype(np.int64, copy=False) for m in mats])
+    keys = rows * n + cols
+    keys = np.unique(keys)
+    rows = keys // n if n else keys
+    cols = keys - rows * n
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
+    return _make_csr(indptr, cols, k, n)
+
+
+def csr_from_parts(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr_array:
+    """Materialize a union of parts into one canonical bool CSR matrix."""
+    index_cols = [p.cols for p in parts if isinstance(p, IndexPart)]
+    csrs = [p.to_csr() for p in parts if isinstance(p, CsrPart)]
+    if index_cols:
+        csrs.append(_index_parts_to_csr(index_cols, k, n))
+    return _union_csr(csrs, k, n)
+
+
+class Deps:
+    """The index sets of one value: a ``(rows, n)`` boolean relation, kept as a lazy union of parts.
+
+    Instances are immutable; every move returns a new instance (or the same one when nothing changes).
+    """
+
+    __slots__ = ("rows", "n", "parts", "_csr")
+
+    def __init__(self, rows: int, n: int, parts: Iterable[IndexPart | CsrPart] = ()):
+        self.rows = int(rows)
+        self.n = int(n)
+        self.parts: tuple[IndexPart | CsrPart, ...] = tuple(parts)
+        self._csr: sp.csr_array | None = None
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def empty(cls, rows: int, n: int) -> "Deps":
+        """⊥: no element depends on anything (constants, integer values, zero derivatives)."""
+        return cls(rows, n)
+
+    @classmethod
+    def identity(cls, rows: int, n: int, offset: int) -> "Deps":
+        """Element ``e`` depends on input column ``offset + e`` (a function argument)."""
+        return cls(rows, n, [IndexPart(np.arange(offset, offset + rows, dtype=np.int64))])
+
+    @classmethod
+    def from_csr(cls, m: sp.spmatrix | sp.sparray) -> "Deps":
+        m = sp.csr_array(m, dtype=bool)
+        m.sum_duplicates()
+        m.sort_indices()
+        m.eliminate_zeros()
+        d = cls(m.shape[0], m.shape[1], [CsrPart(m)] if m.nnz else [])
+        d._csr = m if m.nnz else None
+        return d
+
+    @classmethod
+    def full(cls, rows: int, n: int) -> "Deps":
+        """⊤: every element depends on every input (the conservative fallback)."""
+        if rows == 0 or n == 0:
+            return cls.empty(rows, n)
+        row = _make_csr(np.array([0, n], np.int64), np.arange(n, dtype=np.int64), 1, n)
+        return cls(rows, n, [CsrPart(row, np.zeros(rows, np.int64))])
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def is_empty(self) -> bool:
+        return not self.parts
+
+    def to_csr(self) -> sp.csr_array:
+        """The materialized ``(rows, n)`` canonical bool CSR matrix (cached)."""
+        if self._csr is None:
+            self._csr = csr_from_parts(self.parts, self.rows, self.n) if self.parts else _empty_csr(self.rows, self.n)
+            if self.parts and len(self.parts) > 1:
+                # Keep the materialized form as the only part, so later moves work on one matrix.
+                self.parts = (CsrPart(self._csr),) if self._csr.nnz else ()
+        return self._csr
+
+    @property
+    def nnz(self) -> int:
+        return int(self.to_csr().nnz)
+
+    def row_nonempty(self) -> np.ndarray:
+        """Boolean mask of the rows that have at least one dependency."""
+        return np.diff(self.to_csr().indptr) > 0
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Deps):
+            return NotImplemented
+        if self is other:
+            return True
+        if (self.rows, self.n) != (other.rows, other.n):
+            return False
+        a, b = self.to_csr(), other.to_csr()
+        return a.nnz == b.nnz and np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Deps(rows={self.rows}, n={self.n}, parts={len(self.parts)})"
+
+    # ----------------------------------------------------------------- the four moves
+    def gather_rows(self, idx) -> "Deps":
+        """Rows by index map: ``out[i] = self[idx[i]]``; ``idx[i] = -1`` gives an empty row."""
+        idx = _as_index(idx).ravel()
+        if not self.parts:
+            return Deps.empty(len(idx), self.n)
+        if len(idx) == self.rows and _is_arange(idx):
+            return self
+        return Deps(len(idx), self.n, [p.gather(idx) for p in self.parts])
+
+    def mask_rows(self, keep) -> "Deps":
+        """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""
+        keep = np.asarray(keep, dtype=bool).ravel()
+        if keep.all() or not self.parts:
+            return self
+        if not keep.any():
+            return Deps.empty(self.rows, self.n)
+        return self.gather_rows(np.where(keep, np.arange(self.rows, dtype=np.int64), -1))
+
+    @staticmethod
+    def union(*items: "Deps") -> "Deps":
+        """Join ``S_a ∨ S_b ∨ …`` of values of the same number of rows (elementwise ops)."""
+        items = [d for d in items if d is not None]
+        if not items:
+            raise ValueError("union of nothing")
+        rows, n = items[0].rows, items[0].n
+        for d in items:
+            if d.rows != rows or d.n != n:
+                raise ValueError(f"union of mismatched lattices {(d.rows, d.n)} vs {(rows, n)}")
+        nonempty = [d for d in items if d.parts]
+        if not nonempty:
+            return items[0] if items[0].is_empty else Deps.empty(rows, n)
+        first = nonempty[0]
+        if all(d is first for d in nonempty):
+            return first
+        parts: list = []
+        seen: set[int] = set()
+        for d in nonempty:
+            for p in d.parts:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    parts.append(p)
+        out = Deps(rows, n, parts)
+        if len(parts) > MAX_LAZY_PARTS:
+            out.to_csr()
+        return out
+
+    def group_union(self, groups: sp.csr_array | sp.sparray) -> "Deps":
+        """Each output row ``i`` is the union of the rows ``j`` with ``groups[i, j]`` (``R @ S``)."""
+        groups = sp.csr_array(groups)
+        if groups.shape[1] != self.rows:
+            raise ValueError(f"group matrix has {groups.shape[1]} columns for {self.rows} rows")
+        k_out = groups.shape[0]
+        if not self.parts or groups.nnz == 0:
+            return Deps.empty(k_out, self.n)
+        g = groups.astype(bool)
+        prod = (g @ self.to_csr()).astype(bool)
+        prod = sp.csr_array(prod)
+        prod.sum_duplicates()
+        prod.sort_indices()
+        return Deps(k_out, self.n, [CsrPart(prod)] if prod.nnz else [])
+
+    def group_union_dense(self, table) -> "Deps":
+        """Each output row ``i`` is the union of the rows ``table[i, :]`` (``-1`` entries skipped).
+
+        ``table`` is a small-width ``(k_out, g)`` index table; the union stays lazy (one gathered part
+        per column of the table), so a convolution with a 3×3 kernel costs nine row maps.
+        """
+        table = _as_index(table)
+        if table.ndim != 2:
+            raise ValueError("group table must be 2-D")
+        k_out, g = table.shape
+        if g == 0 or not self.parts:
+            return Deps.empty(k_out, self.n)
+        if g > MAX_LAZY_PARTS:
+            return self.group_union(groups_from_table(table, self.rows))
+        return Deps.union(*[self.gather_rows(table[:, j]) for j in range(g)])
+
+    def reduce_all(self) -> "Deps":
+        """One row: the union of every row."""
+        if not self.parts:
+            return Deps.empty(1, self.n)
+        cols = np.unique(self.to_csr().indices).astype(np.int64)
+        return Deps(1, self.n, [CsrPart(_make_csr(np.array([0, len(cols)], np.int64), cols, 1, self.n))])
+
+    def broadcast_row(self, rows: int) -> "Deps":
+        """A one-row lattice repeated ``rows`` times (a scalar broadcast)."""
+        if self.rows != 1:
+            raise ValueError("broadcast_row needs a single row")
+        return self.gather_rows(np.zeros(rows, np.int64))
+
+
+def groups_from_table(table: np.ndarray, k_in: int) -> sp.csr_array:
+    """A ``(k_out, k_in)`` 0/1 group matrix from a ``(k_out, g)`` index table (``-1`` entries skipped)."""
+    table = _as_index(table)
+    k_out, g = table.shape
+    valid = table >= 0
+    indptr = np.zeros(k_out + 1, np.int64)
+    np.cumsum(valid.sum(axis=1), out=indptr[1:])
+    cols = table[valid]
+    return sp.csr_array((np.ones(len(cols), bool), cols, indptr), shape=(k_out, k_in))
+
+
+def _is_arange(idx: np.ndarray) -> bool:
+    if len(idx) == 0:
+        return True
+    if idx[0] != 0 or idx[-1] != len(idx) - 1:
+        return False
+    return bool(np.all(np.diff(idx) == 1))

@@ -1,0 +1,1 @@
+"""Placeholder: rules of this family are being written."""

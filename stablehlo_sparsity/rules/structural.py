@@ -1,0 +1,195 @@
+"""Structural ops: the *rows by index map* move, found with the position-map trick.
+
+Each op here moves elements without computing on them.  Its index map is obtained by applying the op's NumPy
+twin to ``arange(k).reshape(shape)``: output element ``i`` copies operand element ``map[i]`` (``-1`` where
+the element comes from somewhere else, e.g. a padding value).  The same NumPy twin folds constants, so the
+index-set rule and the fold rule cannot disagree.
+
+Spec sections mirrored: §reshape, §transpose, §broadcast_in_dim, §slice, §concatenate, §pad, §reverse,
+§iota, §constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import dense_array, i64_list, int_attr, positions
+from ..interpreter import NotFoldable
+from ..lattice import Deps
+from ..values import AbstractValue
+from .registry import deps_rule, fold_rule
+
+S = "stablehlo."
+
+
+# ---------------------------------------------------------------- the NumPy twins
+def transpose_np(x, op):
+    return np.transpose(x, i64_list(op, "permutation"))
+
+
+def broadcast_in_dim_np(x, op, out_shape):
+    dims = i64_list(op, "broadcast_dimensions")
+    # Operand dim d goes to result dim dims[d]; size-1 operand dims are broadcast.
+    expanded_shape = [1] * len(out_shape)
+    for d, rd in enumerate(dims):
+        expanded_shape[rd] = x.shape[d]
+    order = np.argsort(dims, kind="stable")
+    x = np.transpose(x, order) if len(dims) > 1 else x
+    return np.broadcast_to(x.reshape(expanded_shape), out_shape)
+
+
+def slice_np(x, op):
+    starts = i64_list(op, "start_indices")
+    limits = i64_list(op, "limit_indices")
+    strides = i64_list(op, "strides", [1] * x.ndim)
+    return x[tuple(slice(s, l, st) for s, l, st in zip(starts, limits, strides))]
+
+
+def reverse_np(x, op):
+    return np.flip(x, axis=tuple(i64_list(op, "dimensions")))
+
+
+def pad_np(x, fill, lo, hi, interior):
+    """§pad: interior padding between elements, then (possibly negative) low/high edge padding."""
+    lo_pos = [max(v, 0) for v in lo]
+    hi_pos = [max(v, 0) for v in hi]
+    inner = [(d - 1) * (i + 1) + 1 if d > 0 else 0 for d, i in zip(x.shape, interior)]
+    buf_shape = [a + b + c for a, b, c in zip(lo_pos, inner, hi_pos)]
+    buf = np.full(buf_shape, fill, dtype=x.dtype)
+    buf[tuple(slice(a, a + b, i + 1) for a, b, i in zip(lo_pos, inner, interior))] = x
+    crop = tuple(slice(-min(l, 0), n - (-min(h, 0))) for l, h, n in zip(lo, hi, buf_shape))
+    return buf[crop]
+
+
+def _pad_args(op):
+    return i64_list(op, "edge_padding_low"), i64_list(op, "edge_padding_high"), i64_list(op, "interior_padding")
+
+
+def _map_rule(np_twin):
+    """An index-set rule for a one-operand structural op from its NumPy twin."""
+
+    def rule(ctx, op, args):
+        (t,) = ctx.result_types(op)
+        idx = np_twin(positions(args[0].shape), op, t.shape)
+        return [args[0].deps.gather_rows(np.ascontiguousarray(idx).ravel())]
+
+    def fold(ctx, op, consts):
+        (t,) = ctx.result_types(op)
+        return [np.ascontiguousarray(np_twin(consts[0], op, t.shape))]
+
+    return rule, fold
+
+
+_ONE_OPERAND = {
+    "transpose": lambda x, op, shape: transpose_np(x, op),
+    "broadcast_in_dim": broadcast_in_dim_np,
+    "slice": lambda x, op, shape: slice_np(x, op),
+    "reverse": lambda x, op, shape: reverse_np(x, op),
+}
+
+for _name, _twin in _ONE_OPERAND.items():
+    _rule, _fold = _map_rule(_twin)
+    deps_rule(S + _name)(_rule)
+    fold_rule(S + _name)(_fold)
+
+
+@deps_rule(S + "reshape")
+def _reshape(ctx, op, args):
+    """§reshape keeps the row-major element order: the index sets are unchanged."""
+    return [args[0].deps]
+
+
+@fold_rule(S + "reshape")
+def _reshape_fold(ctx, op, consts):
+    (t,) = ctx.result_types(op)
+    return [consts[0].reshape(t.shape)]
+
+
+@deps_rule(S + "concatenate")
+def _concatenate(ctx, op, args):
+    """§concatenate along ``dimension``: a position map over the joined operands."""
+    dim = int_attr(op, "dimension")
+    offsets = np.cumsum([0] + [a.size for a in args])
+    pos = np.concatenate([positions(a.shape) + off for a, off in zip(args, offsets)], axis=dim).ravel()
+    joined = _stack_rows(ctx, args)
+    return [joined.gather_rows(pos)]
+
+
+def _stack_rows(ctx, args) -> Deps:
+    """All operands' rows one after the other, as one lattice (for multi-operand index maps)."""
+    total = sum(a.size for a in args)
+    offsets = np.cumsum([0] + [a.size for a in args])
+    parts = []
+    for a, off in zip(args, offsets):
+        if a.deps.is_empty:
+            continue
+        # Operand a's row r sits at row off + r of the stack: map stack rows back to a's rows.
+        local = np.arange(total, dtype=np.int64) - off
+        local[(local < 0) | (local >= a.size)] = -1
+        parts.append(a.deps.gather_rows(local))
+    if not parts:
+        return ctx.empty(total)
+    return Deps.union(*parts)
+
+
+@fold_rule(S + "concatenate")
+def _concatenate_fold(ctx, op, consts):
+    return [np.concatenate(consts, axis=int_attr(op, "dimension"))]
+
+
+@deps_rule(S + "pad")
+def _pad(ctx, op, args):
+    """§pad: operand elements by position map; every other element is a copy of the padding value."""
+    x, fill = args
+    lo, hi, interior = _pad_args(op)
+    idx = pad_np(positions(x.shape), -1, lo, hi, interior).ravel()
+    from_operand = x.deps.gather_rows(idx)
+    if fill.deps.is_empty:
+        return [from_operand]
+    from_fill = fill.deps.gather_rows(np.where(idx < 0, 0, -1))
+    return [Deps.union(from_operand, from_fill)]
+
+
+@fold_rule(S + "pad")
+def _pad_fold(ctx, op, consts):
+    x, fill = consts
+    lo, hi, interior = _pad_args(op)
+    return [pad_np(x, fill.reshape(()).item(), lo, hi, interior).astype(x.dtype)]
+
+
+# ---------------------------------------------------------------- sources: iota and constant
+@deps_rule(S + "iota")
+def _iota(ctx, op, args):
+    return [ctx.empty(t.size) for t in ctx.result_types(op)]
+
+
+@fold_rule(S + "iota")
+def _iota_fold(ctx, op, consts):
+    """§iota: values ``0, 1, …`` along ``iota_dimension``, broadcast along the others."""
+    (t,) = ctx.result_types(op)
+    dim = int_attr(op, "iota_dimension")
+    shape = [1] * len(t.shape)
+    shape[dim] = t.shape[dim]
+    return [np.broadcast_to(np.arange(t.shape[dim]).reshape(shape), t.shape).astype(t.dtype)]
+
+
+@deps_rule(S + "constant")
+def _constant(ctx, op, args):
+    """A constant the bindings cannot convert (e.g. complex literals) stays unknown, with no dependencies."""
+    return [ctx.empty(t.size) for t in ctx.result_types(op)]
+
+
+@fold_rule(S + "constant")
+def _constant_fold(ctx, op, consts):
+    (t,) = ctx.result_types(op)
+    try:
+        attr = op.attributes["value"]
+    except Exception:  # the bindings cannot cast some literals (complex): the value stays unknown
+        raise NotFoldable
+    arr = dense_array(attr)
+    if arr is None:
+        raise NotFoldable
+    return [arr.reshape(t.shape)]
+
+
+__all__ = ["pad_np", "slice_np", "broadcast_in_dim_np", "transpose_np", "reverse_np", "AbstractValue"]

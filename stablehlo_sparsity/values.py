@@ -1,0 +1,99 @@
+"""Abstract values: the index-set lattice of a tensor plus, when known, its constant value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DynamicShapeError, UnsupportedTypeError
+from .lattice import Deps
+
+try:  # bfloat16 and friends come with jax
+    import ml_dtypes
+
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except Exception:  # pragma: no cover
+    _BF16 = None
+
+__all__ = ["AbstractValue", "TensorType", "tensor_type", "element_dtype", "is_differentiable"]
+
+_SIMPLE = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
+    "complex<f32>": np.complex64,
+    "complex<f64>": np.complex128,
+}
+
+
+def element_dtype(elem: str, location: str | None = None) -> np.dtype:
+    """NumPy dtype of an MLIR element type name; unsupported types raise :class:`UnsupportedTypeError`."""
+    if elem in _SIMPLE:
+        return np.dtype(_SIMPLE[elem])
+    if elem == "bf16" and _BF16 is not None:
+        return _BF16
+    raise UnsupportedTypeError(f"unsupported element type '{elem}'", location)
+
+
+def is_differentiable(dtype: np.dtype) -> bool:
+    """Floating-point and complex values carry derivatives; integers and booleans do not."""
+    return dtype.kind in "fc" or (_BF16 is not None and dtype == _BF16)
+
+
+@dataclass(frozen=True)
+class TensorType:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def tensor_type(t, location: str | None = None) -> TensorType:
+    """Shape and dtype of an MLIR ``RankedTensorType`` (dynamic shapes and non-tensors are refused)."""
+    from jaxlib.mlir import ir
+
+    text = str(t)
+    try:
+        rt = ir.RankedTensorType(t)
+    except (ValueError, TypeError):
+        raise UnsupportedTypeError(f"unsupported type '{text}' (only ranked tensors are analyzed)", location) from None
+    if not rt.has_static_shape:
+        raise DynamicShapeError(f"dynamic shape '{text}' is not supported; sparsity patterns need static shapes", location)
+    return TensorType(tuple(int(d) for d in rt.shape), element_dtype(str(rt.element_type), location))
+
+
+@dataclass(frozen=True, eq=False)
+class AbstractValue:
+    """One tensor in the abstract interpretation: its type, index sets, and constant value if known."""
+
+    type: TensorType
+    deps: Deps
+    const: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.type.dtype
+
+    @property
+    def size(self) -> int:
+        return self.type.size
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
