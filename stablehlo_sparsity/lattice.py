@@ -45,6 +45,11 @@ __all__ = [
 MAX_LAZY_PARTS = 24
 
 
+def _col_dtype(n: int):
+    """Column indices are int32 whenever they fit: half the memory traffic of int64."""
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
 def _as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
@@ -92,7 +97,9 @@ class IndexPart:
 
     cols: np.ndarray
 
-    def gather(self, idx: np.ndarray) -> "IndexPart":
+    def gather(self, idx: np.ndarray, has_neg: bool = True) -> "IndexPart":
+        if not has_neg:
+            return IndexPart(self.cols[idx])
         return IndexPart(np.where(idx >= 0, self.cols[np.where(idx >= 0, idx, 0)], -1))
 
     def nnz_upper(self) -> int:
@@ -106,9 +113,11 @@ class CsrPart:
     base: sp.csr_array
     rowmap: np.ndarray | None = None
 
-    def gather(self, idx: np.ndarray) -> "CsrPart":
+    def gather(self, idx: np.ndarray, has_neg: bool = True) -> "CsrPart":
         if self.rowmap is None:
             return CsrPart(self.base, idx)
+        if not has_neg:
+            return CsrPart(self.base, self.rowmap[idx])
         return CsrPart(self.base, np.where(idx >= 0, self.rowmap[np.where(idx >= 0, idx, 0)], -1))
 
     def to_csr(self) -> sp.csr_array:
@@ -128,13 +137,36 @@ def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.c
         indptr = np.zeros(k + 1, np.int64)
         np.cumsum(valid, out=indptr[1:])
         return _make_csr(indptr, c[valid], k, n)
-    mat = np.stack(cols_list, axis=1)
-    mat.sort(axis=1)
+    if len(cols_list) <= len(_NETWORKS):
+        # A sorting network over whole columns: each compare-exchange is two vectorized passes over k values,
+        # much cheaper than numpy's per-row sort for a handful of parts.
+        cols = [np.asarray(c) for c in cols_list]
+        for i, j in _NETWORKS[len(cols)]:
+            lo = np.minimum(cols[i], cols[j])
+            cols[j] = np.maximum(cols[i], cols[j])
+            cols[i] = lo
+        mat = np.stack(cols, axis=1)
+    else:
+        mat = np.stack(cols_list, axis=1)
+        mat.sort(axis=1)
     keep = mat >= 0
     keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(keep.sum(axis=1), out=indptr[1:])
     return _make_csr(indptr, mat[keep], k, n)
+
+
+def _transposition_network(p: int) -> list[tuple[int, int]]:
+    """Compare-exchange pairs of an odd-even transposition network on p wires (correct for any p)."""
+    pairs = []
+    for rnd in range(p):
+        for i in range(rnd % 2, p - 1, 2):
+            pairs.append((i, i + 1))
+    return pairs
+
+
+#: Sorting networks for 0..8 wires (index = wire count).  Odd-even transposition: p rounds, simple and valid.
+_NETWORKS = [_transposition_network(p) for p in range(9)]
 
 
 def _union_csr(mats: Sequence[sp.csr_array], k: int, n: int) -> sp.csr_array:
@@ -187,7 +219,7 @@ class Deps:
     @classmethod
     def identity(cls, rows: int, n: int, offset: int) -> "Deps":
         """Element ``e`` depends on input column ``offset + e`` (a function argument)."""
-        return cls(rows, n, [IndexPart(np.arange(offset, offset + rows, dtype=np.int64))])
+        return cls(rows, n, [IndexPart(np.arange(offset, offset + rows, dtype=_col_dtype(n)))])
 
     @classmethod
     def from_csr(cls, m: sp.spmatrix | sp.sparray) -> "Deps":
@@ -252,7 +284,8 @@ class Deps:
             return Deps.empty(len(idx), self.n)
         if len(idx) == self.rows and _is_arange(idx):
             return self
-        return Deps(len(idx), self.n, [p.gather(idx) for p in self.parts])
+        has_neg = bool(len(idx)) and int(idx.min()) < 0
+        return Deps(len(idx), self.n, [p.gather(idx, has_neg) for p in self.parts])
 
     def mask_rows(self, keep) -> "Deps":
         """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""
@@ -290,6 +323,40 @@ class Deps:
         if len(parts) > MAX_LAZY_PARTS:
             out.to_csr()
         return out
+
+    @staticmethod
+    def vstack(items: Sequence["Deps"]) -> "Deps":
+        """Rows of several values one after the other (a concatenation along the outermost dimension).
+
+        Parts stay lazy: the union is over parts, so part ``j`` of every operand can share one stacked part
+        (an operand with fewer parts contributes empty rows).  Index parts stay index parts.
+        """
+        items = list(items)
+        if not items:
+            raise ValueError("vstack of nothing")
+        n = items[0].n
+        total = sum(d.rows for d in items)
+        if all(d.is_empty for d in items):
+            return Deps.empty(total, n)
+        if len(items) == 1:
+            return items[0]
+        idx_lists = [[p for p in d.parts if isinstance(p, IndexPart)] for d in items]
+        csr_lists = [[p for p in d.parts if isinstance(p, CsrPart)] for d in items]
+        parts: list = []
+        dt = _col_dtype(n)
+        for j in range(max(len(l) for l in idx_lists)):
+            cols = [l[j].cols if j < len(l) else np.full(d.rows, -1, dt) for l, d in zip(idx_lists, items)]
+            parts.append(IndexPart(np.concatenate(cols).astype(dt, copy=False)))
+        if any(csr_lists):
+            mats = [csr_from_parts(l, d.rows, n) if l else _empty_csr(d.rows, n) for l, d in zip(csr_lists, items)]
+            indptrs = [np.asarray(mats[0].indptr, np.int64)]
+            off = int(mats[0].indptr[-1])
+            for m in mats[1:]:
+                indptrs.append(np.asarray(m.indptr[1:], np.int64) + off)
+                off += int(m.indptr[-1])
+            indices = np.concatenate([np.asarray(m.indices, np.int64) for m in mats])
+            parts.append(CsrPart(_make_csr(np.concatenate(indptrs), indices, total, n)))
+        return Deps(total, n, parts)
 
     def group_union(self, groups: sp.csr_array | sp.sparray) -> "Deps":
         """Each output row ``i`` is the union of the rows ``j`` with ``groups[i, j]`` (``R @ S``)."""

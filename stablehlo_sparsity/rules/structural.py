@@ -109,27 +109,17 @@ def _reshape_fold(ctx, op, consts):
 def _concatenate(ctx, op, args):
     """§concatenate along ``dimension``: a position map over the joined operands."""
     dim = int_attr(op, "dimension")
+    joined = _stack_rows(ctx, args)
+    if all(d == 1 for d in args[0].shape[:dim]):
+        return [joined]  # operands are contiguous row blocks of the result
     offsets = np.cumsum([0] + [a.size for a in args])
     pos = np.concatenate([positions(a.shape) + off for a, off in zip(args, offsets)], axis=dim).ravel()
-    joined = _stack_rows(ctx, args)
     return [joined.gather_rows(pos)]
 
 
 def _stack_rows(ctx, args) -> Deps:
     """All operands' rows one after the other, as one lattice (for multi-operand index maps)."""
-    total = sum(a.size for a in args)
-    offsets = np.cumsum([0] + [a.size for a in args])
-    parts = []
-    for a, off in zip(args, offsets):
-        if a.deps.is_empty:
-            continue
-        # Operand a's row r sits at row off + r of the stack: map stack rows back to a's rows.
-        local = np.arange(total, dtype=np.int64) - off
-        local[(local < 0) | (local >= a.size)] = -1
-        parts.append(a.deps.gather_rows(local))
-    if not parts:
-        return ctx.empty(total)
-    return Deps.union(*parts)
+    return Deps.vstack([a.deps for a in args])
 
 
 @fold_rule(S + "concatenate")
