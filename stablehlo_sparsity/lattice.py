@@ -137,7 +137,7 @@ def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.c
         indptr = np.zeros(k + 1, np.int64)
         np.cumsum(valid, out=indptr[1:])
         return _make_csr(indptr, c[valid], k, n)
-    if len(cols_list) <= len(_NETWORKS):
+    if len(cols_list) < len(_NETWORKS):
         # A sorting network over whole columns: each compare-exchange is two vectorized passes over k values,
         # much cheaper than numpy's per-row sort for a handful of parts.
         cols = [np.asarray(c) for c in cols_list]
