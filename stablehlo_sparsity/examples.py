@@ -1,0 +1,38 @@
+"""Built-in example problems (plain JAX functions), used by the demo, the docs and the benchmarks."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def laplacian_cubic(x):
+    """1-D Laplacian (zero Dirichlet boundary) plus a cubic term: tridiagonal Jacobian, 3n - 2 nonzeros."""
+    left = jnp.pad(x[:-1], (1, 0))
+    right = jnp.pad(x[1:], (0, 1))
+    return left - 2.0 * x + right + x**3
+
+
+def brusselator(x, N: int, alpha: float = 0.1):
+    """2-D Brusselator right-hand side on an N×N periodic grid (jnp.roll stencils), n = 2N²."""
+    u = x[: N * N].reshape(N, N)
+    v = x[N * N:].reshape(N, N)
+
+    def lap(a):
+        return jnp.roll(a, 1, 0) + jnp.roll(a, -1, 0) + jnp.roll(a, 1, 1) + jnp.roll(a, -1, 1) - 4.0 * a
+
+    du = 1.0 + u * u * v - 4.4 * u + alpha * lap(u)
+    dv = 3.4 * u - u * u * v + alpha * lap(v)
+    return jnp.concatenate([du.ravel(), dv.ravel()])
+
+
+def make_conv2d(out_channels: int = 8, size: int = 64, seed: int = 0):
+    """A 2-D 3×3 convolution of a 1×1×size×size image with a fixed random kernel (SAME padding)."""
+    w = jnp.asarray(np.random.default_rng(seed).standard_normal((out_channels, 1, 3, 3)))
+
+    def conv(x):
+        img = x.reshape(1, 1, size, size)
+        return jax.lax.conv_general_dilated(img, w, (1, 1), "SAME").ravel()
+
+    return conv, size * size
