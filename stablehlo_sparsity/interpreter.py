@@ -73,8 +73,11 @@ class Interpreter:
         return format_location(op.location)
 
     def result_types(self, op) -> list[TensorType]:
-        loc = self.location(op)
-        return [tensor_type(r.type, loc) for r in op.results]
+        try:
+            return [tensor_type(r.type) for r in op.results]
+        except SparsityError:  # say where: compute the location only when it is needed
+            loc = self.location(op)
+            return [tensor_type(r.type, loc) for r in op.results]
 
     def warn(self, op, message: str) -> None:
         text = f"{self.location(op)}: {op.operation.name}: {message}"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,14 +55,32 @@ def is_differentiable(dtype: np.dtype) -> bool:
 class TensorType:
     shape: tuple[int, ...]
     dtype: np.dtype
+    size: int = field(init=False, compare=False)
 
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+    def __post_init__(self):
+        object.__setattr__(self, "size", math.prod(self.shape))
+
+
+_TYPE_CACHE: dict = {}
 
 
 def tensor_type(t, location: str | None = None) -> TensorType:
     """Shape and dtype of an MLIR ``RankedTensorType`` (dynamic shapes and non-tensors are refused)."""
+    try:
+        return _TYPE_CACHE[t]
+    except (KeyError, TypeError):
+        pass
+    tt = _tensor_type(t, location)
+    if len(_TYPE_CACHE) > 4096:  # types keep their MLIR context alive: bound the cache
+        _TYPE_CACHE.clear()
+    try:
+        _TYPE_CACHE[t] = tt
+    except TypeError:
+        pass
+    return tt
+
+
+def _tensor_type(t, location: str | None) -> TensorType:
     from jaxlib.mlir import ir
 
     text = str(t)
