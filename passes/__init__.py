@@ -1,1 +1,59 @@
-"""MLIR passes (Python-defined, run by jaxlib's PassManager), installed as ``stablehlo_sparsity.passes``."""
+"""MLIR passes (Python-defined, run by jaxlib's PassManager), installed as ``stablehlo_sparsity.passes``.
+
+Passes (their ``--pass-pipeline`` names):
+
+* ``sparsity-fold-constants{materialize=false max-elements=10000000}`` — constant folding
+  (:mod:`stablehlo_sparsity.passes.fold_constants`);
+* ``sparsity-annotate{entry=main wrt=0,2 on-unknown=error max-elements=64 max-nnz=1024}`` — attach the
+  lattice as ``sparsity.*`` attributes (:mod:`.annotate`);
+* ``sparsity-strip`` — remove them again (:mod:`.strip`).
+
+Use them from Python directly (``annotate(module)``, ``strip(module)``), or in a ``PassManager`` mixed with
+MLIR's own passes::
+
+    from stablehlo_sparsity.passes import run_pipeline
+    run_pipeline(module, "builtin.module(canonicalize,func.func(cse),sparsity-annotate{max-elements=8})")
+
+or add one pass to your own ``PassManager``::
+
+    pm.add(PASSES["sparsity-annotate"].factory({}), name="sparsity-annotate", argument="sparsity-annotate")
+"""
+
+from .annotate import AnnotateOptions, annotate, format_sets, parse_sets, resolve_entry, summarize  # noqa: F401
+from .pipeline import (  # noqa: F401
+    PASSES,
+    DiagnosticError,
+    build_pass_manager,
+    make_context,
+    parse_source,
+    run_pipeline,
+    split_pipeline,
+)
+from .strip import strip  # noqa: F401
+
+__all__ = [
+    "AnnotateOptions",
+    "annotate",
+    "strip",
+    "format_sets",
+    "parse_sets",
+    "summarize",
+    "resolve_entry",
+    "PASSES",
+    "DiagnosticError",
+    "build_pass_manager",
+    "make_context",
+    "parse_source",
+    "run_pipeline",
+    "split_pipeline",
+    "fold_constants",
+]
+
+
+def __getattr__(name):
+    # The folding engine lives in its own module; import it only when asked for.
+    if name == "fold_constants":
+        from .fold_constants import fold_constants
+
+        return fold_constants
+    raise AttributeError(name)

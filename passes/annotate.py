@@ -1,0 +1,342 @@
+"""The ``sparsity-annotate`` pass: run the analysis and write its lattice into the IR.
+
+What it writes (all discardable attributes under the ``sparsity.`` prefix; ``docs/annotated_ir.md`` has a
+worked example):
+
+* every op result the analysis reached: ``sparsity.deps = "<sets>"`` (an ``ArrayAttr`` of such strings, one
+  per result, for ops with several results);
+* the entry function's arguments (argument attributes): ``sparsity.offset = K : i64``, the first Jacobian
+  column of that argument (arguments that are not differentiated carry none);
+* the entry function's results (result attributes): ``sparsity.offset`` (first Jacobian row) and
+  ``sparsity.deps`` (the final rows of the pattern);
+* the entry function itself: ``sparsity.pattern = "shape=MxN nnz=… deps=… distinct=…"``, and, only when
+  its ``arg_attrs``/``res_attrs`` list existed with nothing but empty dictionaries (JAX emits such lists),
+  ``sparsity.keep = ["arg_attrs"]`` so that ``sparsity-strip`` restores it exactly.
+
+The ``<sets>`` string has two forms, told apart by the first character:
+
+* exact, ``{`` first: one index set per element in row-major order, separated by spaces.  A set lists
+  column numbers, with runs of three or more consecutive columns written ``a..b``; ``s*k`` repeats a set
+  ``k`` times: ``"{0,1} {1..3} {}*2"`` means ``[{0, 1}, {1, 2, 3}, {}, {}]``;
+* summary, for values with more than ``max-elements`` elements or more than ``max-nnz`` dependencies:
+  ``"elements=4096 nnz=12288 deps=0..3 distinct=17"`` — the number of elements, of (element, input) pairs,
+  the smallest and largest number of inputs one element depends on, and the number of distinct sets.
+
+Both are plain ``StringAttr`` values, so the annotated module parses and verifies with any MLIR tool, and
+FileCheck lines match them literally (no ``[[`` that FileCheck would read as a variable).
+
+An op may be visited several times: in every iteration of a ``while`` body, in each branch analysis, in a
+private function called from several places with different lattices.  Its annotation is the **union over
+all visits** (the lattice's join), i.e. what holds at any execution of the op.  Ops the analysis never
+reached (functions not called from the entry, a ``case`` branch ruled out by a known index) carry no
+``sparsity.deps``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "AnnotateOptions",
+    "annotate",
+    "resolve_entry",
+    "format_sets",
+    "parse_sets",
+    "summarize",
+    "ATTR_DEPS",
+    "ATTR_OFFSET",
+    "ATTR_PATTERN",
+]
+
+ATTR_DEPS = "sparsity.deps"
+ATTR_OFFSET = "sparsity.offset"
+ATTR_PATTERN = "sparsity.pattern"
+ATTR_KEEP = "sparsity.keep"
+#: The attributes this pass owns (re-annotating replaces exactly these; ``sparsity.const`` belongs to the
+#: constant folder and is left alone).
+OWN_ATTRS = (ATTR_DEPS, ATTR_OFFSET, ATTR_PATTERN, ATTR_KEEP)
+
+
+@dataclass
+class AnnotateOptions:
+    """Options of ``sparsity-annotate`` (pass option names in parentheses).
+
+    entry (``entry``): the function to analyze; default ``main`` or else the only public function.
+    wrt (``wrt``): indices of the entry arguments that are inputs (columns); default all.
+    on_unknown (``on-unknown``): ``error`` or ``conservative``, as in :class:`AnalysisOptions`.
+    max_elements (``max-elements``): values with more elements than this are shown as a summary.
+    max_nnz (``max-nnz``): values with more dependencies than this are shown as a summary.
+    """
+
+    entry: str | None = None
+    wrt: Sequence[int] | None = None
+    on_unknown: str = "error"
+    max_elements: int = 64
+    max_nnz: int = 1024
+
+
+# --------------------------------------------------------------------------- the attribute format
+def _runs(cols: np.ndarray) -> str:
+    """``[0, 1, 2, 3, 7, 9, 10]`` → ``"0..3,7,9,10"`` (runs of three or more become ``a..b``)."""
+    if len(cols) == 0:
+        return ""
+    breaks = np.flatnonzero(np.diff(cols) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks, [len(cols)]])
+    parts = []
+    for s, e in zip(starts.tolist(), ends.tolist()):  # one iteration per run, at most max-nnz in total
+        a, b = int(cols[s]), int(cols[e - 1])
+        if e - s >= 3:
+            parts.append(f"{a}..{b}")
+        else:
+            parts.extend(str(int(c)) for c in cols[s:e])
+    return ",".join(parts)
+
+
+def format_sets(m: sp.csr_array) -> str:
+    """The exact form of a (rows × n) boolean CSR matrix: ``"{0,1} {1..3} {}*2"``.
+
+    Only called for values below the ``max-elements``/``max-nnz`` thresholds, so the loop over rows is
+    bounded by a small constant."""
+    indptr, indices = m.indptr, m.indices
+    sets = ["{" + _runs(indices[indptr[i]:indptr[i + 1]]) + "}" for i in range(m.shape[0])]
+    out: list[str] = []
+    i = 0
+    while i < len(sets):
+        j = i
+        while j + 1 < len(sets) and sets[j + 1] == sets[i]:
+            j += 1
+        out.append(sets[i] if j == i else f"{sets[i]}*{j - i + 1}")
+        i = j + 1
+    return " ".join(out)
+
+
+_SET = re.compile(r"\{([0-9.,]*)\}(?:\*(\d+))?")
+
+
+def parse_sets(text: str, n: int | None = None) -> sp.csr_array:
+    """Inverse of :func:`format_sets`: the (rows × n) boolean CSR matrix of an exact ``sparsity.deps``
+    string.  ``n`` defaults to one more than the largest column mentioned.  Raises ``ValueError`` on a
+    summary or malformed text."""
+    text = text.strip()
+    rows: list[list[int]] = []
+    for tok in text.split():
+        m = _SET.fullmatch(tok)
+        if m is None:
+            raise ValueError(f"not an exact sparsity.deps set: {tok!r} (a summary has no sets)")
+        cols: list[int] = []
+        for item in filter(None, m.group(1).split(",")):
+            if ".." in item:
+                a, b = item.split("..")
+                cols.extend(range(int(a), int(b) + 1))
+            else:
+                cols.append(int(item))
+        rows.extend([cols] * int(m.group(2) or 1))
+    width = n if n is not None else (max((max(r) for r in rows if r), default=-1) + 1)
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    indices = np.array([c for r in rows for c in r], dtype=np.int64)
+    return sp.csr_array((np.ones(len(indices), bool), indices, indptr), shape=(len(rows), width))
+
+
+def _distinct_rows(m: sp.csr_array) -> int:
+    """Number of distinct rows, vectorized: rows are compared by (length, two independent 64-bit hashes)."""
+    k = m.shape[0]
+    if k == 0:
+        return 0
+    lengths = np.diff(m.indptr).astype(np.int64)
+    h1 = np.zeros(k, np.uint64)
+    h2 = np.zeros(k, np.uint64)
+    if m.nnz:
+        c = m.indices.astype(np.uint64)
+        with np.errstate(over="ignore"):
+            x1 = (c + np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+            x1 ^= x1 >> np.uint64(31)
+            x2 = (c ^ np.uint64(0x94D049BB133111EB)) * np.uint64(0xD6E8FEB86659FD93)
+            x2 ^= x2 >> np.uint64(29)
+            nonempty = lengths > 0
+            starts = m.indptr[:-1][nonempty].astype(np.int64)
+            h1[nonempty] = np.add.reduceat(x1, starts)
+            h2[nonempty] = np.add.reduceat(x2, starts)
+    keys = np.stack([lengths.astype(np.uint64), h1, h2], axis=1)
+    return int(len(np.unique(keys, axis=0)))
+
+
+def summarize(m: sp.csr_array) -> dict:
+    """Summary numbers of a pattern: elements, nnz, min/max dependencies per element, distinct rows."""
+    counts = np.diff(m.indptr)
+    return {
+        "elements": int(m.shape[0]),
+        "nnz": int(m.nnz),
+        "min": int(counts.min()) if len(counts) else 0,
+        "max": int(counts.max()) if len(counts) else 0,
+        "distinct": _distinct_rows(m),
+    }
+
+
+def _span(a: int, b: int) -> str:
+    return str(a) if a == b else f"{a}..{b}"
+
+
+def format_summary(m: sp.csr_array, shape: tuple[int, ...] | None = None) -> str:
+    """``"elements=4096 nnz=12288 deps=0..3 distinct=17"`` (``shape=MxN`` instead of ``elements`` for a
+    whole pattern)."""
+    s = summarize(m)
+    head = f"shape={'x'.join(str(d) for d in shape)}" if shape is not None else f"elements={s['elements']}"
+    return f"{head} nnz={s['nnz']} deps={_span(s['min'], s['max'])} distinct={s['distinct']}"
+
+
+def format_deps(m: sp.csr_array, max_elements: int, max_nnz: int) -> str:
+    """Exact sets when small enough, else the summary."""
+    if m.shape[0] > max_elements or m.nnz > max_nnz:
+        return format_summary(m)
+    return format_sets(m)
+
+
+# --------------------------------------------------------------------------- entry functions
+def _functions(module) -> list:
+    return [op for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def _name(fn) -> str:
+    from jaxlib.mlir import ir
+
+    return ir.StringAttr(fn.attributes["sym_name"]).value
+
+
+def _is_public(fn) -> bool:
+    from jaxlib.mlir import ir
+
+    if "sym_visibility" not in fn.attributes:
+        return True
+    return ir.StringAttr(fn.attributes["sym_visibility"]).value == "public"
+
+
+def resolve_entry(module, entry: str | None = None) -> str:
+    """The entry function's name: ``entry`` if given (it must exist), else ``main``, else the only public
+    function.  Raises :class:`InputError` (at the module's location) otherwise."""
+    from stablehlo_sparsity.errors import InputError, format_location
+
+    module = getattr(module, "opview", module)
+    funcs = _functions(module)
+    names = [_name(f) for f in funcs]
+    listing = ", ".join("@" + n for n in names) or "none"
+    loc = format_location(module.operation.location)
+    if entry is not None:
+        if entry not in names:
+            raise InputError(f"no entry function '@{entry}' in the module (functions: {listing})", loc)
+        return entry
+    if "main" in names:
+        return "main"
+    public = [_name(f) for f in funcs if _is_public(f)]
+    if len(public) == 1:
+        return public[0]
+    if not funcs:
+        raise InputError("the module has no func.func to analyze", loc)
+    raise InputError(f"cannot choose an entry function among {len(public)} public functions ({listing}); "
+                     "name one with entry=NAME (--entry=NAME)", loc)
+
+
+# --------------------------------------------------------------------------- the pass
+class _Record:
+    """Union over visits of one op's result lattices."""
+
+    __slots__ = ("deps",)
+
+    def __init__(self, results):
+        self.deps = [r.deps for r in results]
+
+    def add(self, results):
+        from stablehlo_sparsity.lattice import Deps
+
+        self.deps = [a if a is r.deps else Deps.union(a, r.deps) for a, r in zip(self.deps, results)]
+
+
+def _set_func_attr_list(fn, attr_name: str, count: int, updates: dict[int, dict]) -> bool:
+    """Merge ``updates[i]`` (name → Attribute) into entry ``i`` of ``arg_attrs``/``res_attrs``.  Returns
+    True if the list existed with only empty dictionaries (``sparsity-strip`` must then keep it)."""
+    from jaxlib.mlir import ir
+
+    old = list(ir.ArrayAttr(fn.attributes[attr_name])) if attr_name in fn.attributes else []
+    was_empty = attr_name in fn.attributes and all(len(ir.DictAttr(d)) == 0 for d in old)
+    dicts = []
+    for i in range(count):
+        entries = {}
+        if i < len(old):
+            d = ir.DictAttr(old[i])
+            entries = {d[j].name: d[j].attr for j in range(len(d))}
+        entries.update(updates.get(i, {}))
+        dicts.append(ir.DictAttr.get(entries))
+    if any(len(d) for d in dicts) or attr_name in fn.attributes:
+        fn.attributes[attr_name] = ir.ArrayAttr.get(dicts)
+    return was_empty and any(len(d) for d in dicts)
+
+
+def annotate(module, options: AnnotateOptions | None = None, **kwargs):
+    """Analyze ``module`` (an ``ir.Module``, a ``builtin.module`` operation or its op view) and attach the
+    lattice as ``sparsity.*`` attributes, in place.  Returns the :class:`stablehlo_sparsity.api.Analysis`.
+
+    Keyword arguments override fields of ``options`` (``entry=``, ``wrt=``, ``on_unknown=``,
+    ``max_elements=``, ``max_nnz=``).  Analysis errors raise :class:`SparsityError` subclasses."""
+    from jaxlib.mlir import ir
+
+    from stablehlo_sparsity.api import analyze_module
+    from stablehlo_sparsity.interpreter import AnalysisOptions
+
+    from .strip import strip
+
+    opts = options or AnnotateOptions()
+    if kwargs:
+        opts = AnnotateOptions(**{**opts.__dict__, **kwargs})
+    mod = getattr(module, "opview", module)
+    if not hasattr(mod, "body"):
+        raise TypeError(f"annotate needs a builtin.module, got {mod.operation.name}")
+    entry = resolve_entry(mod, opts.entry)
+    records: dict = {}
+
+    def observer(op, results):
+        key = op.operation
+        rec = records.get(key)
+        if rec is None:
+            records[key] = _Record(results)
+        else:
+            rec.add(results)
+
+    analysis = analyze_module(mod, entry=entry, wrt=opts.wrt,
+                              options=AnalysisOptions(on_unknown=opts.on_unknown), observer=observer)
+    with mod.context:
+        strip(mod, names=OWN_ATTRS)
+        fmt = lambda d: ir.StringAttr.get(format_deps(d.to_csr(), opts.max_elements, opts.max_nnz))  # noqa: E731
+        for op, rec in records.items():
+            if not rec.deps:
+                continue
+            if len(rec.deps) == 1:
+                op.attributes[ATTR_DEPS] = fmt(rec.deps[0])
+            else:
+                op.attributes[ATTR_DEPS] = ir.ArrayAttr.get([fmt(d) for d in rec.deps])
+
+        fn = next(f for f in _functions(mod) if _name(f) == entry)
+        i64 = ir.IntegerType.get_signless(64)
+        n_args = len(fn.regions[0].blocks[0].arguments)
+        wrt = list(range(n_args)) if opts.wrt is None else [int(i) for i in opts.wrt]
+        arg_updates = {i: {ATTR_OFFSET: ir.IntegerAttr.get(i64, off)} for i, off in zip(wrt, analysis.input_offsets)}
+        keep = []
+        if _set_func_attr_list(fn, "arg_attrs", n_args, arg_updates):
+            keep.append("arg_attrs")
+        res_updates = {
+            i: {ATTR_OFFSET: ir.IntegerAttr.get(i64, off), ATTR_DEPS: fmt(r.deps)}
+            for i, (off, r) in enumerate(zip(analysis.output_offsets, analysis.results))
+        }
+        n_res = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
+        if _set_func_attr_list(fn, "res_attrs", n_res, res_updates):
+            keep.append("res_attrs")
+        if keep:  # lists of empty dictionaries that were there before (JAX emits some): strip keeps them
+            fn.attributes[ATTR_KEEP] = ir.ArrayAttr.get([ir.StringAttr.get(k) for k in keep])
+        p = analysis.pattern
+        fn.attributes[ATTR_PATTERN] = ir.StringAttr.get(format_summary(p.to_scipy(), p.shape))
+    return analysis

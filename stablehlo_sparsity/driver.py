@@ -1,0 +1,401 @@
+"""``stablehlo-sparsity-opt``: an ``mlir-opt``-style driver for StableHLO sparsity analysis.
+
+    stablehlo-sparsity-opt INPUT.mlir|- [pass flags | --pass-pipeline=...] [--split-input-file]
+                           [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2] [-o OUT]
+
+Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
+``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, and MLIR's own passes by name
+(``--canonicalize``, ``--cse``, ``--inline``, …).  ``--pass-pipeline='builtin.module(...)'`` takes a
+textual pipeline mixing both instead.
+
+Errors go to stderr as ``FILE:LINE:COL: error: message`` and the exit code is 1 (2 for an internal error);
+there is never a Python traceback unless ``STABLEHLO_SPARSITY_TRACEBACK=1`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import sys
+import warnings
+
+__all__ = ["main"]
+
+PROG = "stablehlo-sparsity-opt"
+DEFAULT_SPLIT_MARKER = "// -----"
+
+# Options the argument parser owns (everything else starting with '-' is a pass flag).
+_DRIVER_OPTIONS = {
+    "o", "emit", "entry", "wrt", "on-unknown", "pass-pipeline", "split-input-file", "mlir-print-debuginfo",
+    "mlir-print-op-generic", "allow-unregistered-dialect", "version", "help", "h",
+}
+_FLAG = re.compile(r"^--?([A-Za-z][\w.\-]*)(?:=(.*))?$", re.S)
+
+
+class _Failure(Exception):
+    """A usage error detected before any input is processed."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits with 2; mlir-opt's usage errors exit with 1
+        self.print_usage(sys.stderr)
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        raise SystemExit(1)
+
+
+def _epilog() -> str:
+    from stablehlo_sparsity.passes.pipeline import PASSES
+
+    lines = ["passes (run in command-line order; options as --pass=\"key=value key=value\"):"]
+    for info in PASSES.values():
+        lines.append(f"  --{info.argument}")
+        lines.append(f"      {info.description}")
+        for o in info.options:
+            default = "" if o.default is None else f" (default {str(o.default).lower() if o.kind == 'bool' else o.default})"
+            lines.append(f"      {o.name}=...: {o.help}{default}")
+    lines += [
+        "  --canonicalize, --cse, --inline, --symbol-dce, ...",
+        "      MLIR's builtin passes, by their mlir-opt names",
+        "",
+        "pipelines: --pass-pipeline='builtin.module(sparsity-fold-constants{materialize=true},canonicalize,"
+        "func.func(cse),sparsity-annotate{max-elements=16})'",
+        "",
+        "exit status: 0 on success, 1 on an input error (diagnostics on stderr), 2 on an internal error.",
+    ]
+    return "\n".join(lines)
+
+
+def _make_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Global Jacobian sparsity analysis of StableHLO modules, mlir-opt style.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    p.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin (default)")
+    p.add_argument("-o", dest="output", default="-", metavar="OUT", help="output file (default: stdout)")
+    p.add_argument("--emit", choices=["ir", "pattern", "json", "picture"], default="ir",
+                   help="ir: the module after the passes (default); pattern: the Jacobian pattern in "
+                        "MatrixMarket coordinate format; json: shapes, nnz and rows; picture: a text picture")
+    p.add_argument("--entry", default=None, metavar="NAME",
+                   help="entry function (default: main, else the only public function)")
+    p.add_argument("--wrt", default=None, metavar="I,J",
+                   help="comma-separated entry argument indices to differentiate (default: all)")
+    p.add_argument("--on-unknown", choices=["error", "conservative"], default="error",
+                   help="ops without a sparsity rule: error (default) or conservative (dense, with a warning)")
+    p.add_argument("--pass-pipeline", default=None, metavar="PIPELINE",
+                   help="textual pass pipeline mixing sparsity-* and MLIR passes")
+    p.add_argument("--split-input-file", nargs="?", const=DEFAULT_SPLIT_MARKER, default=None, metavar="MARKER",
+                   help="split the input at lines '// -----' and process each chunk on its own")
+    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
+    p.add_argument("--mlir-print-op-generic", action="store_true", help="print the output IR in generic form")
+    p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """Separate pass flags (in order) from driver options.  Pass values need ``=`` (as in mlir-opt), so a
+    bare ``--sparsity-annotate input.mlir`` never eats the input name."""
+    rest: list[str] = []
+    passes: list[tuple[str, str | None]] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--":
+            rest.append(arg)
+            rest.extend(it)
+            break
+        m = _FLAG.match(arg)
+        if m is None or arg == "-":
+            rest.append(arg)
+            continue
+        name, value = m.group(1), m.group(2)
+        if name in _DRIVER_OPTIONS:
+            if name == "split-input-file":  # optional value only with '='
+                rest.append("--split-input-file" + ("" if value is None else "=" + value))
+            elif arg.startswith("--") or len(name) == 1:
+                rest.append(arg)
+            else:
+                rest.append("-" + arg)  # mlir-opt also accepts single-dash long options
+            continue
+        passes.append((name, value))
+    return rest, passes
+
+
+def _pipeline_from_flags(flags, args) -> list:
+    from stablehlo_sparsity.passes.pipeline import PASSES, parse_pass_options
+
+    elements = []
+    for name, value in flags:
+        if name in PASSES:
+            info = PASSES[name]
+            text = (value or "").strip()
+            if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+                text = text[1:-1]
+            elements.append(("ours", (info, parse_pass_options(info, text))))
+        else:
+            elements.append(("mlir", name if not value else f"{name}{{{value}}}", f"--{name}"))
+    return elements
+
+
+def _apply_defaults(elements, args, wrt) -> list:
+    """Driver-level --entry/--wrt/--on-unknown fill in annotate options not given explicitly."""
+    out = []
+    for el in elements:
+        if el[0] == "ours" and el[1][0].argument == "sparsity-annotate":
+            info, opts = el[1]
+            opts = dict(opts)
+            if args.entry is not None:
+                opts.setdefault("entry", args.entry)
+            if wrt is not None:
+                opts.setdefault("wrt", wrt)
+            if args.on_unknown != "error":
+                opts.setdefault("on-unknown", args.on_unknown)
+            el = ("ours", (info, opts))
+        out.append(el)
+    return out
+
+
+def _split_chunks(text: str, marker: str | None) -> list[tuple[str, int]]:
+    """Chunks and the line (1-based) each starts on.  A marker line is a line whose content, stripped, is
+    exactly the marker."""
+    if marker is None:
+        return [(text, 1)]
+    lines = text.splitlines(keepends=True)
+    chunks, cur, start = [], [], 1
+    for i, line in enumerate(lines, start=1):
+        if line.strip() == marker:
+            chunks.append(("".join(cur), start))
+            cur, start = [], i + 1
+        else:
+            cur.append(line)
+    chunks.append(("".join(cur), start))
+    return chunks
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    from stablehlo_sparsity.errors import InputError
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except OSError as e:
+        raise InputError(f"could not open input file: {e.strerror or e}", name) from None
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputError(f"input is not valid UTF-8 (byte 0x{data[e.start]:02x})", f"{name}:{line}:{col}") from None
+
+
+# --------------------------------------------------------------------------- emitters
+def _analyze(module, args, wrt):
+    from stablehlo_sparsity.api import analyze_module
+    from stablehlo_sparsity.interpreter import AnalysisOptions
+    from stablehlo_sparsity.passes.annotate import resolve_entry
+
+    entry = resolve_entry(module, args.entry)
+    return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
+
+
+def _emit_pattern(analysis) -> str:
+    import numpy as np
+
+    p = analysis.pattern
+    m, n = p.shape
+    rows, cols = p.to_coo()
+    head = ["%%MatrixMarket matrix coordinate pattern general",
+            f"% Jacobian sparsity of @{analysis.entry}: rows are outputs, columns are inputs (1-based)",
+            f"{m} {n} {p.nnz}"]
+    if p.nnz == 0:
+        return "\n".join(head) + "\n"
+    body = np.char.add(np.char.add((rows + 1).astype(str), " "), (cols + 1).astype(str))
+    return "\n".join(head) + "\n" + "\n".join(body.tolist()) + "\n"
+
+
+def _emit_json(analysis) -> str:
+    import numpy as np
+
+    p = analysis.pattern
+    csr = p.to_scipy()
+    rows = [r.tolist() for r in np.split(csr.indices.astype(np.int64), csr.indptr[1:-1])] if p.shape[0] else []
+    doc = {
+        "entry": analysis.entry,
+        "shape": list(p.shape),
+        "nnz": p.nnz,
+        "inputs": [{"shape": list(s), "offset": int(o)} for s, o in zip(analysis.input_shapes, analysis.input_offsets)],
+        "outputs": [{"shape": list(s), "offset": int(o)}
+                    for s, o in zip(analysis.output_shapes, analysis.output_offsets)],
+        "rows": rows,
+    }
+    return json.dumps(doc) + "\n"
+
+
+def _emit_picture(analysis) -> str:
+    p = analysis.pattern
+    m, n = p.shape
+    return f"@{analysis.entry}: {m}x{n} Jacobian pattern, nnz={p.nnz}\n{p.picture()}\n"
+
+
+# --------------------------------------------------------------------------- errors
+_WARN = re.compile(r"^(\S[^\n]*?:\d+:\d+): (.*)$", re.S)
+
+
+def _print_error(e, fallback_loc: str) -> None:
+    from stablehlo_sparsity.passes.pipeline import DiagnosticError, mlir_message
+
+    if isinstance(e, DiagnosticError):
+        for d in e.diagnostics:
+            print(str(d), file=sys.stderr)
+        return
+    loc = e.location if getattr(e, "location", None) else fallback_loc
+    print(f"{loc}: error: {mlir_message(e)}", file=sys.stderr)
+
+
+def _print_warnings(caught, seen: set) -> None:
+    for w in caught:
+        text = str(w.message)
+        if text in seen:
+            continue
+        seen.add(text)
+        m = _WARN.match(text)
+        print(f"{m.group(1)}: warning: {m.group(2)}" if m else f"warning: {text}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- main
+def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
+    from stablehlo_sparsity.errors import format_location
+    from stablehlo_sparsity.passes.pipeline import parse_source, run_pipeline
+
+    module = parse_source(text, name, first_line=first_line, context=ctx)
+    module_loc = format_location(module.operation.location)
+    try:
+        if elements:
+            run_pipeline(module, elements)
+        if args.emit == "ir":
+            asm = module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo,
+                                           print_generic_op_form=args.mlir_print_op_generic)
+            return asm.rstrip("\n") + "\n"
+        analysis = _analyze(module, args, wrt)
+        return {"pattern": _emit_pattern, "json": _emit_json, "picture": _emit_picture}[args.emit](analysis)
+    except Exception as e:
+        e.module_loc = module_loc  # type: ignore[attr-defined]
+        raise
+
+
+def _run(argv: list[str]) -> int:
+    from stablehlo_sparsity.errors import InputError, SparsityError
+
+    rest, flags = _split_argv(argv)
+    args = _make_parser().parse_args(rest)
+    if args.version:
+        import jaxlib
+
+        from stablehlo_sparsity import __version__
+
+        print(f"{PROG} (stablehlo_sparsity {__version__}, jaxlib {jaxlib.__version__})")
+        return 0
+
+    from stablehlo_sparsity.passes.pipeline import make_context, split_pipeline
+
+    try:
+        wrt = None
+        if args.wrt is not None:
+            try:
+                wrt = [int(x) for x in args.wrt.split(",") if x.strip()]
+            except ValueError:
+                raise InputError(f"--wrt expects comma-separated argument indices, got '{args.wrt}'") from None
+        if args.pass_pipeline is not None and flags:
+            raise InputError("--pass-pipeline cannot be combined with individual pass flags "
+                             f"({', '.join('--' + n for n, _ in flags)})")
+        if args.pass_pipeline is not None:
+            elements = split_pipeline(args.pass_pipeline)
+        else:
+            elements = _pipeline_from_flags(flags, args)
+        elements = _apply_defaults(elements, args, wrt)
+        ctx = make_context()
+        if args.allow_unregistered_dialect:
+            ctx.allow_unregistered_dialects = True
+        # Reject unknown passes before reading the input (as mlir-opt does).
+        from stablehlo_sparsity.passes.pipeline import build_pass_manager
+
+        with ctx:
+            for el in elements:
+                if el[0] == "mlir":
+                    try:
+                        build_pass_manager([el[:2]], ctx)
+                    except InputError:
+                        flag = el[2] if len(el) > 2 else None
+                        if flag:
+                            raise InputError(f"unknown command line option or pass '{flag}'") from None
+                        raise
+        elements = [el[:2] for el in elements]
+    except SparsityError as e:
+        print(f"{PROG}: error: {e.message}", file=sys.stderr)
+        return 1
+
+    try:
+        text, name = _read_input(args.input)
+    except SparsityError as e:
+        print(f"{e.location}: error: {e.message}", file=sys.stderr)
+        return 1
+
+    outputs, failed, seen = [], False, set()
+    for chunk, first_line in _split_chunks(text, args.split_input_file):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                outputs.append(_process_chunk(chunk, first_line, name, elements, args, wrt, ctx))
+            except SparsityError as e:
+                _print_warnings(caught, seen)
+                _print_error(e, getattr(e, "module_loc", f"{name}:{first_line}:1"))
+                failed = True
+                continue
+        _print_warnings(caught, seen)
+
+    sep = f"{args.split_input_file}\n" if args.split_input_file is not None else ""
+    result = sep.join(outputs)
+    if args.output == "-":
+        sys.stdout.write(result)
+        sys.stdout.flush()
+    else:
+        try:
+            with io.open(args.output, "w", encoding="utf-8") as f:
+                f.write(result)
+        except OSError as e:
+            print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
+            return 1
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point (``stablehlo-sparsity-opt``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = _run(argv)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BrokenPipeError:  # e.g. `| head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        code = 1
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as e:  # a bug in the analysis: one line, no traceback (unless asked for)
+        if os.environ.get("STABLEHLO_SPARSITY_TRACEBACK"):
+            raise
+        print(f"{PROG}: internal error: {type(e).__name__}: {e} "
+              "(set STABLEHLO_SPARSITY_TRACEBACK=1 for details; please report)", file=sys.stderr)
+        code = 2
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
