@@ -114,6 +114,19 @@ class Interpreter:
         self._call_cache[key] = (args, results)  # keep args alive so their ids stay unique
         return results
 
+    def call_cache_mark(self) -> int:
+        """A mark in the call-summary cache, for :meth:`call_cache_trim`."""
+        return len(self._call_cache)
+
+    def call_cache_trim(self, mark: int) -> None:
+        """Forget the call summaries recorded after ``mark``.
+
+        Loops call this after each iteration: their carry is a fresh object every time, so those summaries
+        can never hit again, and keeping them would keep every iteration's values alive."""
+        if len(self._call_cache) > mark:
+            for key in list(self._call_cache)[mark:]:
+                del self._call_cache[key]
+
     def run_region(self, region, args: list[AbstractValue], new_frame: bool = False) -> list[AbstractValue]:
         """Run the (single) block of a region on abstract block arguments; returns the terminator's values."""
         blocks = list(region.blocks)

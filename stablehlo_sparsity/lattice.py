@@ -54,6 +54,17 @@ def _as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
+def _sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sort + neighbour mask: NumPy 2.x's hash-based ``np.unique`` is ~20× slower here."""
+    a = np.sort(a)
+    if len(a) < 2:
+        return a
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def _empty_csr(k: int, n: int) -> sp.csr_array:
     return _make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
 
@@ -175,16 +186,17 @@ def _union_csr(mats: Sequence[sp.csr_array], k: int, n: int) -> sp.csr_array:
         return _empty_csr(k, n)
     if len(mats) == 1:
         return mats[0]
-    # Concatenate all rows' entries, then sort by (row, col) and drop duplicates, in one vectorized pass.
-    rows = np.concatenate([np.repeat(np.arange(k, dtype=np.int64), np.diff(m.indptr)) for m in mats])
-    cols = np.concatenate([m.indices.astype(np.int64, copy=False) for m in mats])
-    keys = rows * n + cols
-    keys = np.unique(keys)
-    rows = keys // n if n else keys
-    cols = keys - rows * n
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
-    return _make_csr(indptr, cols, k, n)
+    # SciPy's compiled merge of sorted rows (``A + B`` on bool is ``A ∨ B``), pairwise as a balanced tree:
+    # linear in the nonzeros, several times faster than sorting all (row, col) keys.
+    while len(mats) > 1:
+        merged = [mats[i] + mats[i + 1] for i in range(0, len(mats) - 1, 2)]
+        if len(mats) % 2:
+            merged.append(mats[-1])
+        mats = merged
+    m = mats[0]
+    if not m.has_sorted_indices:
+        m.sort_indices()
+    return _make_csr(m.indptr, m.indices, k, n)
 
 
 def csr_from_parts(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr_array:
@@ -393,7 +405,7 @@ class Deps:
         """One row: the union of every row."""
         if not self.parts:
             return Deps.empty(1, self.n)
-        cols = np.unique(self.to_csr().indices).astype(np.int64)
+        cols = _sorted_unique(self.to_csr().indices).astype(np.int64)
         return Deps(1, self.n, [CsrPart(_make_csr(np.array([0, len(cols)], np.int64), cols, 1, self.n))])
 
     def broadcast_row(self, rows: int) -> "Deps":
