@@ -1,15 +1,23 @@
-"""Elementwise ops (StableHLO spec §"Ops": abs … xor): the *union* and *drop* moves, and their folding.
+"""Elementwise ops (StableHLO spec §abs … §xor): the *union* and *drop* moves.
 
 Every elementwise op maps element ``e`` of each operand to element ``e`` of the result, so its index set is
 the union of the operands' rows ``e`` — restricted to the operands through which the derivative can be
-nonzero.  The table :data:`ELEMENTWISE` says, per op, which operands carry derivatives (``"all"``) or none
-(``"none"``: comparisons, rounding, bit manipulation…), and the NumPy function that folds it.  Ops whose
-result type is an integer or boolean get empty index sets from the interpreter anyway.
+nonzero.  The table :data:`ELEMENTWISE` says, per op, which operands carry derivatives and gives the NumPy
+function that folds it (StableHLO semantics, checked against the reference interpreter and XLA in
+``tests/test_elementwise.py``).  Results of integer or boolean type get empty index sets from the
+interpreter whatever the rule says.
 
-Value-aware rules (constants are values, DESIGN §3): ``multiply`` by a known zero drops that element;
-``select`` with a known predicate takes one side per element; ``divide`` of a known zero numerator drops the
-denominator's dependency.  ``clamp`` keeps its operand's dependency (its derivative in ``operand`` is 1
-between the bounds — a peer loses this).
+Derivative kinds::
+
+    "all"      every operand: add, multiply, clamp (also in its operand!), remainder (∂/∂rhs = -trunc(l/r)) …
+    "none"     zero derivative wherever it exists: floor, ceil, round_*, compare, is_finite, bit operations
+    "complex"  only for a complex operand: sign(z) = z/|z| varies, sign(x) of a real x is piecewise constant;
+               imag(x) of a real x is the constant 0
+
+Constants are values (DESIGN §3): :data:`ZERO_WHERE` lists, per op, where a known operand makes the
+derivative in another operand vanish — ``x * c`` where ``c == 0``, ``c / x`` where ``c == 0``, ``x ** 0``,
+``1 ** y``, ``atan2(0, x)`` …  ``select`` with a known predicate takes one side per element; ``clamp`` with
+known bounds ``min >= max`` is constant.
 """
 
 from __future__ import annotations
@@ -24,153 +32,237 @@ from .registry import deps_rule, fold_rule
 S = "stablehlo."
 
 
-def _broadcast_rows(ctx, arg, size: int) -> Deps:
-    """Operands of select/clamp may be scalars: repeat their single row."""
+# ---------------------------------------------------------------- the moves
+def _rows(arg, size: int) -> Deps:
+    """An operand's index sets at the result's size (select/clamp accept scalar operands: repeat the row)."""
     if arg.size == size:
         return arg.deps
     if arg.size == 1:
         return arg.deps.broadcast_row(size)
-    raise ValueError("operand shape does not match")
+    raise ValueError(f"operand of {arg.size} elements for a result of {size}")
+
+
+def _values(arg, shape) -> np.ndarray:
+    """A known operand's values, flat, at the result's shape (scalars broadcast)."""
+    return np.broadcast_to(np.asarray(arg.const), shape).ravel()
 
 
 def _union_rule(ctx, op, args):
     (t,) = ctx.result_types(op)
-    return [Deps.union(*[_broadcast_rows(ctx, a, t.size) for a in args])]
+    return [Deps.union(*[_rows(a, t.size) for a in args])]
 
 
 def _drop_rule(ctx, op, args):
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
-# ---------------------------------------------------------------- folding helpers
-def _int_div(a, b):
+def _complex_rule(ctx, op, args):
+    """sign/imag: a derivative only when the operand is complex."""
+    if args[0].dtype.kind == "c":
+        return _union_rule(ctx, op, args)
+    return _drop_rule(ctx, op, args)
+
+
+_KIND_RULES = {"all": _union_rule, "none": _drop_rule, "complex": _complex_rule}
+
+
+# ---------------------------------------------------------------- folding helpers (exact StableHLO semantics)
+def _bits(dt: np.dtype) -> int:
+    return dt.itemsize * 8
+
+
+def _udt(dt: np.dtype) -> np.dtype:
+    return np.dtype(f"u{dt.itemsize}")
+
+
+def _sdt(dt: np.dtype) -> np.dtype:
+    return np.dtype(f"i{dt.itemsize}")
+
+
+def _check_int_division(a, b):
+    """§divide/§remainder: division by zero and INT_MIN / -1 are implementation-defined: do not fold."""
     if np.any(b == 0):
         raise NotFoldable
-    if a.dtype.kind == "u":
-        return a // b
-    q = np.abs(a) // np.abs(b)
-    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
+    if a.dtype.kind == "i" and np.any((a == np.iinfo(a.dtype).min) & (b == -1)):
+        raise NotFoldable
 
 
 def _divide(a, b):
+    """Integers: the quotient truncated toward zero (not NumPy's floor division)."""
     if a.dtype.kind in "iu":
-        return _int_div(a, b)
-    with np.errstate(all="ignore"):
-        return a / b
+        _check_int_division(a, b)
+        if a.dtype.kind == "u":
+            return a // b
+        # a - fmod(a, b) is an exact multiple of b and cannot overflow (|fmod| < |a|, same sign): the floor
+        # division of it is the truncated quotient.  (np.abs(INT_MIN) would overflow.)
+        return (a - np.fmod(a, b)) // b
+    return a / b
 
 
 def _remainder(a, b):
-    if a.dtype.kind in "iu" and np.any(b == 0):
+    """The sign of the result is the dividend's (C ``fmod``), for integers and floats; complex: TBD in spec."""
+    if a.dtype.kind == "c":
         raise NotFoldable
-    with np.errstate(all="ignore"):
-        return np.fmod(a, b)
+    if a.dtype.kind in "iu":
+        _check_int_division(a, b)
+    return np.fmod(a, b)
 
 
 def _power(a, b):
+    """Integers: exact powers modulo 2^bits; a negative exponent gives 0 except for bases 1 and -1 (XLA)."""
     if a.dtype.kind in "iu":
-        if np.any(b < 0):
-            raise NotFoldable
+        if a.dtype.kind == "i":
+            neg = b < 0
+            if np.any(neg & (a == 0)):
+                raise NotFoldable  # 0 ** -k divides by zero
+            pos = np.power(a, np.where(neg, 0, b))
+            odd = (b % 2) != 0
+            negval = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+            return np.where(neg, negval, pos)
+        if np.any(b >> np.asarray(_bits(b.dtype) - 1, b.dtype)):
+            raise NotFoldable  # XLA and the reference interpreter read such exponents as negative
         return np.power(a, b)
-    with np.errstate(all="ignore"):
-        return np.power(a, b)
+    return np.power(a, b)
+
+
+def _shift_amount(b, bits):
+    """Shift amounts are read as unsigned: a negative amount is a huge one (reference interpreter and XLA)."""
+    ub = b.view(_udt(b.dtype)).astype(np.uint64)
+    return ub, np.minimum(ub, bits - 1)
 
 
 def _shift_left(a, b):
-    bits = a.dtype.itemsize * 8
-    ub = b.astype(np.uint64) if b.dtype.kind == "i" else b
-    out = np.left_shift(a, np.minimum(b, bits - 1).astype(a.dtype))
-    return np.where((ub >= bits) | (b < 0), 0, out).astype(a.dtype)
+    bits = _bits(a.dtype)
+    ub, amount = _shift_amount(b, bits)
+    u = a.view(_udt(a.dtype))
+    out = np.left_shift(u, amount.astype(u.dtype)).view(a.dtype)
+    return np.where(ub >= bits, np.zeros((), a.dtype), out)
 
 
 def _shift_right_logical(a, b):
-    bits = a.dtype.itemsize * 8
-    udt = np.dtype(f"u{a.dtype.itemsize}")
-    ua = a.view(udt)
-    out = np.right_shift(ua, np.clip(b, 0, bits - 1).astype(udt)).view(a.dtype)
-    return np.where((b >= bits) | (b < 0), 0, out).astype(a.dtype)
+    bits = _bits(a.dtype)
+    ub, amount = _shift_amount(b, bits)
+    u = a.view(_udt(a.dtype))
+    out = np.right_shift(u, amount.astype(u.dtype)).view(a.dtype)
+    return np.where(ub >= bits, np.zeros((), a.dtype), out)
 
 
 def _shift_right_arithmetic(a, b):
-    bits = a.dtype.itemsize * 8
-    sdt = np.dtype(f"i{a.dtype.itemsize}")
-    sa = a.view(sdt)
-    out = np.right_shift(sa, np.clip(b, 0, bits - 1).astype(sdt))
-    return out.view(a.dtype)
+    """Also for unsigned types: the bit pattern is shifted with sign fill; past the width, all sign bits."""
+    bits = _bits(a.dtype)
+    _, amount = _shift_amount(b, bits)
+    s = a.view(_sdt(a.dtype))
+    return np.right_shift(s, amount.astype(s.dtype)).view(a.dtype)
 
 
 def _popcnt(a):
-    udt = np.dtype(f"u{a.dtype.itemsize}")
-    return np.bitwise_count(a.view(udt)).astype(a.dtype)
+    return np.bitwise_count(a.view(_udt(a.dtype))).astype(a.dtype)
 
 
-def _clz(a):
-    bits = a.dtype.itemsize * 8
-    udt = np.dtype(f"u{a.dtype.itemsize}")
-    u = a.view(udt).astype(np.uint64)
-    out = np.full(a.shape, bits, np.int64)
-    nz = u != 0
-    out[nz] = bits - 1 - np.floor(np.log2(u[nz].astype(np.float64))).astype(np.int64)
-    # float log2 can be off by one near powers of two for 64-bit values: fix exactly.
-    hi = np.left_shift(np.uint64(1), (bits - 1 - out[nz]).astype(np.uint64))
-    out_nz = out[nz] - (u[nz] >= np.left_shift(hi, np.uint64(1))).astype(np.int64) * (out[nz] > 0)
-    out[nz] = out_nz
-    return out.astype(a.dtype)
+def _count_leading_zeros(a):
+    """bits - bit_length, with the bit length found by a binary search over shifts (exact for 64 bits)."""
+    bits = _bits(a.dtype)
+    u = a.view(_udt(a.dtype)).astype(np.uint64)
+    length = np.zeros(a.shape, np.int64)
+    shift = bits // 2
+    while shift >= 1:
+        high = u >= (np.uint64(1) << np.uint64(shift))
+        length += np.where(high, shift, 0)
+        u = np.where(high, u >> np.uint64(shift), u)
+        shift //= 2
+    length += (u != 0).astype(np.int64)
+    return (bits - length).astype(a.dtype)
 
 
 def _not(a):
     return np.logical_not(a) if a.dtype == np.bool_ else np.invert(a)
 
 
+def _sign(a):
+    """§sign: ±0 keep their sign, NaN stays NaN; complex: z/|z|, 0 at 0, NaN if either part is NaN."""
+    if a.dtype.kind == "c":
+        nan = np.isnan(a.real) | np.isnan(a.imag)
+        mag = np.where(np.abs(a) == 0, np.inf, np.abs(a))  # x / |x|, part by part; 0 at 0
+        out = _complex(a.real / mag, a.imag / mag)
+        return np.where(nan, complex(np.nan, np.nan), out)
+    if a.dtype.kind in "iu":
+        return np.sign(a)
+    return np.where(a == 0, a, np.sign(a))
+
+
 def _round_afz(a):
-    return np.sign(a) * np.floor(np.abs(a) + 0.5)
+    """§round_nearest_afz: ties away from zero; ``a - trunc(a)`` is exact, so no double rounding."""
+    t = np.trunc(a)
+    return np.where(np.abs(a - t) >= 0.5, t + np.copysign(np.ones((), a.dtype), a), t)
+
+
+def _signed_zero_fix(out, a, b, take_negative):
+    """IEEE maximum/minimum order -0 < +0, which NumPy's maximum/minimum do not."""
+    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
+        return out
+    both = (a == 0) & (b == 0)
+    if not np.any(both):
+        return out
+    neg = take_negative(np.signbit(a), np.signbit(b))
+    zero = np.where(neg, -np.zeros((), out.dtype), np.zeros((), out.dtype))
+    return np.where(both, zero, out)
+
+
+def _maximum(a, b):
+    if a.dtype.kind == "c":
+        raise NotFoldable  # lexicographic order with NaNs: not worth reproducing
+    return _signed_zero_fix(np.maximum(a, b), a, b, np.logical_and)
+
+
+def _minimum(a, b):
+    if a.dtype.kind == "c":
+        raise NotFoldable
+    return _signed_zero_fix(np.minimum(a, b), a, b, np.logical_or)
+
+
+def _complex(a, b):
+    """§complex: (real, imag) pairs; built part by part (``a + 1j * b`` turns ``(1, inf)`` into NaN)."""
+    out = np.empty(a.shape, np.result_type(a.dtype, np.complex64))
+    out.real = a
+    out.imag = b
+    return out
 
 
 def _logistic(a):
-    with np.errstate(all="ignore"):
-        return 1.0 / (1.0 + np.exp(-a))
+    return 1.0 / (1.0 + np.exp(-a))
 
 
 def _rsqrt(a):
-    with np.errstate(all="ignore"):
-        return 1.0 / np.sqrt(a)
+    return 1.0 / np.sqrt(a)
 
 
-def _safe(fn):
-    def wrapped(*xs):
-        with np.errstate(all="ignore"):
-            return fn(*xs)
-
-    return wrapped
-
-
-#: op name -> (derivative kind, NumPy folder).  "all": every float operand carries derivatives;
-#: "none": zero derivative everywhere it exists.
+#: op name (without the ``stablehlo.`` prefix) -> (derivative kind, NumPy folder).  Folders run under
+#: ``np.errstate(all="ignore")``.  (CHLO's elementwise ops — sinh, erf, lgamma … — live in ``misc.py``.)
 ELEMENTWISE: dict[str, tuple[str, object]] = {
     "abs": ("all", np.abs),
     "add": ("all", np.add),
-    "atan2": ("all", _safe(np.arctan2)),
+    "and": ("none", np.bitwise_and),
+    "atan2": ("all", np.arctan2),
     "cbrt": ("all", np.cbrt),
     "ceil": ("none", np.ceil),
-    "complex": ("all", lambda a, b: a + 1j * b),
+    "complex": ("all", _complex),
     "cosine": ("all", np.cos),
-    "count_leading_zeros": ("none", _clz),
+    "count_leading_zeros": ("none", _count_leading_zeros),
     "divide": ("all", _divide),
-    "exponential": ("all", _safe(np.exp)),
-    "exponential_minus_one": ("all", _safe(np.expm1)),
+    "exponential": ("all", np.exp),
+    "exponential_minus_one": ("all", np.expm1),
     "floor": ("none", np.floor),
-    "imag": ("all", np.imag),
+    "imag": ("complex", np.imag),
     "is_finite": ("none", np.isfinite),
-    "log": ("all", _safe(np.log)),
-    "log_plus_one": ("all", _safe(np.log1p)),
+    "log": ("all", np.log),
+    "log_plus_one": ("all", np.log1p),
     "logistic": ("all", _logistic),
-    "maximum": ("all", np.maximum),
-    "minimum": ("all", np.minimum),
+    "maximum": ("all", _maximum),
+    "minimum": ("all", _minimum),
     "multiply": ("all", np.multiply),
     "negate": ("all", np.negative),
     "not": ("none", _not),
-    "and": ("none", np.bitwise_and),
     "or": ("none", np.bitwise_or),
-    "xor": ("none", np.bitwise_xor),
     "popcnt": ("none", _popcnt),
     "power": ("all", _power),
     "real": ("all", np.real),
@@ -181,64 +273,89 @@ ELEMENTWISE: dict[str, tuple[str, object]] = {
     "shift_left": ("none", _shift_left),
     "shift_right_arithmetic": ("none", _shift_right_arithmetic),
     "shift_right_logical": ("none", _shift_right_logical),
-    "sign": ("none", np.sign),
+    "sign": ("complex", _sign),
     "sine": ("all", np.sin),
-    "sqrt": ("all", _safe(np.sqrt)),
+    "sqrt": ("all", np.sqrt),
     "subtract": ("all", np.subtract),
-    "tan": ("all", _safe(np.tan)),
+    "tan": ("all", np.tan),
     "tanh": ("all", np.tanh),
+    "xor": ("none", np.bitwise_xor),
 }
 
-_VALUE_AWARE = {"multiply", "divide"}
+
+# ---------------------------------------------------------------- value-aware rules (constants are values)
+def _is_zero(v):
+    return v == 0
 
 
-def _make_folder(fn):
+def _is_one(v):
+    return v == 1
+
+
+def _is_inf(v):
+    return np.isinf(v) if v.dtype.kind in "fc" or v.dtype.name == "bfloat16" else np.zeros(v.shape, bool)
+
+
+#: op -> {operand i: (operand j, predicate)}: the derivative in operand ``i`` is zero wherever operand ``j``
+#: is a known constant whose value satisfies the predicate.
+ZERO_WHERE: dict[str, dict[int, tuple[int, object]]] = {
+    "multiply": {0: (1, _is_zero), 1: (0, _is_zero)},   # ∂(a·b)/∂a = b
+    "divide": {0: (1, _is_inf), 1: (0, _is_zero)},       # ∂(a/b)/∂a = 1/b;  ∂(a/b)/∂b = -a/b²
+    "power": {0: (1, _is_zero), 1: (0, _is_one)},        # a**0 = 1;  1**b = 1
+    "atan2": {0: (1, _is_zero), 1: (0, _is_zero)},       # atan2(y, 0) = ±π/2;  atan2(0, x) ∈ {0, ±π}
+    "remainder": {1: (0, _is_zero)},                     # fmod(0, b) = 0
+}
+
+
+def _value_aware_rule(ctx, op, args):
+    """A union rule that drops an operand's rows where a known other operand makes its derivative zero."""
+    (t,) = ctx.result_types(op)
+    table = ZERO_WHERE[op.operation.name[len(S):]]
+    parts = []
+    for i, a in enumerate(args):
+        d = _rows(a, t.size)
+        if i in table and not d.is_empty:
+            j, pred = table[i]
+            if args[j].const is not None:
+                d = d.mask_rows(~np.asarray(pred(_values(args[j], t.shape)), bool))
+        parts.append(d)
+    return [Deps.union(*parts)]
+
+
+#: Complex ops whose results NumPy and XLA compute alike for every input; the others (abs, division, exp …)
+#: disagree on infinite or NaN parts, so those inputs are not folded.
+_EXACT_COMPLEX = frozenset({"real", "imag", "complex", "negate", "add", "subtract"})
+
+
+def _make_folder(fn, name):
     def fold(ctx, op, consts):
         (t,) = ctx.result_types(op)
-        with np.errstate(all="ignore"):
-            out = fn(*consts)
+        if name not in _EXACT_COMPLEX and any(c.dtype.kind == "c" and not np.isfinite(c).all() for c in consts):
+            raise NotFoldable
+        try:
+            with np.errstate(all="ignore"):
+                out = fn(*consts)
+        except (TypeError, ValueError, OverflowError):  # e.g. a ufunc NumPy lacks for bf16
+            raise NotFoldable from None
         return [np.asarray(out).astype(t.dtype, copy=False)]
 
     return fold
 
 
 for _name, (_kind, _fn) in ELEMENTWISE.items():
-    fold_rule(S + _name)(_make_folder(_fn))
-    if _name in _VALUE_AWARE:
-        continue
-    deps_rule(S + _name)(_union_rule if _kind == "all" else _drop_rule)
+    fold_rule(S + _name)(_make_folder(_fn, _name))
+    deps_rule(S + _name)(_value_aware_rule if _name in ZERO_WHERE else _KIND_RULES[_kind])
 
 
-@deps_rule(S + "multiply")
-def _multiply(ctx, op, args):
-    """``x * c`` with a known ``c``: the elements where ``c == 0`` have a zero derivative."""
-    a, b = args
-    da, db = a.deps, b.deps
-    if b.const is not None:
-        da = da.mask_rows(np.asarray(b.const).ravel() != 0)
-    if a.const is not None:
-        db = db.mask_rows(np.asarray(a.const).ravel() != 0)
-    return [Deps.union(da, db)]
-
-
-@deps_rule(S + "divide")
-def _divide_rule(ctx, op, args):
-    """``c / x`` with a known ``c``: where ``c == 0`` the quotient is 0 for every nonzero x."""
-    a, b = args
-    db = b.deps
-    if a.const is not None:
-        db = db.mask_rows(np.asarray(a.const).ravel() != 0)
-    return [Deps.union(a.deps, db)]
-
-
-# ---------------------------------------------------------------- select, clamp, compare, convert
+# ---------------------------------------------------------------- select, clamp
 @deps_rule(S + "select")
 def _select(ctx, op, args):
-    """§select: ``pred ? on_true : on_false``; a known predicate takes one side per element."""
+    """§select: ``pred ? on_true : on_false`` (``pred`` may be a scalar); a known predicate takes one side
+    per element.  No derivative flows through the boolean predicate."""
     pred, on_true, on_false = args
     (t,) = ctx.result_types(op)
     if pred.const is not None:
-        p = np.broadcast_to(np.asarray(pred.const, dtype=bool), t.shape).ravel()
+        p = _values(pred, t.shape).astype(bool)
         return [Deps.union(on_true.deps.mask_rows(p), on_false.deps.mask_rows(~p))]
     return [Deps.union(on_true.deps, on_false.deps)]
 
@@ -251,76 +368,108 @@ def _select_fold(ctx, op, consts):
 
 @deps_rule(S + "clamp")
 def _clamp(ctx, op, args):
-    """§clamp: ``min(max(operand, min), max)`` depends on all three (min/max may be scalars)."""
-    return _union_rule(ctx, op, args)
+    """§clamp: ``minimum(maximum(operand, min), max)`` depends on all three (``min``/``max`` may be scalars):
+    on the operand between the bounds, on a bound where it is active.  Where both bounds are known and
+    ``min >= max`` the result is the constant ``max``, so the operand's rows are dropped there."""
+    lo, x, hi = args
+    (t,) = ctx.result_types(op)
+    dx = x.deps
+    if lo.const is not None and hi.const is not None and not dx.is_empty:
+        with np.errstate(invalid="ignore"):
+            dx = dx.mask_rows(~(_values(lo, t.shape) >= _values(hi, t.shape)))
+    return [Deps.union(_rows(lo, t.size), dx, _rows(hi, t.size))]
 
 
 @fold_rule(S + "clamp")
 def _clamp_fold(ctx, op, consts):
     lo, x, hi = consts
-    return [np.minimum(np.maximum(x, lo), hi)]
+    if x.dtype.kind == "c":
+        raise NotFoldable
+    with np.errstate(all="ignore"):
+        return [_minimum(_maximum(x, np.broadcast_to(lo, x.shape)), np.broadcast_to(hi, x.shape))]
 
 
+# ---------------------------------------------------------------- compare
 _CMP = {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal, "GT": np.greater,
         "LE": np.less_equal, "LT": np.less}
+_VALID_COMPARE_TYPE = {"b": ("UNSIGNED",), "i": ("SIGNED",), "u": ("UNSIGNED",),
+                       "f": ("FLOAT", "TOTALORDER"), "c": ("FLOAT",), "V": ("FLOAT", "TOTALORDER")}
+
+
+def _total_order_key(a):
+    """IEEE totalOrder as signed integers: -NaN < -inf < … < -0 < +0 < … < +inf < +NaN."""
+    s = a.view(_sdt(a.dtype))
+    return np.where(s < 0, s ^ np.iinfo(s.dtype).max, s)
 
 
 @deps_rule(S + "compare")
 def _compare(ctx, op, args):
+    """§compare: a boolean result, zero derivative."""
     return _drop_rule(ctx, op, args)
 
 
 @fold_rule(S + "compare")
 def _compare_fold(ctx, op, consts):
-    """§compare: direction EQ/NE/GE/GT/LE/LT under SIGNED/UNSIGNED/FLOAT/TOTALORDER comparison types."""
+    """§compare: integers and booleans compare by their element type; floats with FLOAT (IEEE quiet
+    comparisons) or TOTALORDER (as XLA: -0 < +0, NaNs ordered by their bits); complex lexicographically.
+    A ``compare_type`` that does not fit the element type is invalid (XLA rejects it): not folded."""
     a, b = consts
     direction = enum_text(op, "comparison_direction")
     ctype = enum_text(op, "compare_type") if "compare_type" in op.attributes else None
-    if ctype == "UNSIGNED" and a.dtype.kind == "i":
-        udt = np.dtype(f"u{a.dtype.itemsize}")
-        a, b = a.view(udt), b.view(udt)
-    elif ctype == "SIGNED" and a.dtype.kind == "u":
-        sdt = np.dtype(f"i{a.dtype.itemsize}")
-        a, b = a.view(sdt), b.view(sdt)
-    if ctype == "TOTALORDER" and a.dtype.kind in "fc":
-        if np.isnan(a).any() or np.isnan(b).any() or (a == 0).any() or (b == 0).any():
-            raise NotFoldable  # -0 < +0 and NaN ordering: let the index-set rule handle it
-    return [_CMP[direction](a, b)]
+    kind = "V" if a.dtype.name == "bfloat16" else a.dtype.kind
+    if ctype is not None and ctype not in _VALID_COMPARE_TYPE[kind]:
+        raise NotFoldable
+    if ctype == "TOTALORDER":
+        a, b = _total_order_key(a), _total_order_key(b)
+    with np.errstate(invalid="ignore"):
+        return [_CMP[direction](a, b)]
 
 
+# ---------------------------------------------------------------- convert, bitcast_convert, reduce_precision
 @deps_rule(S + "convert", S + "reduce_precision", S + "bitcast_convert")
 def _convert(ctx, op, args):
-    """§convert / §reduce_precision: element ``e`` keeps its dependencies; to an integer type: none.
-
-    §bitcast_convert between float types of one width is treated like convert (conservative: the bits of
-    the result are a function of the operand's).  Width-changing bitcasts add or remove a trailing dimension.
-    """
+    """§convert / §reduce_precision / §bitcast_convert: element ``e`` keeps its dependencies (to an integer
+    or boolean type: none, by the interpreter).  reduce_precision is a rounding, but keeps them as JAX's own
+    derivative does (identity on tangents).  bitcast_convert between float types of one width is treated
+    like convert (conservative: the result's bits are a function of the operand's); a width-changing bitcast
+    adds (narrowing) or removes (widening) a minor dimension of ``ratio`` elements."""
     (a,) = args
     (t,) = ctx.result_types(op)
     if a.size == t.size:
         return [a.deps]
-    if a.size > t.size:  # e.g. f64 -> 2 x f32 is the other way; here several elements fold into one
+    if a.size > t.size:  # e.g. 2 x f32 -> f64: each result element unions `ratio` consecutive operand elements
         ratio = a.size // t.size
         return [a.deps.group_union_dense(np.arange(a.size, dtype=np.int64).reshape(t.size, ratio))]
-    ratio = t.size // a.size
+    ratio = t.size // a.size  # e.g. f64 -> 2 x f32: each operand element feeds `ratio` result elements
     return [a.deps.gather_rows(np.repeat(np.arange(a.size, dtype=np.int64), ratio))]
+
+
+def _float_to_int(a, dt: np.dtype) -> np.ndarray:
+    """Truncation toward zero, saturating at the type's range, NaN -> 0 (what the StableHLO reference
+    interpreter and XLA both do; the spec leaves out-of-range values TBD)."""
+    bits = _bits(dt)
+    lo = -(2.0 ** (bits - 1)) if dt.kind == "i" else 0.0
+    hi = 2.0 ** (bits - 1) if dt.kind == "i" else 2.0 ** bits  # exclusive, exact in float64
+    t = np.trunc(a.astype(np.float64))
+    info = np.iinfo(dt)
+    safe = np.where(np.isnan(t) | (t < lo) | (t >= hi), 0, t).astype(dt)
+    return np.where(np.isnan(t), dt.type(0), np.where(t >= hi, info.max, np.where(t < lo, info.min, safe)))
 
 
 @fold_rule(S + "convert")
 def _convert_fold(ctx, op, consts):
-    """§convert: float -> int truncates toward zero; out-of-range values are not folded."""
+    """§convert: to bool ``x != 0``; float -> int truncates (saturating); complex -> real drops the
+    imaginary part; int -> int wraps; everything else rounds to nearest even (NumPy's casts)."""
     (a,) = consts
     (t,) = ctx.result_types(op)
+    if a.dtype.kind == "c" and t.dtype.kind != "c":
+        if t.dtype == np.bool_:
+            raise NotFoldable  # the spec is ambiguous (real part only, or both parts)
+        a = np.real(a)
     if t.dtype == np.bool_:
         return [a != 0]
-    if t.dtype.kind in "iu" and a.dtype.kind in "fc":
-        a = np.real(a)
-        info = np.iinfo(t.dtype)
-        if not np.all(np.isfinite(a)) or np.any(a < info.min) or np.any(a > info.max):
-            raise NotFoldable
-        return [np.trunc(a).astype(t.dtype)]
-    if t.dtype.kind in "f" and a.dtype.kind == "c":
-        return [np.real(a).astype(t.dtype)]
+    if t.dtype.kind in "iu" and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
+        return [_float_to_int(a, t.dtype)]
     with np.errstate(all="ignore"):
         return [a.astype(t.dtype)]
 
@@ -329,9 +478,6 @@ def _convert_fold(ctx, op, consts):
 def _bitcast_fold(ctx, op, consts):
     (a,) = consts
     (t,) = ctx.result_types(op)
+    if a.dtype == np.bool_ or t.dtype == np.bool_:
+        raise NotFoldable  # i1 has no fixed bit layout
     return [np.ascontiguousarray(a).view(t.dtype).reshape(t.shape)]
-
-
-@fold_rule(S + "reduce_precision")
-def _reduce_precision_fold(ctx, op, consts):
-    raise NotFoldable  # exact mantissa rounding is not worth reproducing; the value stays unknown
