@@ -1,1 +1,312 @@
-"""Placeholder: rules of this family are being written."""
+"""Control flow: §while, §case, §if, and §optimization_barrier.
+
+Regions run in the interpreter on abstract values (``ctx.run_region``); they read values of the enclosing
+function through the interpreter's frames, so captured values need no special handling.
+
+``while`` has two modes.
+
+* **Exact iterations.**  While the condition evaluates to a known constant (the constant lattice folds the
+  counter of ``fori_loop``/``scan``/a constant-bounded ``while_loop``), the body runs once per concrete
+  iteration — so index-dependent ops in the body (``dynamic_slice`` on the counter, a ``case`` on it) are
+  exact in every iteration, and patterns that grow each iteration (repeated ``roll``, explicit Euler steps)
+  come out as exactly the true global pattern.  Each iteration is the same computation as the concrete
+  program's, on index sets instead of numbers.
+* **Fixed point.**  When the condition is unknown (a data-dependent exit), when the iteration cap
+  ``options.max_loop_iterations`` is reached, or when an iteration leaves every carried index set unchanged
+  (only constants such as the counter moved), the carry is *joined* and the body iterated on the join until
+  nothing changes::
+
+      state₀ = carry_k ⊔ carry_{k+1}          deps: union; consts: kept only where equal, else unknown
+      state_{i+1} = state_i ⊔ body(state_i)    until state_{i+1} = state_i
+
+  The join is monotone and the lattice finite (index sets only grow, a constant can only become unknown
+  once), so this terminates; the result over-approximates every state the loop can exit with, hence it is
+  sound.  The early switch on unchanged index sets is what makes a 10,000-step loop with a stable carry cost
+  a few iterations; it can lose precision only when a later iteration would change the pattern because of a
+  constant that now is unknown (e.g. ``where(i > 500, roll(x), x)``) — then the result is still sound.
+  If the fixed point does not settle within ``max_loop_iterations`` rounds, every carried element is made to
+  depend on everything the loop can read (⊤ of the loop: a fixed point of every rule, which never invents a
+  dependency) and a warning is recorded.
+
+Calls inside a loop body are memoized by argument identity; the carry is a fresh object in every
+iteration, so the summaries recorded during one iteration are dropped after it (``ctx.call_cache_trim``),
+keeping memory bounded by one iteration instead of the whole trip count.  Hits within an iteration and
+hits on loop-invariant values created before the loop stay.
+
+``case``/``if``: a known branch index (clamped per §case: an out-of-range index selects the last branch)
+runs one branch; otherwise the results are the join over all branches (index sets united, constants kept
+only when every branch agrees).  The index itself is an integer and carries no derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..lattice import Deps
+from ..values import AbstractValue, is_differentiable
+from .registry import deps_rule
+
+S = "stablehlo."
+
+
+# ---------------------------------------------------------------- the join of abstract values
+def _same_const(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Bitwise equality of two known constants (NaN payloads compare equal, -0.0 ≠ 0.0: conservative)."""
+    if a is None or b is None:
+        return False
+    if a is b:
+        return True
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _parts_subset(sub: Deps, sup: Deps) -> bool:
+    """Cheap check that ``sub ⊆ sup`` because every lazy part of ``sub`` is literally a part of ``sup``."""
+    if sub is sup or sub.is_empty:
+        return True
+    ids = {id(p) for p in sup.parts}
+    return all(id(p) in ids for p in sub.parts)
+
+
+def join(a: AbstractValue, b: AbstractValue) -> AbstractValue:
+    """``a ⊔ b``: index sets united; the constant kept only where both agree (two different constants join
+    to unknown)."""
+    if a is b:
+        return a
+    deps = a.deps if _parts_subset(b.deps, a.deps) else (b.deps if _parts_subset(a.deps, b.deps)
+                                                          else Deps.union(a.deps, b.deps))
+    const = a.const if _same_const(a.const, b.const) else None
+    if deps is a.deps and const is a.const:
+        return a
+    return AbstractValue(a.type, deps, const)
+
+
+def _grew(old: AbstractValue, new: AbstractValue) -> bool:
+    """Whether ``new = old ⊔ x`` is strictly above ``old`` (``new ⊒ old`` holds by construction)."""
+    if new is old:
+        return False
+    if (old.const is None) != (new.const is None):
+        return True
+    if new.deps is old.deps:
+        return False
+    # new ⊇ old, so they are equal iff they have as many nonzeros (materializes both; old usually is).
+    return new.deps.nnz != old.deps.nnz
+
+
+def _size_hint(d: Deps) -> int:
+    return sum(p.nnz_upper() for p in d.parts)
+
+
+def _deps_unchanged(old: list[AbstractValue], new: list[AbstractValue]) -> bool:
+    """Whether every carried index set is the same after one iteration (constants may differ).
+
+    Cheap identity checks first; then real comparisons (which materialize) from the smallest value up,
+    stopping at the first difference — a growing hidden state is found before a large accumulator is
+    ever compared."""
+    pending = []
+    for a, b in zip(old, new):
+        if a.deps is b.deps or (a.deps.is_empty and b.deps.is_empty):
+            continue
+        if a.deps.is_empty != b.deps.is_empty:
+            return False
+        if len(a.deps.parts) == len(b.deps.parts) and all(p is q for p, q in zip(a.deps.parts, b.deps.parts)):
+            continue
+        pending.append((min(_size_hint(a.deps), _size_hint(b.deps)), a.deps, b.deps))
+    pending.sort(key=lambda t: t[0])
+    return all(x == y for _, x, y in pending)
+
+
+# ---------------------------------------------------------------- regions
+def _condition(ctx, cond, carry) -> bool | None:
+    """The value of the ``cond`` region on the carry: ``True``/``False`` when known, else ``None``."""
+    (res,) = ctx.run_region(cond, carry)
+    if res.const is None:
+        return None
+    return bool(np.asarray(res.const).reshape(-1)[0])
+
+
+def _run_body(ctx, body, carry, mark):
+    out = ctx.run_region(body, carry)
+    _trim(ctx, mark)
+    return list(out)
+
+
+def _mark(ctx):
+    f = getattr(ctx, "call_cache_mark", None)
+    return f() if f is not None else None
+
+
+def _trim(ctx, mark):
+    if mark is not None:
+        ctx.call_cache_trim(mark)
+
+
+def captured_values(ctx, op) -> list[AbstractValue]:
+    """Abstract values the regions of ``op`` read from outside ``op`` (through the interpreter's frames)."""
+    inside = set()
+    used = []
+
+    def visit(o):
+        for region in o.regions:
+            for block in region.blocks:
+                for a in block.arguments:
+                    inside.add(a)
+                for inner in block.operations:
+                    used.extend(inner.operands)
+                    visit(inner)
+                    for r in inner.results:
+                        inside.add(r)
+
+    visit(op)
+    out, seen = [], set()
+    for v in used:
+        if v in inside or v in seen:
+            continue
+        seen.add(v)
+        out.append(ctx.value(v))
+    return out
+
+
+# ---------------------------------------------------------------- while
+def _fixed_point(ctx, op, cond, body, state: list[AbstractValue], mark) -> list[AbstractValue]:
+    """Iterate ``state ⊔ body(state)`` to its fixed point (see the module docstring)."""
+    for _ in range(max(1, ctx.options.max_loop_iterations)):
+        if _condition(ctx, cond, state) is False:  # every state of the join exits here
+            return state
+        out = _run_body(ctx, body, state, mark)
+        new = [join(s, o) for s, o in zip(state, out)]
+        if not any(_grew(s, n) for s, n in zip(state, new)):
+            return state
+        state = new
+    ctx.warn(op, f"fixed point not reached in {ctx.options.max_loop_iterations} rounds; every carried element "
+                 "now depends on everything the loop reads (conservative)")
+    return _loop_top(ctx, op, state)
+
+
+def _loop_top(ctx, op, state):
+    """⊤ of the loop: everything the carry or the regions' captured values depend on, in every element."""
+    seen = list(state) + captured_values(ctx, op)
+    total = Deps.union(*[v.deps.reduce_all() for v in seen]) if seen else Deps.empty(1, ctx.n)
+    return [AbstractValue(s.type, total.broadcast_row(s.size) if is_differentiable(s.dtype) else ctx.empty(s.size))
+            for s in state]
+
+
+def _consts_needed(op) -> list[bool]:
+    """Whether the constant of each result may matter: it is read by an op after the loop (a ``return`` of
+    a public function only passes it out of the analyzed program, where only index sets count)."""
+    out = []
+    for r in op.results:
+        need = False
+        for use in r.uses:
+            owner = getattr(use.owner, "operation", use.owner)
+            if owner.name == "func.return" and not _is_private(owner.parent):
+                continue
+            need = True
+            break
+        out.append(need)
+    return out
+
+
+def _is_private(fn) -> bool:
+    try:
+        return "sym_visibility" in fn.attributes and "private" in str(fn.attributes["sym_visibility"])
+    except Exception:  # not a function: be careful
+        return True
+
+
+def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractValue] | None:
+    """Fixed-point rounds from a widened state, given up (``None``) as soon as an index set grows.
+
+    Each round that does not grow an index set loses at least one constant or ends, so this stops within
+    ``len(state) + 1`` rounds; success means the widened state already is the loop's fixed point."""
+    for _ in range(len(state) + 1):
+        if _condition(ctx, cond, state) is False:
+            return state
+        out = _run_body(ctx, body, state, mark)
+        new = [join(s, o) for s, o in zip(state, out)]
+        if any(n.deps is not s.deps and _grew(AbstractValue(s.type, s.deps), AbstractValue(n.type, n.deps))
+               for s, n in zip(state, new)):
+            return None
+        if all(n is s or _same_const(n.const, s.const) or (n.const is None and s.const is None)
+               for s, n in zip(state, new)):
+            return state
+        state = new
+    return None
+
+
+@deps_rule(S + "while")
+def _while(ctx, op, args):
+    """§while: exact abstract iterations while the condition is a known constant, else a fixed point.
+
+    Early stop: after an iteration that leaves every index set unchanged, the carries whose constants still
+    move (a counter) are widened — if no later op reads those constants — and the widened state is
+    checked to be a fixed point (:func:`_settle`).  If it is not (the moving constant steers the pattern:
+    a branch on the counter, an inner trip count), exact iteration simply continues, retrying with an
+    exponential back-off."""
+    cond, body = op.regions[0], op.regions[1]
+    carry = list(args)
+    mark = _mark(ctx)
+    cap = ctx.options.max_loop_iterations
+    needed = None
+    steps, next_try, backoff = 0, 0, 1
+    while True:
+        go = _condition(ctx, cond, carry)
+        if go is False:
+            return carry
+        if go is None or steps >= cap:
+            break
+        new = _run_body(ctx, body, carry, mark)
+        steps += 1
+        if steps >= next_try and _deps_unchanged(carry, new):
+            if needed is None:
+                needed = _consts_needed(op)
+            moving = [not _same_const(a.const, b.const) and not (a.const is None and b.const is None)
+                      for a, b in zip(carry, new)]
+            if not any(m and nd for m, nd in zip(moving, needed)):
+                settled = _settle(ctx, cond, body, [join(a, b) for a, b in zip(carry, new)], mark)
+                if settled is not None:
+                    return settled
+            next_try, backoff = steps + backoff, backoff * 2
+        carry = new
+    return _fixed_point(ctx, op, cond, body, carry, mark)
+
+
+# ---------------------------------------------------------------- case / if
+def _join_branches(ctx, regions) -> list[AbstractValue]:
+    outs = [ctx.run_region(r, []) for r in regions]
+    result = list(outs[0])
+    for o in outs[1:]:
+        result = [join(a, b) for a, b in zip(result, o)]
+    return result
+
+
+@deps_rule(S + "case")
+def _case(ctx, op, args):
+    """§case: a known index selects one branch (out of range ⇒ the last); else the join over branches."""
+    branches = list(op.regions)
+    (index,) = args
+    if index.const is not None:
+        i = int(np.asarray(index.const).reshape(-1)[0])
+        if not 0 <= i < len(branches):
+            i = len(branches) - 1
+        return ctx.run_region(branches[i], [])
+    return _join_branches(ctx, branches)
+
+
+@deps_rule(S + "if")
+def _if(ctx, op, args):
+    """§if: a known predicate selects ``true_branch`` or ``false_branch``; else their join."""
+    (pred,) = args
+    true_branch, false_branch = op.regions[0], op.regions[1]
+    if pred.const is not None:
+        return ctx.run_region(true_branch if bool(np.asarray(pred.const).reshape(-1)[0]) else false_branch, [])
+    return _join_branches(ctx, [true_branch, false_branch])
+
+
+# ---------------------------------------------------------------- optimization_barrier
+@deps_rule(S + "optimization_barrier")
+def _optimization_barrier(ctx, op, args):
+    """§optimization_barrier: the identity on every operand (index sets and constants pass through)."""
+    return list(args)
+
+
+__all__ = ["join", "captured_values"]
