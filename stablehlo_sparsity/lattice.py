@@ -292,7 +292,7 @@ class Deps:
     def gather_rows(self, idx) -> "Deps":
         """Rows by index map: ``out[i] = self[idx[i]]``; ``idx[i] = -1`` gives an empty row."""
         idx = _as_index(idx).ravel()
-        if not self.parts:
+        if not self.parts or self.rows == 0:  # (from zero rows every index is -1: e.g. padding an empty tensor)
             return Deps.empty(len(idx), self.n)
         if len(idx) == self.rows and _is_arange(idx):
             return self
