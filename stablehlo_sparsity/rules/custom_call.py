@@ -1,1 +1,337 @@
-"""Placeholder: rules of this family are being written."""
+"""``stablehlo.custom_call`` (§custom_call): rules as data, keyed by ``call_target_name``.
+
+A custom call is opaque to StableHLO, so its semantics come from a table of known targets:
+
+* **linear-algebra kernels** that JAX lowers ``jnp.linalg`` / ``jax.scipy.linalg`` to — LAPACK on CPU
+  (``lapack_{s,d,c,z}<routine>_ffi``), cuSOLVER / hipSOLVER / cuSPARSE on GPU, and XLA's TPU expanders
+  (``LuDecomposition``, ``Qr``, ``Eigh`` …).  They work on matrices in the trailing two dims, independently
+  for each index of the leading (batch) dims (``num_batch_dims`` in ``mhlo.frontend_attributes`` when JAX
+  sets it, else rank − 2), so every rule is block diagonal across the batch.  Within a matrix:
+
+  - ``trsm`` (triangular solve) and ``potrf`` (Cholesky) are exact, with the structure of §triangular_solve
+    and §cholesky (:mod:`.linalg`); ``potrf`` leaves the opposite triangle untouched (LAPACK: "not
+    referenced"), so there it is the identity;
+  - tridiagonal solves (``gtsv``): column ``j`` of the solution depends on the three diagonals and column
+    ``j`` of the right-hand side only;
+  - every other factorization (LU with pivoting, QR, eigen- and singular value decompositions, Schur,
+    Hessenberg, tridiagonal reduction) is **conservative**: each output element of a batch index depends
+    on every input element of that batch index.  Pivots, permutations and ``info`` are integers and get
+    no dependencies anyway.
+
+* **identity markers**: ``Sharding``, ``SPMDFullToShardShape``, ``SPMDShardToFullShape``,
+  ``annotate_device_placement`` (shape-preserving; a shape change — a real shard — is refused).
+* **no derivative**: ``AllocateBuffer`` (``lax.empty``: uninitialized), random-bit kernels
+  (``cu_threefry2x32_ffi``…), ``shape_assertion``, and Python callbacks without results (``jax.debug.print``).
+
+Unknown targets (and Python callbacks that return values: an arbitrary function of their operands) raise
+:class:`~stablehlo_sparsity.errors.UnsupportedOpError` naming the target and its location; with
+``on_unknown="conservative"`` every result element depends on every operand element instead (warns).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..errors import UnsupportedOpError
+from ..lattice import Deps
+from .linalg import batch_union, cholesky_deps, column_prefix_deps, solve_columns_deps, triangular_solve_deps
+from .registry import deps_rule
+
+__all__ = ["CUSTOM_CALL_TARGETS", "target_name", "custom_call_rule"]
+
+
+# ====================================================================== attribute access
+def target_name(op) -> str:
+    from jaxlib.mlir import ir
+
+    return ir.StringAttr(op.attributes["call_target_name"]).value
+
+
+def _dict_attr(op, name: str) -> dict:
+    """A ``DictionaryAttr`` (``mhlo.backend_config``, ``mhlo.frontend_attributes``) as a Python dict."""
+    from jaxlib.mlir import ir
+
+    if name not in op.attributes:
+        return {}
+    try:
+        d = ir.DictAttr(op.attributes[name])
+    except (ValueError, TypeError):
+        return {}
+    out = {}
+    for i in range(len(d)):
+        na = d[i]
+        v = na.attr
+        for cast in (lambda a: int(ir.IntegerAttr(a).value), lambda a: ir.StringAttr(a).value):
+            try:
+                out[na.name] = cast(v)
+                break
+            except (ValueError, TypeError):
+                continue
+    return out
+
+
+def _num_batch_dims(op, args, core_rank: int = 2) -> int:
+    """``num_batch_dims`` from JAX's frontend attributes, else (max operand rank) − ``core_rank``."""
+    fa = _dict_attr(op, "mhlo.frontend_attributes")
+    if "num_batch_dims" in fa:
+        try:
+            return max(int(fa["num_batch_dims"]), 0)
+        except ValueError:
+            pass
+    ranks = [len(a.shape) for a in args] or [0]
+    return max(max(ranks) - core_rank, 0)
+
+
+# ====================================================================== rule kinds
+def _batched(core_rank: int = 2):
+    """Conservative within each matrix, independent across the batch."""
+
+    def rule(ctx, op, args):
+        return batch_union(ctx, args, _num_batch_dims(op, args, core_rank), ctx.result_types(op))
+
+    rule.kind = "conservative"  # type: ignore[attr-defined]
+    return rule
+
+
+def _trsm(ctx, op, args):
+    """LAPACK ``?trsm``: ``op(a)·x = α·b`` (side ``L``) or ``x·op(a) = α·b`` (side ``R``); exact."""
+    cfg = _dict_attr(op, "mhlo.backend_config")
+    a, b = args[0], args[1]
+    rtypes = ctx.result_types(op)
+    x = triangular_solve_deps(a, b, left_side=cfg.get("side", ord("L")) == ord("L"),
+                              lower=cfg.get("uplo", ord("L")) == ord("L"),
+                              transpose=cfg.get("trans_x", ord("N")) != ord("N"),
+                              unit_diagonal=cfg.get("diag", ord("N")) == ord("U"), n=ctx.n)
+    extra = [a for a in args[2:] if not a.deps.is_empty]  # a scalar alpha, if any, scales every element
+    if extra:
+        x = Deps.union(x, *[e.deps.reduce_all().broadcast_row(x.rows) for e in extra])
+    return [x if t.shape == tuple(b.shape) else ctx.empty(t.size) for t in rtypes]
+
+
+_trsm.kind = "exact"  # type: ignore[attr-defined]
+
+
+def _potrf(ctx, op, args):
+    """LAPACK / cuSOLVER ``potrf``: the Cholesky factor in the ``uplo`` triangle (exact); the other triangle
+    is not referenced, so it keeps the input's dependencies."""
+    cfg = _dict_attr(op, "mhlo.backend_config")
+    (a,) = args[:1]
+    lower = cfg.get("uplo", ord("L")) == ord("L")
+    out = []
+    for t in ctx.result_types(op):
+        out.append(cholesky_deps(a, lower=lower, other="input", n=ctx.n) if t.shape == tuple(a.shape)
+                   else ctx.empty(t.size))
+    return out
+
+
+_potrf.kind = "exact"  # type: ignore[attr-defined]
+
+
+def _gtsv(ctx, op, args):
+    """Tridiagonal solve ``(dl, d, du, b)``: the solution's column ``j`` depends on the three diagonals and on
+    ``b[..., :, j]``; the other results (the overwritten diagonals) are conservative per batch index."""
+    dl, d, du, b = args[:4]
+    nb = len(b.shape) - 2
+    rtypes = ctx.result_types(op)
+    out = []
+    for t in rtypes:
+        if t.shape == tuple(b.shape) and len(b.shape) >= 2:
+            out.append(solve_columns_deps(ctx, [dl, d, du], b, nb))
+        else:
+            out.extend(batch_union(ctx, [dl, d, du, b], nb, [t]))
+    return out
+
+
+_gtsv.kind = "exact"  # type: ignore[attr-defined]
+
+
+def _getrf(ctx, op, args):
+    """LU with partial pivoting (``getrf``), packed ``L\\U``: step ``k`` picks a pivot in column ``k`` and
+    eliminates with it, so ``U[i, j]`` (``i ≤ j``) depends on the columns ``0..i-1`` and ``j``, and
+    ``L[i, j]`` (``i > j``) on the columns ``0..j`` — every row of them, since the pivot rows depend on the
+    values.  Exact for the global pattern; pivots and ``info`` are integers."""
+    (a,) = args[:1]
+    nb = len(a.shape) - 2
+    return [column_prefix_deps(a, nb, t.shape, lambda i, j: np.minimum(i - 1, j), True)
+            if tuple(t.shape) == tuple(a.shape) else ctx.empty(t.size) for t in ctx.result_types(op)]
+
+
+_getrf.kind = "exact"  # type: ignore[attr-defined]
+
+
+def _geqrf(ctx, op, args):
+    """Householder QR (``geqrf``), packed ``R`` + reflectors: ``R[i, j]`` (``i ≤ j``) depends on the columns
+    ``0..i`` and ``j``; the reflector stored below the diagonal in column ``j`` and ``tau[j]`` on the
+    columns ``0..j``.  Real LAPACK with ``m ≤ n``: the last reflector is the identity (``dlarfg`` of an empty
+    vector gives ``tau = 0``), so row ``m-1`` of ``R`` reads the columns ``0..m-2`` and ``j`` only."""
+    (a,) = args[:1]
+    nb = len(a.shape) - 2
+    m = a.shape[-2]
+    big = np.iinfo(np.int64).max
+    cap = m - 2 if target_name(op)[:8] in ("lapack_s", "lapack_d") and m <= a.shape[-1] else big
+    out = []
+    for t in ctx.result_types(op):
+        if tuple(t.shape) == tuple(a.shape):
+            out.append(column_prefix_deps(a, nb, t.shape, lambda i, j: np.minimum(np.minimum(i, j), cap), True))
+        elif len(t.shape) == nb + 1 and tuple(t.shape[:nb]) == tuple(a.shape[:nb]):  # tau[..., k]
+            out.append(column_prefix_deps(a, nb, tuple(t.shape[:nb]) + (1, t.shape[-1]),
+                                          lambda i, j: np.where(j > cap, -1, j), False))
+        else:
+            out.append(ctx.empty(t.size))
+    return out
+
+
+_geqrf.kind = "exact"  # type: ignore[attr-defined]
+
+
+def _orgqr(ctx, op, args):
+    """``Q`` from Householder reflectors (``orgqr`` / ``ungqr``): ``Q[:, j] = H_0 ⋯ H_min(j, k-1) e_j``
+    depends on the reflectors (the strictly lower part of the columns) and ``tau`` entries
+    ``0..min(j, k-1)``."""
+    a, tau = args[0], args[1]
+    nb = len(a.shape) - 2
+    m, ncol = a.shape[-2], a.shape[-1]
+    k = tau.shape[-1]
+    below = np.tile((np.arange(m)[:, None] > np.arange(ncol)[None, :]).ravel(), max(a.size // max(m * ncol, 1), 1))
+    reflectors = _View(a.shape, a.deps.mask_rows(below) if a.size else a.deps)
+    out = []
+    for t in ctx.result_types(op):
+        if len(t.shape) != nb + 2 or tuple(t.shape[:nb]) != tuple(a.shape[:nb]):
+            out.extend(batch_union(ctx, args, nb, [t]))
+            continue
+        pref = (lambda i, j: np.minimum(j, k - 1))
+        parts = [column_prefix_deps(reflectors, nb, t.shape, pref, False)]
+        if not tau.deps.is_empty:
+            parts.append(column_prefix_deps(_View(tuple(tau.shape[:-1]) + (1, k), tau.deps), nb, t.shape, pref, False))
+        out.append(Deps.union(*parts))
+    return out
+
+
+_orgqr.kind = "exact"  # type: ignore[attr-defined]
+
+
+class _View:
+    """An operand seen with another shape of the same elements, or other index sets."""
+
+    def __init__(self, shape, deps):
+        self.shape = tuple(shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.deps = deps
+
+
+def _identity(ctx, op, args):
+    """A marker: results are the operands (shape-preserving)."""
+    rtypes = ctx.result_types(op)
+    if len(rtypes) != len(args) or any(t.shape != tuple(a.shape) for t, a in zip(rtypes, args)):
+        raise UnsupportedOpError("stablehlo.custom_call", ctx.location(op),
+                                 f"target '{target_name(op)}' changes shapes (a sharded program); analyze the "
+                                 "single-device program instead")
+    return [a.deps for a in args]
+
+
+_identity.kind = "identity"  # type: ignore[attr-defined]
+
+
+def _no_derivative(ctx, op, args):
+    """Results carry no dependence on differentiable inputs (uninitialized buffers, random bits, assertions)."""
+    return [ctx.empty(t.size) for t in ctx.result_types(op)]
+
+
+_no_derivative.kind = "zero-derivative"  # type: ignore[attr-defined]
+
+
+def _callback(ctx, op, args):
+    """A host callback: without results (``jax.debug.print``, ``io_callback`` returning nothing) it is a
+    no-op for derivatives; with results it is an arbitrary function of its operands — unknown."""
+    rtypes = ctx.result_types(op)
+    if not rtypes:
+        return []
+    return _unknown(ctx, op, args, detail=f"custom_call target '{target_name(op)}' is a Python callback returning "
+                                          "values, an arbitrary function of its operands")
+
+
+_callback.kind = "zero-derivative if no results, else unknown"  # type: ignore[attr-defined]
+
+
+def _unknown(ctx, op, args, detail: str | None = None):
+    name = target_name(op)
+    if ctx.options.on_unknown != "conservative":
+        raise UnsupportedOpError("stablehlo.custom_call", ctx.location(op),
+                                 detail or f"unknown custom_call target '{name}'")
+    ctx.warn(op, f"unknown custom_call target '{name}': every result element depends on every operand "
+                 "element (conservative)")
+    rtypes = ctx.result_types(op)
+    live = [a.deps.reduce_all() for a in args if not a.deps.is_empty]
+    if not live:
+        return [ctx.empty(t.size) for t in rtypes]
+    total = Deps.union(*live)
+    return [total.broadcast_row(t.size) for t in rtypes]
+
+
+# ====================================================================== the table
+def _build_table() -> dict[str, Callable]:
+    t: dict[str, Callable] = {}
+    dense = _batched(2)
+    # LAPACK routines (CPU): lapack_<s|d|c|z><routine>_ffi; the complex ones have Hermitian names.
+    real_complex = {
+        "getrf": ("getrf", "getrf"), "geqrf": ("geqrf", "geqrf"), "geqp3": ("geqp3", "geqp3"),
+        "orgqr": ("orgqr", "ungqr"), "ormqr": ("ormqr", "unmqr"), "syevd": ("syevd", "heevd"),
+        "geev": ("geev", "geev"), "gesdd": ("gesdd", "gesdd"), "gesvd": ("gesvd", "gesvd"),
+        "sytrd": ("sytrd", "hetrd"), "gehrd": ("gehrd", "gehrd"), "gees": ("gees", "gees"),
+        "trsm": ("trsm", "trsm"), "potrf": ("potrf", "potrf"), "gtsv": ("gtsv", "gtsv"),
+    }
+    special = {"trsm": _trsm, "potrf": _potrf, "gtsv": _gtsv, "getrf": _getrf, "geqrf": _geqrf,
+               "orgqr": _orgqr}
+    for key, (rname, cname) in real_complex.items():
+        rule = special.get(key, dense)
+        for p in "sd":
+            t[f"lapack_{p}{rname}_ffi"] = rule
+        for p in "cz":
+            t[f"lapack_{p}{cname}_ffi"] = rule
+    # cuSOLVER / hipSOLVER (GPU): <cu|hip>solver_<routine>_ffi
+    for prefix in ("cusolver", "hipsolver"):
+        t[f"{prefix}_getrf_ffi"] = _getrf
+        t[f"{prefix}_geqrf_ffi"] = _geqrf
+        t[f"{prefix}_orgqr_ffi"] = _orgqr
+        for routine in ("ormqr", "syevd", "gesvd", "gesvdj", "gesvdp", "gesdd",
+                        "sytrd", "geev", "syrk"):
+            t[f"{prefix}_{routine}_ffi"] = dense
+        t[f"{prefix}_potrf_ffi"] = _potrf
+    for prefix in ("cu", "hip"):
+        t[f"{prefix}_lu_pivots_to_permutation"] = _batched(1)  # integers only
+        t[f"{prefix}_threefry2x32_ffi"] = _no_derivative
+        t[f"{prefix}hybrid_eig_real"] = dense
+        t[f"{prefix}hybrid_eig_comp"] = dense
+        t[f"{prefix}hybrid_geqp3"] = dense
+        t[f"{prefix}_cholesky_update_ffi"] = dense
+        t[f"{prefix}_tridiagonal_solve_perturbed"] = _gtsv
+        t[f"{prefix}sparse_gtsv2_ffi"] = _gtsv
+    t["tridiagonal_solve_perturbed_ffi"] = _gtsv
+    # XLA's TPU linear algebra expanders (exported with platforms=("tpu",)).
+    for name in ("LuDecomposition", "Qr", "ProductOfElementaryHouseholderReflectors", "Eigh"):
+        t[name] = dense
+    # Markers and effects.
+    for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement"):
+        t[name] = _identity
+    t["AllocateBuffer"] = _no_derivative
+    t["shape_assertion"] = _no_derivative
+    for name in ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback", "xla_python_gpu_callback",
+                 "xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_cpu_callback",
+                 "xla_ffi_partitioned_python_gpu_callback"):
+        t[name] = _callback
+    return t
+
+
+#: call_target_name -> rule ``fn(ctx, op, args)``; each rule has a ``kind`` for the coverage table.
+CUSTOM_CALL_TARGETS: dict[str, Callable] = _build_table()
+
+
+@deps_rule("stablehlo.custom_call")
+def custom_call_rule(ctx, op, args):
+    """§custom_call: dispatch on ``call_target_name`` through :data:`CUSTOM_CALL_TARGETS`."""
+    rule = CUSTOM_CALL_TARGETS.get(target_name(op))
+    if rule is None:
+        return _unknown(ctx, op, args)
+    return rule(ctx, op, args)
