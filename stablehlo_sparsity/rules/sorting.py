@@ -1,1 +1,199 @@
-"""Placeholder: rules of this family are being written."""
+"""Sorting: §sort and ``chlo.top_k``.
+
+§sort permutes each 1-D slice along ``dimension`` of all operands together, by a permutation the
+comparator computes from operand values.  The permutation is piecewise constant in those values (it only
+changes where the comparator flips: a zero derivative), so output ``j`` at position ``p`` is
+``operand_j[perm[p]]`` with ``perm`` locally fixed:
+
+* its derivative is one element of operand ``j``'s slice — never an element of another operand, whatever
+  the comparator reads.  Globally, any element of the slice can land at ``p``, so::
+
+      results[j][…, p, …] = ∪_q operands[j][…, q, …]          (exact when the keys are unknown)
+
+* when every operand the comparator reads is a known constant, the permutation is known: it is computed
+  (vectorized, below) and output ``j`` is operand ``j``'s rows in that order — exact, no slice union.
+  Sorting values by a constant key, or an ``argsort`` of constants, stay precise.
+
+Integer outputs (``argsort``'s indices) have empty index sets anyway.
+
+The permutation of a constant slice is computed without a Python loop over elements: the comparator
+(an elementwise body) is evaluated once on all ordered pairs ``(x_i, x_j)`` of each slice, giving
+``less[i, j]``; the stable position of ``i`` is ``#{j : less[j, i]} + #{j < i : neither less[i, j] nor
+less[j, i]}``.  A comparator that is not a strict weak order gives positions that are not a permutation —
+then nothing is concluded (the slice union / no folding).  The pair tables are capped at
+``options.max_fold_elements`` entries.
+
+``chlo.top_k(x, k)`` (what ``jax.lax.top_k`` emits): the ``k`` largest along the last dimension — each
+value depends on its whole row (exact), the indices are integers.  Constant operands fold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import int_attr
+from ..interpreter import NotFoldable
+from ..lattice import Deps
+from ..values import AbstractValue
+from .reduction import eval_body_np
+from .registry import deps_rule, fold_rule
+
+S = "stablehlo."
+
+
+def slice_union(deps: Deps, shape, dim: int) -> Deps:
+    """Every row of a slice along ``dim`` becomes the union of the slice: reduce along ``dim``, broadcast back."""
+    shape = tuple(int(s) for s in shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    m = shape[dim]
+    if deps.is_empty or m <= 1:
+        return deps
+    pre = int(np.prod(shape[:dim], dtype=np.int64))
+    post = int(np.prod(shape[dim + 1:], dtype=np.int64))
+    # Group o = (a, c) of the reduced shape collects rows (a, q, c) for all q.
+    pos = np.arange(size, dtype=np.int64).reshape(pre, m, post)
+    table = pos.transpose(0, 2, 1).reshape(pre * post, m)
+    reduced = deps.group_union_dense(table)
+    back = (np.arange(pre, dtype=np.int64)[:, None, None] * post
+            + np.arange(post, dtype=np.int64)[None, None, :]) + np.zeros((1, m, 1), np.int64)
+    return reduced.gather_rows(back.ravel())
+
+
+# ---------------------------------------------------------------- the permutation of known keys
+def _comparator_reads(region, k: int) -> list[int]:
+    """Operands whose block arguments (``2i``, ``2i+1``) the comparator uses."""
+    block = list(region.blocks)[0]
+    bargs = list(block.arguments)
+    used = set()
+
+    def visit(blk):
+        for o in blk.operations:
+            for v in o.operands:
+                used.add(v)
+            for r in o.regions:
+                for b in r.blocks:
+                    visit(b)
+
+    visit(block)
+    return [i for i in range(k) if bargs[2 * i] in used or bargs[2 * i + 1] in used]
+
+
+def sort_permutation(ctx, op, keys: dict[int, np.ndarray], shape, dim: int, k: int) -> np.ndarray | None:
+    """Source position of every output element along ``dim`` (``shape`` moved so ``dim`` is last:
+    ``(B, m)``), computed from the known operands ``keys`` the comparator reads; ``None`` if unknown."""
+    shape = tuple(shape)
+    m = shape[dim]
+    b = int(np.prod(shape, dtype=np.int64)) // max(m, 1)
+    if b * m * m > ctx.options.max_fold_elements:
+        return None
+    region = op.regions[0]
+    pairs = []
+    for i in range(k):
+        if i in keys:
+            x = np.moveaxis(np.asarray(keys[i]), dim, -1).reshape(b, m)
+        else:  # not read by the comparator: any value of the right type
+            x = np.zeros((b, m), dtype=_operand_dtype(ctx, op, i))
+        pairs.append(np.broadcast_to(x[:, :, None], (b, m, m)))
+        pairs.append(np.broadcast_to(x[:, None, :], (b, m, m)))
+    try:
+        with np.errstate(all="ignore"):
+            (less,) = eval_body_np(ctx, region, pairs)
+    except NotFoldable:
+        return None
+    less = np.broadcast_to(np.asarray(less, dtype=bool), (b, m, m))
+    # less[b, i, j] = comparator(x_i, x_j) ("x_i before x_j").
+    before = less.sum(axis=1)  # #{j : x_j before x_i}
+    ties = ~less & ~np.swapaxes(less, 1, 2)
+    ties &= np.tril(np.ones((m, m), dtype=bool), -1)[None, :, :].swapaxes(1, 2)  # keep j < i: [b, j, i]
+    pos = before + ties.sum(axis=1)
+    if not np.array_equal(np.sort(pos, axis=1), np.broadcast_to(np.arange(m), (b, m))):
+        return None  # not a strict weak order: no conclusion
+    src = np.empty_like(pos)
+    np.put_along_axis(src, pos, np.broadcast_to(np.arange(m), (b, m)), axis=1)
+    return src  # (b, m): output slot p of slice b takes element src[b, p]
+
+
+def _operand_dtype(ctx, op, i):
+    return ctx.result_types(op)[i].dtype
+
+
+def _norm_dim(op, rank: int) -> int:
+    d = int_attr(op, "dimension", 0)
+    return d + rank if d < 0 else d
+
+
+def _gather_map(shape, dim: int, src: np.ndarray) -> np.ndarray:
+    """Flat operand index of every flat output element, for per-slice sources ``src`` of shape ``(B, m)``."""
+    pos = np.moveaxis(np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape), dim, -1)
+    moved_shape = pos.shape
+    flat = np.take_along_axis(pos.reshape(src.shape), src, axis=1).reshape(moved_shape)
+    return np.moveaxis(flat, -1, dim).ravel()
+
+
+@deps_rule(S + "sort")
+def _sort(ctx, op, args):
+    """§sort: output ``j`` ← operand ``j``'s rows by the known permutation, else its slice union."""
+    k = len(args)
+    shape = args[0].shape
+    dim = _norm_dim(op, len(shape))
+    reads = _comparator_reads(op.regions[0], k)
+    src = None
+    if all(args[i].const is not None for i in reads) and any(not a.deps.is_empty for a in args):
+        src = sort_permutation(ctx, op, {i: args[i].const for i in reads}, shape, dim, k)
+    out = []
+    for a in args:
+        if a.deps.is_empty:
+            out.append(a.deps)
+        elif src is not None:
+            out.append(a.deps.gather_rows(_gather_map(shape, dim, src)))
+        else:
+            out.append(slice_union(a.deps, shape, dim))
+    return out
+
+
+@fold_rule(S + "sort")
+def _sort_fold(ctx, op, consts):
+    k = len(consts)
+    shape = consts[0].shape
+    dim = _norm_dim(op, len(shape))
+    reads = _comparator_reads(op.regions[0], k)
+    src = sort_permutation(ctx, op, {i: consts[i] for i in reads}, shape, dim, k)
+    if src is None:
+        raise NotFoldable
+    idx = _gather_map(shape, dim, src)
+    return [np.asarray(c).ravel()[idx].reshape(shape) for c in consts]
+
+
+# ---------------------------------------------------------------- chlo.top_k
+@deps_rule("chlo.top_k")
+def _top_k(ctx, op, args):
+    """``chlo.top_k``: each of the ``k`` values depends on its whole last-dimension row; indices drop."""
+    (x,) = args
+    vt, it = ctx.result_types(op)
+    if x.deps.is_empty:
+        return [ctx.empty(vt.size), ctx.empty(it.size)]
+    m = x.shape[-1]
+    rows = x.size // max(m, 1)
+    reduced = slice_union(x.deps, (rows, m), 1)  # every element of a row: the row's union
+    kk = vt.shape[-1]
+    first = (np.arange(rows, dtype=np.int64)[:, None] * m + np.zeros((1, kk), np.int64)).ravel()
+    return [reduced.gather_rows(first), ctx.empty(it.size)]
+
+
+@fold_rule("chlo.top_k")
+def _top_k_fold(ctx, op, consts):
+    """Descending, ties by lower index first (NaN inputs are not folded)."""
+    (x,) = consts
+    x = np.asarray(x)
+    if x.dtype.kind in "fc" and np.isnan(x).any():
+        raise NotFoldable
+    vt, it = ctx.result_types(op)
+    kk = vt.shape[-1]
+    m = x.shape[-1]
+    # A stable ascending sort of the reversed row, reversed back: descending with ties by lower index.
+    order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+    idx = (m - 1 - order)[..., :kk]
+    return [np.take_along_axis(x, idx, axis=-1), idx.astype(it.dtype)]
+
+
+__all__ = ["slice_union", "sort_permutation", "AbstractValue"]

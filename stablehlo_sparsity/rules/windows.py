@@ -1,1 +1,244 @@
-"""Placeholder: rules of this family are being written."""
+"""Windowed ops: §reduce_window and §select_and_scatter, the *group union* move over windows.
+
+A window relation is a product over dimensions, so it is applied one dimension at a time.  For dimension
+``d`` a small NumPy table says which operand coordinate each (output coordinate, window tap) reads:
+
+    padded = pad(arange(n_d), fill=-1, low, high, interior=base_dilation - 1)      (the position map)
+    taps[o, t] = padded[o * stride + t * window_dilation]                          (-1: padding / a hole)
+
+The union over a window is the union over its taps in each dimension in turn (∪ over a product set =
+iterated ∪), so ``pooling(S)`` costs one small move per dimension: a lazy union of ``w`` row maps when the
+window is short (``w ≤ 8``: max pooling, strided convolutions' friends), one sparse product
+``(I ⊗ R_d ⊗ I) @ S`` when it is long (``jnp.cumsum``'s window spans the whole axis).  Both are linear in
+the nonzeros they produce.
+
+§reduce_window.  ``results[j][o]`` reduces the window's elements of the operands result ``j`` reaches
+through the body, together with their init values (which also fill the padding and the base-dilation
+holes).  Which operands a body result reaches is read off the body once (``body_dependence`` of the §reduce
+rule: a ``max`` body reaches its operand; a windowed argmax's value result does not reach the index
+operand).  So::
+
+    results[j][o] = ∪_{i ∈ M*[j]} ( ∪_{taps t of window o} inputs[i][t]  ∪  init_values[i] )
+
+Exact for sum / max / min / product pooling and for the cumulative ``jnp.cumsum``/``cumprod``/``cummax``
+(which lower to a ``reduce_window`` whose window spans the axis with low padding ``n − 1``): at a generic
+point every window element has a nonzero partial (for max: somewhere the element is the maximum).
+
+§select_and_scatter (the gradient of max pooling).  ``result[e] = init ⊕ Σ source[w]`` over the windows
+``w`` whose *selected* element is ``e``.  The selection compares operand values — a zero derivative — so
+the operand contributes nothing, and since any element of a window can be selected, sound and globally
+exact is: ``result[e] = init ∪ {source[w] : e ∈ window(w)}`` — the transposed window relation applied to
+the source.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..attrs import dense_array, i64_list
+from ..interpreter import NotFoldable
+from ..lattice import Deps
+from .reduction import body_dependence, eval_body_np, simple_body
+from .registry import deps_rule, fold_rule
+from .structural import pad_np
+
+S = "stablehlo."
+
+#: Windows with at most this many taps along a dimension stay lazy unions of row maps.
+LAZY_TAPS = 8
+
+
+# ---------------------------------------------------------------- attributes
+def _window_attrs(op, rank: int, with_dilations: bool = True):
+    ones = [1] * rank
+    wdims = i64_list(op, "window_dimensions")
+    strides = i64_list(op, "window_strides", ones)
+    base = i64_list(op, "base_dilations", ones) if with_dilations else ones
+    wdil = i64_list(op, "window_dilations", ones) if with_dilations else ones
+    if "padding" in op.attributes:
+        pad = np.asarray(dense_array(op.attributes["padding"]), dtype=np.int64).reshape(rank, 2)
+    else:
+        pad = np.zeros((rank, 2), np.int64)
+    return wdims, strides, base, wdil, pad
+
+
+def window_taps(n: int, out: int, window: int, stride: int, base_dil: int, win_dil: int, lo: int, hi: int) -> np.ndarray:
+    """The ``(out, window)`` table of operand coordinates read along one dimension (``-1``: padding/hole)."""
+    padded = pad_np(np.arange(n, dtype=np.int64), -1, [lo], [hi], [base_dil - 1])
+    if out == 0 or window == 0:
+        return np.zeros((out, window), np.int64)
+    pos = np.arange(out, dtype=np.int64)[:, None] * stride + np.arange(window, dtype=np.int64)[None, :] * win_dil
+    return padded[pos]
+
+
+def _relation(taps: np.ndarray, n: int) -> sp.csr_array:
+    """The 0/1 matrix ``R[o, i] = 1`` iff some tap of window ``o`` reads coordinate ``i``.
+
+    A row's valid taps are strictly increasing (the padded position map is increasing and holes are -1),
+    so the CSR arrays come straight out of the table: already sorted, no duplicates."""
+    out, w = taps.shape
+    valid = taps >= 0
+    indptr = np.zeros(out + 1, np.int64)
+    np.cumsum(valid.sum(axis=1), out=indptr[1:])
+    m = sp.csr_array((np.ones(int(indptr[-1]), bool), taps[valid], indptr), shape=(out, n))
+    m.has_sorted_indices = True
+    return m
+
+
+def _is_identity(r: sp.csr_array) -> bool:
+    m, n = r.shape
+    return m == n and r.nnz == n and np.array_equal(r.indices, np.arange(n)) and np.array_equal(r.indptr, np.arange(n + 1))
+
+
+def along_dim(deps: Deps, shape: tuple[int, ...], d: int, r: sp.csr_array) -> Deps:
+    """Apply a 0/1 relation ``r`` (``m × shape[d]``) along dimension ``d``: row ``(…, o, …)`` of the result is
+    the union of rows ``(…, i, …)`` with ``r[o, i]``."""
+    if _is_identity(r):
+        return deps
+    pre = int(np.prod(shape[:d], dtype=np.int64))
+    post = int(np.prod(shape[d + 1:], dtype=np.int64))
+    n_d = shape[d]
+    m = r.shape[0]
+    if deps.is_empty or r.nnz == 0:
+        return Deps.empty(pre * m * post, deps.n)
+    counts = np.diff(r.indptr)
+    g = int(counts.max())
+    if g <= LAZY_TAPS:
+        # Row o's entries, padded with -1 to g columns.
+        table_d = np.full((m, g), -1, np.int64)
+        slot = np.arange(r.nnz, dtype=np.int64) - np.repeat(r.indptr[:-1].astype(np.int64), counts)
+        table_d[np.repeat(np.arange(m), counts), slot] = r.indices
+        base = (np.arange(pre, dtype=np.int64)[:, None, None, None] * (n_d * post)
+                + np.arange(post, dtype=np.int64)[None, None, :, None])
+        tap = table_d[None, :, None, :]
+        table = np.where(tap >= 0, base + tap * post, -1).reshape(pre * m * post, g)
+        return deps.group_union_dense(table)
+    big = r
+    if pre > 1:
+        big = sp.kron(sp.identity(pre, dtype=bool, format="csr"), big, format="csr")
+    if post > 1:
+        big = sp.kron(big, sp.identity(post, dtype=bool, format="csr"), format="csr")
+    return deps.group_union(big)
+
+
+def _with_init(deps: Deps, init) -> Deps:
+    if init.deps.is_empty:
+        return deps
+    return Deps.union(deps, init.deps.reduce_all().broadcast_row(deps.rows))
+
+
+# ---------------------------------------------------------------- reduce_window
+def _reduce_window_relations(op, in_shape, out_shape):
+    rank = len(in_shape)
+    wdims, strides, base, wdil, pad = _window_attrs(op, rank)
+    return [_relation(window_taps(in_shape[d], out_shape[d], wdims[d], strides[d], base[d], wdil[d],
+                                  int(pad[d, 0]), int(pad[d, 1])), in_shape[d]) for d in range(rank)]
+
+
+def windowed(deps: Deps, in_shape, relations) -> Deps:
+    """Union over each window, one dimension at a time (the biggest shrink first, to keep rows few)."""
+    shape = list(in_shape)
+    order = sorted(range(len(shape)), key=lambda d: relations[d].shape[0] / max(shape[d], 1))
+    for d in order:
+        deps = along_dim(deps, tuple(shape), d, relations[d])
+        shape[d] = relations[d].shape[0]
+    return deps
+
+
+@deps_rule(S + "reduce_window")
+def _reduce_window(ctx, op, args):
+    """§reduce_window: result ``j`` = ∪ over reached operands of (window union of the input ∪ its init)."""
+    k = len(args) // 2
+    inputs, inits = args[:k], args[k:]
+    rtypes = ctx.result_types(op)
+    out_size = rtypes[0].size
+    closure, cap, captured = body_dependence(ctx, op.regions[0], k)
+    relations = _reduce_window_relations(op, inputs[0].shape, rtypes[0].shape)
+    cache: dict[int, Deps] = {}
+
+    def operand_rows(i: int) -> Deps:
+        if i not in cache:
+            cache[i] = _with_init(windowed(inputs[i].deps, inputs[i].shape, relations), inits[i])
+        return cache[i]
+
+    captured_rows = None
+    if cap.any() and any(not c.deps.is_empty for c in captured):
+        captured_rows = Deps.union(*[c.deps.reduce_all() for c in captured]).broadcast_row(out_size)
+    results = []
+    for j, t in enumerate(rtypes):
+        parts = [operand_rows(i) for i in np.flatnonzero(closure[j])]
+        if cap[j] and captured_rows is not None:
+            parts.append(captured_rows)
+        results.append(Deps.union(*parts) if parts else ctx.empty(t.size))
+    return results
+
+
+def _window_view(x: np.ndarray, fill, op, out_shape) -> np.ndarray:
+    """The padded operand seen as ``out_shape + window_dimensions`` (a strided view, no copy)."""
+    rank = x.ndim
+    wdims, strides, base, wdil, pad = _window_attrs(op, rank)
+    padded = pad_np(x, fill, [int(v) for v in pad[:, 0]], [int(v) for v in pad[:, 1]], [b - 1 for b in base])
+    extent = [(w - 1) * dl + 1 for w, dl in zip(wdims, wdil)]
+    if any(e > p for e, p in zip(extent, padded.shape)) or 0 in wdims:
+        raise NotFoldable
+    view = np.lib.stride_tricks.sliding_window_view(padded, extent)
+    view = view[tuple(slice(0, o * s, s) if o else slice(0, 0) for o, s in zip(out_shape, strides))]
+    return view[(Ellipsis,) + tuple(slice(None, None, dl) for dl in wdil)]
+
+
+@fold_rule(S + "reduce_window")
+def _reduce_window_fold(ctx, op, consts):
+    """Simple bodies (one add/multiply/max/min/and/or per result) reduce the window view with the ufunc;
+    other elementwise bodies fold by a pairwise tree over the taps (a valid §reduce schedule)."""
+    k = len(consts) // 2
+    inputs, inits = consts[:k], consts[k:]
+    rtypes = ctx.result_types(op)
+    out_shape = rtypes[0].shape
+    rank = len(out_shape)
+    axes = tuple(range(rank, 2 * rank))
+    views = [_window_view(np.asarray(x), np.asarray(i).reshape(()), op, out_shape) for x, i in zip(inputs, inits)]
+    region = op.regions[0]
+    fns = simple_body(region, k)
+    with np.errstate(all="ignore"):
+        if fns is not None:
+            return [fn(fn.reduce(v, axis=axes), np.asarray(i).reshape(())) for fn, v, i in zip(fns, views, inits)]
+        g = int(np.prod(views[0].shape[rank:], dtype=np.int64))
+        xs = [v.reshape(tuple(out_shape) + (g,)) for v in views]
+        while xs[0].shape[-1] > 1:
+            m = xs[0].shape[-1]
+            half = m // 2
+            left = [x[..., 0:2 * half:2] for x in xs]
+            right = [x[..., 1:2 * half:2] for x in xs]
+            comb = [np.broadcast_to(c, left[0].shape) for c in eval_body_np(ctx, region, left + right)]
+            if m % 2:
+                comb = [np.concatenate([c, x[..., -1:]], axis=-1) for c, x in zip(comb, xs)]
+            xs = comb
+        init_b = [np.broadcast_to(np.asarray(i).reshape(()), out_shape) for i in inits]
+        if g == 0:
+            return [np.array(i) for i in init_b]
+        return [np.broadcast_to(r, out_shape) for r in eval_body_np(ctx, region, init_b + [x[..., 0] for x in xs])]
+
+
+# ---------------------------------------------------------------- select_and_scatter
+@deps_rule(S + "select_and_scatter")
+def _select_and_scatter(ctx, op, args):
+    """§select_and_scatter: ``result[e] = init ∪ {source[w] : e ∈ window(w)}`` (the operand only steers the
+    selection: zero derivative).  Sound, and exact when the operand is unknown (any element can win)."""
+    operand, source, init = args
+    (t,) = ctx.result_types(op)
+    rank = len(operand.shape)
+    wdims, strides, _, _, pad = _window_attrs(op, rank, with_dilations=False)
+    deps = source.deps
+    shape = list(source.shape)
+    for d in range(rank):
+        taps = window_taps(operand.shape[d], source.shape[d], wdims[d], strides[d], 1, 1, int(pad[d, 0]), int(pad[d, 1]))
+        r = _relation(taps, operand.shape[d]).T.tocsr()  # operand coordinate -> windows containing it
+        r.sum_duplicates()
+        r.sort_indices()
+        deps = along_dim(deps, tuple(shape), d, r)
+        shape[d] = operand.shape[d]
+    return [_with_init(deps, init)]
+
+
+__all__ = ["window_taps", "along_dim", "windowed"]
