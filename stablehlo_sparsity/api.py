@@ -58,14 +58,24 @@ def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _traceable(value) -> bool:
+    """A keyword value JAX can trace as an array: arrays, NumPy scalars, floats (or pytrees of them)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(value)
+    return bool(leaves) and all(isinstance(v, (np.ndarray, np.generic, jax.Array, float, complex))
+                                and not isinstance(v, (bool, np.bool_)) for v in leaves)
+
+
 def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       on_unknown: str = "error", options: AnalysisOptions | None = None,
                       observer: Callable | None = None, **kwargs) -> Analysis:
     """Lower ``f(*args, **kwargs)`` with ``jax.jit(f).lower`` to StableHLO and analyze its Jacobian pattern.
 
-    Columns are the flattened leaves of ``args[argnums]``; other arguments are unknown values with no
-    columns.  ``kwargs`` are passed to ``f`` as static values.  With ``has_aux`` only the first element
-    of ``f``'s output pair is differentiated.
+    Columns are the flattened leaves of ``args[argnums]``, in ``argnums`` order (as ``jax.jacfwd`` and asdex);
+    other arguments are unknown values with no columns.  Array (and float) ``kwargs`` are unknown values
+    too — the pattern holds for all their values; other ``kwargs`` (bools, ints, strings …) are bound
+    statically.  With ``has_aux`` only the first element of ``f``'s output pair is differentiated.
     """
     import jax
 
@@ -74,18 +84,26 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     argnums_t = _norm_argnums(argnums, len(args))
     opts = options or AnalysisOptions(on_unknown=on_unknown)
 
-    fn = functools.partial(f, **kwargs) if kwargs else f
+    traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
+    static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
+    fn = functools.partial(f, **static_kw) if static_kw else f
     try:
-        lowered = jax.jit(fn, keep_unused=True).lower(*args)
+        try:
+            lowered = jax.jit(fn, keep_unused=True).lower(*args, **traced_kw)
+        except Exception:
+            if not traced_kw:
+                raise
+            # f needs those values concretely (Python control flow on them): bind them statically
+            lowered = jax.jit(functools.partial(f, **kwargs), keep_unused=True).lower(*args)
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     module = lowered.compiler_ir("stablehlo")
 
-    # Flat argument leaves, and which of them are differentiated (columns).
+    # Flat argument leaves (positional leaves come first, then traced kwargs); the selected ones are the
+    # columns, in argnums order.
     leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
-    selected = []
-    for i, leaves in enumerate(leaves_per_arg):
-        selected.extend([i in argnums_t] * len(leaves))
+    starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
+    wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
     out_tree = lowered.out_tree
     if has_aux:
         if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
@@ -96,8 +114,7 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         num_out = out_tree.num_leaves
         out_struct = out_tree
     in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
-    analysis = analyze_module(module, entry="main", wrt=[i for i, s in enumerate(selected) if s],
-                              num_outputs=num_out, options=opts, observer=observer)
+    analysis = analyze_module(module, entry="main", wrt=wrt, num_outputs=num_out, options=opts, observer=observer)
     analysis.in_tree = in_struct
     analysis.out_tree = out_struct
     return analysis
