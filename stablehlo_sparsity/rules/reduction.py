@@ -1,1 +1,397 @@
-"""Placeholder: rules of this family are being written."""
+"""Reductions (StableHLO spec §reduce): the *group union* move, made precise by reading the body.
+
+§reduce applies its ``body`` to the elements of each group (the elements that differ only along
+``dimensions``) in an implementation-defined tree order, with the init values interspersed an
+implementation-defined number of times.  So an output element of result ``j`` can only depend on
+
+* the group's elements of the operands ``i`` that result ``j`` reaches through the body, and
+* those operands' init values.
+
+Which operands a body result reaches is learned by running the body abstractly once, on scalar arguments
+with *symbolic* index sets: body argument ``i`` and ``k + i`` (accumulator and element of operand ``i``)
+get column ``i`` of a tiny lattice of ``k + 1`` columns (the last one stands for values captured from the
+enclosing region).  That gives a ``k × k`` boolean matrix ``M`` (result ``j`` reads operand ``i``); since
+the tree feeds partial results back as arguments, result ``j`` reads every operand in row ``j`` of the
+reflexive-transitive closure ``M*``.  Reflexive because a one-leaf tree returns the leaf itself.
+
+Worked examples::
+
+    sum:     body = add(a0, b0)                    M = [[1]]          result = group(x) ∪ init
+    argmax:  body = (select(p, a0, b0),            M = [[1, 0],       value:  group(x) ∪ init0
+                     select(q, a1, b1))                 [0, 1]]       index:  integer ⇒ dropped
+    mixed:   body = (a0 + b0, a1 * b0)             M = [[1, 0],       result 1 reads operands 0 and 1
+                                                        [1, 1]]
+
+Comparisons in the body have zero derivative, so an argmax's value result does not pick up the index
+operand; integer results get empty index sets anyway.  The grouping itself is one vectorized move: a
+full reduction marks the columns of every part (:func:`union_all_rows`, O(entries + n)), small groups stay
+a lazy :meth:`Deps.group_union_dense`, large groups are merged per row in one pass
+(:func:`group_union_table`).
+
+Folding: bodies made of one ``add``/``multiply``/``maximum``/``minimum``/``and``/``or`` per result fold
+with the matching NumPy ``ufunc.reduce``; other bodies built from elementwise ops (an argmax of constants)
+fold by a vectorized pairwise tree evaluation of the body — a valid schedule under §reduce's
+implementation-defined order.  Anything else is not folded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..attrs import i64_list, positions
+from ..errors import InputError
+from ..interpreter import Interpreter, NotFoldable, _Frame
+from ..lattice import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, gather_csr_rows
+from ..values import AbstractValue, is_differentiable, tensor_type
+from .registry import FOLD_RULES, deps_rule, fold_rule
+
+__all__ = ["reduce_groups", "group_union_table", "group_union_members", "group_union_lists", "union_all_rows", "body_dependence", "simple_body", "eval_body_np",
+           "captured_values"]
+
+S = "stablehlo."
+
+
+# ---------------------------------------------------------------- the grouping move
+def _csr(indptr, indices, k: int, n: int, canonical: bool) -> sp.csr_array:
+    """A bool CSR matrix from our own well-formed arrays; ``canonical=False`` merges repeated entries per row."""
+    dt = np.int32 if max(n, len(indices)) < 2**31 - 1 else np.int64
+    m = sp.csr_array((np.ones(len(indices), bool), np.asarray(indices, dt), np.asarray(indptr, dt)),
+                     shape=(k, n))
+    if canonical:
+        m.has_sorted_indices = True
+        m.has_canonical_format = True
+    else:
+        m.sum_duplicates()  # sorts each row and merges repeats (scipy's C++ per-row pass)
+    return m
+
+
+def _from_csr(m: sp.csr_array) -> Deps:
+    return Deps(m.shape[0], m.shape[1], [CsrPart(m)] if m.nnz else [])
+
+
+def union_all_rows(deps: Deps) -> Deps:
+    """One row: the union of every row (a full reduction), in O(entries + n) with a mark vector.
+
+    Reads the parts directly so nothing of size ``rows × n`` is materialized: index parts contribute their
+    columns, CSR parts the entries of the base rows their row map reaches.
+    """
+    n = deps.n
+    if deps.is_empty:
+        return Deps.empty(1, n)
+    mark = np.zeros(n, bool)
+    for p in deps.parts:
+        if isinstance(p, IndexPart):
+            c = p.cols
+            mark[c[c >= 0]] = True
+        else:
+            base = p.base
+            if p.rowmap is None:
+                mark[base.indices] = True
+            else:
+                used = np.zeros(base.shape[0], bool)
+                rm = p.rowmap
+                used[rm[rm >= 0]] = True
+                mark[base.indices[np.repeat(used, np.diff(base.indptr))]] = True
+    cols = np.flatnonzero(mark)
+    return _from_csr(_csr(np.array([0, len(cols)]), cols, 1, n, canonical=True))
+
+
+def group_union_table(deps: Deps, table) -> Deps:
+    """Row ``i`` = ∪ rows ``table[i, :]`` (``-1`` skipped); see :func:`group_union_members`."""
+    return group_union_members(deps, np.asarray(table, np.int64).T)
+
+
+def group_union_members(deps: Deps, members) -> Deps:
+    """Row ``i`` = ∪ rows ``members[:, i]`` (``-1`` skipped): member-major ``(g, rows)`` group table.
+
+    Member-major because each member row is then one contiguous row map.  Narrow groups stay lazy (one
+    gathered part per member, like :meth:`Deps.group_union_dense`); wide ones are materialized in one
+    vectorized pass — index parts as a ``(rows, g·parts)`` column matrix sorted per row, CSR parts by
+    gathering the members' entries and merging repeats per row — instead of an ``R @ S`` product.
+    """
+    members = np.asarray(members, np.int64)
+    g, k_out = members.shape
+    n = deps.n
+    if deps.is_empty or g == 0 or k_out == 0:
+        return Deps.empty(k_out, n)
+    if g == 1:
+        return deps.gather_rows(members[0])
+    if g * len(deps.parts) <= MAX_LAZY_PARTS:
+        return Deps.union(*[deps.gather_rows(members[j]) for j in range(g)])
+    valid = members >= 0
+    safe = np.where(valid, members, 0)
+    parts = deps.parts
+    if all(isinstance(p, IndexPart) for p in parts):
+        mat = np.empty((k_out, g * len(parts)), np.int64)
+        for i, p in enumerate(parts):  # a loop over parts (few), each a vectorized gather
+            mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1).T
+        mat.sort(axis=1)
+        keep = mat >= 0
+        keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
+        indptr = np.zeros(k_out + 1, np.int64)
+        np.cumsum(keep.sum(axis=1), out=indptr[1:])
+        return _from_csr(_csr(indptr, mat[keep], k_out, n, canonical=True))
+    return group_union_lists(deps, np.arange(0, k_out * g + 1, g, dtype=np.int64),
+                             np.where(valid, members, -1).T.ravel())
+
+
+def group_union_lists(deps: Deps, indptr, members) -> Deps:
+    """Row ``i`` = ∪ rows ``members[indptr[i]:indptr[i+1]]`` (``-1`` skipped): groups of varying size.
+
+    The CSR analogue of :func:`group_union_table`: gather the member rows' entries in one pass, then merge
+    repeats per output row — cost linear in the gathered entries (no ``R @ S`` product).
+    """
+    indptr = np.asarray(indptr, np.int64)
+    k_out = len(indptr) - 1
+    if deps.is_empty or len(members) == 0:
+        return Deps.empty(k_out, deps.n)
+    gathered = gather_csr_rows(deps.to_csr(), np.asarray(members, np.int64))
+    out_indptr = np.asarray(gathered.indptr, np.int64)[indptr]
+    return _from_csr(_csr(out_indptr, gathered.indices, k_out, deps.n, canonical=False))
+
+
+def reduce_groups(deps: Deps, shape, dims) -> Deps:
+    """Rows of the reduced shape: row ``o`` is the union of the operand rows that ``dims`` collapse onto it.
+
+    The group table is a position map: move the reduced dimensions first, so column ``o`` of
+    ``positions(shape).transpose(dims + kept).reshape(g, out)`` lists group ``o``'s operand elements.
+    """
+    shape = tuple(int(s) for s in shape)
+    dims = sorted(int(d) for d in dims)
+    kept = [d for d in range(len(shape)) if d not in dims]
+    out_size = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+    g = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    if deps.is_empty or g == 0 or out_size == 0:
+        return Deps.empty(out_size, deps.n)
+    if out_size == 1:
+        return union_all_rows(deps)
+    if not dims:
+        return deps
+    members = positions(shape).transpose(dims + kept).reshape(g, out_size)
+    return group_union_members(deps, members)
+
+
+# ---------------------------------------------------------------- reading the body
+def _defined_inside(region, acc: set) -> None:
+    for block in region.blocks:
+        for a in block.arguments:
+            acc.add(a)
+        for op in block.operations:
+            for r in op.results:
+                acc.add(r)
+            for inner in op.regions:
+                _defined_inside(inner, acc)
+
+
+def _used_inside(region, acc: list) -> None:
+    for block in region.blocks:
+        for op in block.operations:
+            acc.extend(op.operands)
+            for inner in op.regions:
+                _used_inside(inner, acc)
+
+
+def captured_values(region) -> list:
+    """SSA values a region reads from its enclosing scope (StableHLO bodies are not isolated from above)."""
+    inside: set = set()
+    _defined_inside(region, inside)
+    used: list = []
+    _used_inside(region, used)
+    out, seen = [], set()
+    for v in used:
+        if v not in inside and v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """Which operands each result of a reduction body reaches, after any number of applications.
+
+    Returns ``(C, cap, captured)``: ``C[j, i]`` — result ``j`` may depend on operand ``i`` (the
+    reflexive-transitive closure of one application); ``cap[j]`` — result ``j`` may depend on a value
+    captured from outside the body; ``captured`` — those outer values' abstract values.
+
+    Body argument ``i`` and ``k + i`` both stand for operand ``i`` (accumulator and element are
+    interchangeable under §reduce's implementation-defined tree order).
+    """
+    block = list(region.blocks)[0]
+    bargs = list(block.arguments)
+    if len(bargs) != 2 * k:
+        raise InputError(f"reduction body takes {len(bargs)} arguments for {k} operands", None)
+    width = k + 1  # column k: anything captured from the enclosing region
+    sub = Interpreter(ctx.module, width, ctx.options)
+    outer_env = {}
+    captured = []
+    for v in captured_values(region):
+        av = ctx.value(v)
+        captured.append(av)
+        deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
+        outer_env[v] = AbstractValue(av.type, deps, av.const)
+    args = []
+    for i, ba in enumerate(bargs):
+        t = tensor_type(ba.type)
+        args.append(AbstractValue(t, Deps.identity(1, width, i % k).broadcast_row(t.size)))
+    sub._frames.append(_Frame(env=outer_env))
+    results = sub.run_region(region, args, new_frame=True)
+    if hasattr(ctx, "warned"):
+        ctx.warned.extend(sub.warned)
+    reach = np.zeros((k, width), dtype=bool)
+    for j, r in enumerate(results[:k]):
+        if not r.deps.is_empty:
+            reach[j, union_all_rows(r.deps).to_csr().indices] = True
+    m = reach[:, :k]
+    closure = np.eye(k, dtype=bool)
+    while True:  # at most k rounds: the closure over a k-node graph
+        nxt = closure | ((closure.astype(np.int64) @ m.astype(np.int64)) > 0)
+        if np.array_equal(nxt, closure):
+            break
+        closure = nxt
+    cap = (closure.astype(np.int64) @ reach[:, k].astype(np.int64)) > 0
+    return closure, cap, captured
+
+
+#: Bodies that are one binary op per result fold with these reductions (bool and/or via bitwise ops).
+_SIMPLE = {
+    S + "add": np.add,
+    S + "multiply": np.multiply,
+    S + "maximum": np.maximum,
+    S + "minimum": np.minimum,
+    S + "and": np.bitwise_and,
+    S + "or": np.bitwise_or,
+}
+
+
+def simple_body(region, k: int):
+    """The NumPy ufunc of each result if result ``j`` is ``op(arg j, arg k+j)`` for a simple ``op``, else None."""
+    block = list(region.blocks)[0]
+    bargs = list(block.arguments)
+    ops = list(block.operations)
+    ret = ops[-1]
+    if len(ops) != k + 1 or len(list(ret.operands)) != k:
+        return None
+    fns = []
+    for j, (bop, v) in enumerate(zip(ops[:-1], ret.operands)):
+        name = bop.operation.name
+        if name not in _SIMPLE or len(bop.results) != 1 or bop.results[0] != v:
+            return None
+        operands = list(bop.operands)
+        if len(operands) != 2 or {operands[0], operands[1]} != {bargs[j], bargs[k + j]}:
+            return None
+        fns.append(_SIMPLE[name])
+    return fns
+
+
+def _elementwise_names() -> frozenset:
+    from .elementwise import ELEMENTWISE
+
+    return frozenset(S + n for n in ELEMENTWISE) | {S + "select", S + "clamp", S + "compare", S + "convert",
+                                                    S + "constant"}
+
+
+def eval_body_np(ctx, region, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Evaluate an elementwise body on whole arrays at once (each body op's fold rule broadcasts)."""
+    allowed = _elementwise_names()
+    block = list(region.blocks)[0]
+    env = dict(zip(block.arguments, arrays))
+    for bop in block.operations:
+        name = bop.operation.name
+        if name == "stablehlo.return":
+            return [env[v] for v in bop.operands]
+        if name not in allowed or len(bop.regions) or name not in FOLD_RULES:
+            raise NotFoldable
+        vals = []
+        for v in bop.operands:
+            if v in env:
+                vals.append(env[v])
+            else:
+                c = ctx.value(v).const
+                if c is None:
+                    raise NotFoldable
+                vals.append(np.asarray(c))
+        (out,) = FOLD_RULES[name](ctx, bop, vals)
+        env[bop.results[0]] = np.asarray(out)
+    raise NotFoldable
+
+
+# ---------------------------------------------------------------- reduce
+def _split(op, args):
+    k = len(args) // 2
+    return k, args[:k], args[k:]
+
+
+@deps_rule(S + "reduce")
+def _reduce(ctx, op, args):
+    """§reduce: result ``j`` = ∪ over operands ``i`` in ``M*[j]`` of (group rows of input ``i`` ∪ init ``i``)."""
+    k, inputs, inits = _split(op, args)
+    dims = i64_list(op, "dimensions")
+    rtypes = ctx.result_types(op)
+    closure, cap, captured = body_dependence(ctx, op.regions[0], k)
+    out_size = rtypes[0].size
+    grouped: dict[int, Deps] = {}
+
+    def operand_rows(i: int) -> Deps:
+        if i not in grouped:
+            g = reduce_groups(inputs[i].deps, inputs[i].shape, dims)
+            if not inits[i].deps.is_empty:
+                g = Deps.union(g, union_all_rows(inits[i].deps).broadcast_row(out_size))
+            grouped[i] = g
+        return grouped[i]
+
+    captured_rows = None
+    if cap.any() and any(not c.deps.is_empty for c in captured):
+        captured_rows = Deps.union(*[union_all_rows(c.deps) for c in captured]).broadcast_row(out_size)
+    results = []
+    for j, t in enumerate(rtypes):
+        if not is_differentiable(t.dtype):  # an argmax's index: zero derivative, skip the grouping work
+            results.append(ctx.empty(t.size))
+            continue
+        parts = [operand_rows(i) for i in np.flatnonzero(closure[j])]
+        if cap[j] and captured_rows is not None:
+            parts.append(captured_rows)
+        results.append(Deps.union(*parts) if parts else ctx.empty(t.size))
+    return results
+
+
+@fold_rule(S + "reduce")
+def _reduce_fold(ctx, op, consts):
+    k, inputs, inits = _split(op, consts)
+    dims = tuple(sorted(i64_list(op, "dimensions")))
+    region = op.regions[0]
+    if any(inputs[0].shape[d] == 0 for d in dims):  # empty groups: the result is the init value
+        return [np.broadcast_to(np.asarray(i).reshape(()), t.shape).copy()
+                for i, t in zip(inits, ctx.result_types(op))]
+    fns = simple_body(region, k)
+    if fns is not None:
+        out = []
+        for fn, x, init in zip(fns, inputs, inits):
+            with np.errstate(all="ignore"):
+                out.append(fn(fn.reduce(np.asarray(x), axis=dims), np.asarray(init).reshape(())))
+        return out
+    return _tree_fold(ctx, region, inputs, inits, dims)
+
+
+def _tree_fold(ctx, region, inputs, inits, dims):
+    """Pairwise tree evaluation of an elementwise body, vectorized over all groups at once."""
+    nd = inputs[0].ndim
+    kept = [d for d in range(nd) if d not in dims]
+    out_shape = tuple(inputs[0].shape[d] for d in kept)
+    g = int(np.prod([inputs[0].shape[d] for d in dims], dtype=np.int64))
+    xs = [np.asarray(x).transpose(kept + list(dims)).reshape(out_shape + (g,)) for x in inputs]
+    with np.errstate(all="ignore"):
+        while xs[0].shape[-1] > 1:
+            m = xs[0].shape[-1]
+            half = m // 2
+            left = [x[..., 0:2 * half:2] for x in xs]
+            right = [x[..., 1:2 * half:2] for x in xs]
+            combined = eval_body_np(ctx, region, left + right)
+            combined = [np.broadcast_to(c, left[0].shape) for c in combined]
+            if m % 2:
+                combined = [np.concatenate([c, x[..., -1:]], axis=-1) for c, x in zip(combined, xs)]
+            xs = combined
+        init_b = [np.broadcast_to(np.asarray(i).reshape(()), out_shape) for i in inits]
+        if g == 0:
+            return [np.array(i) for i in init_b]
+        res = eval_body_np(ctx, region, init_b + [x[..., 0] for x in xs])
+    return [np.broadcast_to(r, out_shape) for r in res]
