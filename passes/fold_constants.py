@@ -1,0 +1,178 @@
+"""``sparsity-fold-constants``: show what the constant lattice resolves, in the IR itself.
+
+Runs the interpreter's constant lattice over every function (arguments unknown; see
+:mod:`stablehlo_sparsity.folding.constants`) and then either
+
+* annotates each op whose results are known constants with the discardable attribute ``sparsity.const``
+  (a ``DenseElementsAttr`` for small or splat values, a short summary string for big ones; an array of
+  them, with ``unit`` for unknown results, on multi-result ops), or
+* with ``materialize=True``, replaces every use of a folded value by a new ``stablehlo.constant`` and erases
+  the ops (and original constants) left dead, so the module shows exactly what was resolved.
+
+``stablehlo.constant`` ops themselves are not counted.  Usable from Python
+(:func:`fold_constants`) and as a Python-defined MLIR pass (:func:`run_pass`)::
+
+    pm = PassManager("builtin.module")
+    pm.add(run_pass, name="sparsity-fold-constants", argument="sparsity-fold-constants")
+    pm.run(module.operation)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stablehlo_sparsity.folding.constants import observe_constants
+
+__all__ = ["fold_constants", "run_pass", "make_pass", "ATTR", "ANNOTATE_MAX_ELEMENTS", "PASS_NAME"]
+
+PASS_NAME = "sparsity-fold-constants"
+#: The discardable attribute carrying a folded value.
+ATTR = "sparsity.const"
+_DEAD = "sparsity.fold_dead"  # temporary marker of fully materialized ops
+#: Non-splat values above this many elements are annotated with a summary instead of their elements.
+ANNOTATE_MAX_ELEMENTS = 16
+
+
+def _module_op(module):
+    from jaxlib.mlir import ir
+
+    if isinstance(module, ir.Module):
+        return module.operation
+    return module.operation if hasattr(module, "operation") else module
+
+
+def _dense_attr(arr: np.ndarray, mlir_type):
+    """A ``DenseElementsAttr`` of exactly the result's type, or ``None`` if the bindings cannot build it."""
+    from jaxlib.mlir import ir
+
+    try:
+        rt = ir.RankedTensorType(mlir_type)
+        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=rt.element_type, shape=list(rt.shape))
+    except Exception:  # noqa: BLE001 — e.g. element types the bindings cannot encode
+        return None
+    return attr if attr.type == mlir_type else None
+
+
+def _summary(arr: np.ndarray, mlir_type) -> str:
+    text = f"{mlir_type}"
+    if arr.size and arr.dtype.kind in "iufb":
+        text += f" min={arr.min()} max={arr.max()}"
+    if arr.size and arr.dtype.kind in "iuf":
+        text += f" nonzeros={int(np.count_nonzero(arr))}"
+    return text
+
+
+def _annotation(arr: np.ndarray, mlir_type):
+    from jaxlib.mlir import ir
+
+    attr = _dense_attr(arr, mlir_type)
+    if attr is not None and (arr.size <= ANNOTATE_MAX_ELEMENTS or attr.is_splat):
+        return attr
+    return ir.StringAttr.get(_summary(arr, mlir_type))
+
+
+def _walk(op, out: list) -> None:
+    """Every op nested in ``op``, in pre-order."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                out.append(inner.operation)
+                _walk(inner.operation, out)
+
+
+def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_000_000) -> int:
+    """Fold every value the constant lattice resolves; returns how many values were folded.
+
+    module: an ``ir.Module`` or a ``builtin.module`` operation (changed in place).
+    materialize: replace folded values by ``stablehlo.constant`` ops and erase dead ops, instead of
+        annotating them with ``sparsity.const``.
+    max_elements: values larger than this are not folded.
+    """
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    mop = _module_op(module)
+    lattice = observe_constants(mop, max_elements=max_elements)
+    ops: list = []
+    _walk(mop, ops)
+    count = 0
+    with mop.context:
+        for op in ops:
+            if op.name == "stablehlo.constant" or len(op.results) == 0:
+                continue
+            consts = [lattice.value(r) for r in op.results]
+            if all(c is None for c in consts):
+                continue
+            if materialize:
+                replaced = 0
+                for r, c in zip(op.results, consts):
+                    if c is None:
+                        continue
+                    attr = _dense_attr(c, r.type)
+                    if attr is None:
+                        continue
+                    replaced += 1
+                    if list(r.uses):
+                        with ir.InsertionPoint(op), op.location:
+                            new = stablehlo.ConstantOp(attr)
+                        r.replace_all_uses_with(new.result)
+                count += replaced
+                if replaced == len(op.results):
+                    op.attributes[_DEAD] = ir.UnitAttr.get()
+            else:
+                items = [(_annotation(c, r.type) if c is not None else ir.UnitAttr.get())
+                         for r, c in zip(op.results, consts)]
+                op.attributes[ATTR] = items[0] if len(items) == 1 else ir.ArrayAttr.get(items)
+                count += sum(c is not None for c in consts)
+        if materialize:
+            _erase_dead(mop)
+    return count
+
+
+def _erase_dead(mop) -> None:
+    """Erase folded ops and constants whose results have no uses left.
+
+    In reverse pre-order users go before the values they use, so one sweep erases whole dead chains
+    (including the constants just created for uses by ops that are themselves folded).
+    """
+    ops: list = []
+    _walk(mop, ops)
+    for op in reversed(ops):
+        marked = _DEAD in op.attributes
+        if not marked and op.name != "stablehlo.constant":
+            continue
+        if any(True for r in op.results for _ in r.uses):
+            if marked:
+                del op.attributes[_DEAD]
+            continue
+        op.erase()
+
+
+def run_pass(op, pass_) -> None:
+    """The MLIR pass entry (annotate mode): ``PassManager.add(run_pass, name=..., argument=...)``."""
+    _run(op, pass_, materialize=False)
+
+
+def run_pass_materialize(op, pass_) -> None:
+    """The MLIR pass entry, materializing folded values as ``stablehlo.constant`` ops."""
+    _run(op, pass_, materialize=True)
+
+
+def _run(op, pass_, materialize: bool, max_elements: int = 10_000_000) -> None:
+    try:
+        fold_constants(op, materialize=materialize, max_elements=max_elements)
+    except Exception as e:  # noqa: BLE001 — report through MLIR's diagnostics and fail the pipeline
+        try:
+            op.location.emit_error(f"{PASS_NAME}: {type(e).__name__}: {e}")
+        finally:
+            pass_.signal_pass_failure()
+
+
+def make_pass(*, materialize: bool = False, max_elements: int = 10_000_000):
+    """A pass callable with the given options, for ``PassManager.add``."""
+
+    def run(op, pass_):
+        _run(op, pass_, materialize=materialize, max_elements=max_elements)
+
+    run.__name__ = "sparsity_fold_constants"
+    return run
