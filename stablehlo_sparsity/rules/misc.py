@@ -9,8 +9,9 @@ markers, and collectives of a single-device program.
   ``b`` — not on nothing.  §rng_bit_generator: bits of an integer state, no dependence.
 * §composite: the op means its ``decomposition`` function, analyzed through the call machinery.
 * CHLO (``chlo.*``, JAX's ``lax.erf_inv``, ``lgamma``, ``digamma``, ``bessel_i1e``, ``polygamma``, ``zeta``,
-  ``top_k`` …): elementwise ops take the *union* move (with NumPy/SciPy folding), the ``broadcast_*`` family
-  maps its operands through NumPy-style (or ``broadcast_dimensions``) broadcasting first.
+  ``top_k`` …): elementwise ops take the *union* move (NumPy folding, none for special functions), the
+  ``broadcast_*`` family maps its operands through NumPy-style (or ``broadcast_dimensions``) broadcasting
+  first.  (``chlo.top_k`` lives with §sort in :mod:`.sorting`.)
 * Dynamic-shape ops (§dynamic_broadcast_in_dim, §dynamic_reshape, §dynamic_iota, §dynamic_pad,
   §real_dynamic_slice, §get_dimension_size …): with static result types and known shape operands they are
   their static twins; otherwise :class:`~stablehlo_sparsity.errors.DynamicShapeError` (a dynamic result type
@@ -29,12 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, enum_text, i64_list, int_attr, positions
+from ..attrs import dense_array, i64_list, int_attr, positions
 from ..errors import DynamicShapeError, UnsupportedOpError
-from ..interpreter import NotFoldable
 from ..lattice import Deps
 from ..values import AbstractValue
-from .linalg import batch_union
 from .registry import DEPS_RULES, FOLD_RULES, deps_rule, fold_rule
 
 S = "stablehlo."
@@ -152,25 +151,6 @@ def _drop_rule(ctx, op, args):
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
-def _special(name):
-    def f(*xs):
-        import scipy.special as sc
-
-        with np.errstate(all="ignore"):
-            return getattr(sc, name)(*xs)
-
-    return f
-
-
-def _polygamma(n, x):
-    import scipy.special as sc
-
-    if not np.all(np.equal(np.mod(n, 1), 0)) or np.any(n < 0):
-        raise NotFoldable  # chlo.polygamma of a non-integer order: leave it to the index-set rule
-    with np.errstate(all="ignore"):
-        return sc.polygamma(n.astype(np.int64), x)
-
-
 def _np(fn):
     def f(*xs):
         with np.errstate(all="ignore"):
@@ -179,16 +159,17 @@ def _np(fn):
     return f
 
 
-#: chlo elementwise op -> (derivative kind, NumPy/SciPy folder or None)
+#: chlo elementwise op -> (derivative kind, NumPy folder or None)
 CHLO_ELEMENTWISE = {
     "acos": ("all", _np(np.arccos)), "acosh": ("all", _np(np.arccosh)), "asin": ("all", _np(np.arcsin)),
     "asinh": ("all", _np(np.arcsinh)), "atan": ("all", _np(np.arctan)), "atanh": ("all", _np(np.arctanh)),
     "cosh": ("all", _np(np.cosh)), "sinh": ("all", _np(np.sinh)), "tan": ("all", _np(np.tan)),
     "square": ("all", _np(lambda x: x * x)), "conj": ("all", np.conj),
-    "erf": ("all", _special("erf")), "erfc": ("all", _special("erfc")), "erf_inv": ("all", _special("erfinv")),
-    "lgamma": ("all", _special("gammaln")), "digamma": ("all", _special("psi")),
-    "bessel_i1e": ("all", _special("i1e")), "polygamma": ("all", _polygamma),
-    "zeta": ("all", _special("zeta")), "next_after": ("all", _np(np.nextafter)),
+    # Special functions are not folded: XLA's approximations and SciPy's differ in the last bits, and a
+    # folded constant must be the value the program computes.
+    "erf": ("all", None), "erfc": ("all", None), "erf_inv": ("all", None), "lgamma": ("all", None),
+    "digamma": ("all", None), "bessel_i1e": ("all", None), "polygamma": ("all", None), "zeta": ("all", None),
+    "next_after": ("all", _np(np.nextafter)),
     "_asin_acos_kernel": ("all", None),
     "is_inf": ("none", np.isinf), "is_neg_inf": ("none", lambda x: np.isneginf(x)),
     "is_pos_inf": ("none", lambda x: np.isposinf(x)),
@@ -266,13 +247,6 @@ def _chlo_constant(ctx, op, args):
     arr = dense_array(op.attributes["value"])
     const = None if arr is None else np.asarray(arr).reshape(t.shape).astype(t.dtype)
     return [AbstractValue(t, ctx.empty(t.size), const)]
-
-
-def _top_k(ctx, op, args):
-    """``chlo.top_k``: the k largest along the last dim — each value depends on its whole row (the ranking
-    reads every element), and no other row; indices are integers."""
-    (x,) = args
-    return batch_union(ctx, [x], len(x.shape) - 1, ctx.result_types(op))
 
 
 # ====================================================================== dynamic shapes
@@ -474,6 +448,5 @@ def _broadcast_fold(ctx, op, consts):
 
 
 _register_if_free(S + "broadcast", _broadcast, _broadcast_fold)
-_register_if_free(C + "top_k", _top_k)
 _register_if_free(C + "constant_like", _constant_like)
 _register_if_free(C + "constant", _chlo_constant)
