@@ -6,7 +6,7 @@
 
 Detection time includes tracing and lowering (what a user pays): every call wraps the function in a fresh
 lambda, so neither tool reuses a cached trace.  "first" is the first call at that size, "best" the best of
-``--repeat`` further calls.  Ratio = asdex best / ours best.  The index arrays are NumPy constants, which JAX
+all calls (the first and ``--repeat`` / ``--asdex-repeat`` more).  Ratio = asdex best / ours best.  The index arrays are NumPy constants, which JAX
 embeds in the program and normalizes (negative-index handling) with compare/select/add chains: our constant
 lattice folds them, so each gather is an exact permutation.
 """

@@ -326,3 +326,18 @@ func.func @main(%a: tensor<5xf64>, %u: tensor<1x3xf64>) -> tensor<5xf64> {
     exp[np.arange(5), np.arange(5)] = True
     exp[3, 5] = exp[4, 6] = True
     assert np.array_equal(p, exp)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_2d_indices_with_duplicates_and_out_of_bounds(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(2, 5, size=2))
+    k = 6
+    rows = jnp.asarray(rng.integers(-shape[0] - 2, shape[0] + 2, size=k))
+    cols = jnp.asarray(rng.integers(-shape[1] - 2, shape[1] + 2, size=k))
+    x = jnp.ones(shape)
+    src = lambda x: jnp.tanh(x.ravel()[:k] * x.ravel()[::-1][:k])
+    assert_sound(lambda x: x.at[rows, cols].add(src(x), mode="drop"), x, exact=True)
+    assert_sound(lambda x: x.at[rows, cols].set(src(x), mode="drop") * x, x)
+    assert_sound(lambda x: jnp.sin(x.at[rows, cols].get(mode="fill", fill_value=0.0)) + x.ravel()[:k], x, exact=True)
+    assert_sound(lambda x: x.at[rows].get(mode="clip") ** 2, x, exact=True)
