@@ -437,6 +437,14 @@ with np.errstate(all="ignore"):  # the edge-case inputs overflow on purpose (1e3
     FOLD_CASES.append(_case("add", [cplx(SPECIAL64, OTHER64), cplx(OTHER64, SPECIAL64)], oracles=XLA))
     for _n in ["add", "multiply", "maximum", "divide"]:
         FOLD_CASES.append(_case(_n, [SPECIAL64.astype(BF16), OTHER64.astype(BF16)], oracles=XLA))
+    _RP_INPUT = np.concatenate([np.random.default_rng(0).standard_normal(16) * 10.0 ** np.arange(-8, 8),
+                                [0.0, -0.0, np.inf, -np.inf, 1e-40, 65520.0, 1.0009765625, 1.00048828125,
+                                 1.00146484375, 3e38, 1e-310, 2.0 ** -14, 2.0 ** -15, 2.0 ** -24]])
+    for _e, _m in [(5, 10), (8, 7), (4, 3), (2, 1), (5, 0), (11, 52)]:
+        for _x in (_RP_INPUT, _RP_INPUT.astype(np.float32)):
+            FOLD_CASES.append(_case("reduce_precision", [_x], attrs=f"exponent_bits = {_e} : i32, "
+                                    f"mantissa_bits = {_m} : i32", oracles=REF_XLA if _e == 4 else REF))
+    FOLD_CASES.append(_case("reduce_precision", [SPECIAL64], attrs="exponent_bits = 5 : i32, mantissa_bits = 2 : i32"))
     FOLD_CASES.append(_case("bitcast_convert", [SPECIAL64], out_type="tensor<12x2xf32>"))
     FOLD_CASES.append(_case("bitcast_convert", [SPECIAL32.reshape(6, 2)], out_type="tensor<6xf64>"))
     FOLD_CASES.append(_case("bitcast_convert", [I32], out_type="tensor<10xf32>"))
@@ -513,6 +521,14 @@ def test_implementation_defined_results_are_not_folded(name, inputs, out_type):
     """Division by zero, INT_MIN / -1, 0 ** -1, complex remainder: the spec leaves them open, so the value
     stays unknown (and its index sets empty: integer results carry no derivative anyway)."""
     (got,) = run_fold(one_op(name, inputs, out_type), inputs, [out_type])
+    assert got is None
+
+
+def test_reduce_precision_of_nan_without_mantissa_is_not_folded():
+    """e5m0: the reference interpreter turns NaN into +inf, XLA keeps NaN — no value is guessed."""
+    x = np.array([np.nan, 1.5])
+    attrs = "exponent_bits = 5 : i32, mantissa_bits = 0 : i32"
+    (got,) = run_fold(one_op("reduce_precision", [x], "tensor<2xf64>", attrs), [x], ["tensor<2xf64>"])
     assert got is None
 
 

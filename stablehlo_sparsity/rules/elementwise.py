@@ -481,3 +481,45 @@ def _bitcast_fold(ctx, op, consts):
     if a.dtype == np.bool_ or t.dtype == np.bool_:
         raise NotFoldable  # i1 has no fixed bit layout
     return [np.ascontiguousarray(a).view(t.dtype).reshape(t.shape)]
+
+
+_MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+
+
+@fold_rule(S + "reduce_precision")
+def _reduce_precision_fold(ctx, op, consts):
+    """§reduce_precision on the bit pattern: round the mantissa to ``mantissa_bits`` (ties to even), then
+    overflow to ±inf / underflow to ±0 outside the range of ``exponent_bits`` (XLA's algorithm, checked
+    against the reference interpreter and XLA)."""
+    from ..attrs import int_attr
+
+    (x,) = consts
+    if x.dtype.name not in _MANTISSA_BITS:
+        raise NotFoldable
+    exp_bits, mant_bits = int_attr(op, "exponent_bits"), int_attr(op, "mantissa_bits")
+    nbits = _bits(x.dtype)
+    src_mant = _MANTISSA_BITS[x.dtype.name]
+    src_exp = nbits - 1 - src_mant
+    u = x.view(_udt(x.dtype)).astype(np.uint64)
+    one = np.uint64(1)
+    if mant_bits < src_mant:
+        shift = np.uint64(src_mant - mant_bits)
+        last = one << shift
+        bias = ((u & last) >> shift) + (last >> one) - one  # ties to even: +1 more when the kept LSB is odd
+        u = ((u + bias) & ~(last - one)) & np.uint64((1 << nbits) - 1)
+    if exp_bits < src_exp:
+        exp_mask = np.uint64(((1 << src_exp) - 1) << src_mant)
+        exp_bias = (1 << (src_exp - 1)) - 1
+        reduced_bias = (1 << (exp_bits - 1)) - 1
+        x_exp = u & exp_mask
+        sign = u & np.uint64(1 << (nbits - 1))
+        over = x_exp > np.uint64((exp_bias + reduced_bias) << src_mant)
+        under = x_exp <= np.uint64((exp_bias - reduced_bias) << src_mant)
+        u = np.where(over, sign | exp_mask, np.where(under, sign, u))
+    out = u.astype(_udt(x.dtype)).view(x.dtype)
+    # A NaN stays NaN (rounding could carry it to inf or past the sign bit).  With no mantissa bit left the
+    # reference interpreter returns +inf and XLA keeps the NaN: such a value is not folded.
+    nan = np.isnan(x)
+    if mant_bits == 0 and nan.any():
+        raise NotFoldable
+    return [np.where(nan, x, out)]
