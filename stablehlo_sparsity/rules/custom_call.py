@@ -89,6 +89,9 @@ def _batched(core_rank: int = 2):
     """Conservative within each matrix, independent across the batch."""
 
     def rule(ctx, op, args):
+        """Factorizations (LU/QR on TPU, eigen- and singular value decompositions, Schur, Hessenberg,
+        tridiagonal reduction …): every output element of a batch index depends on every input element of
+        that batch index — conservative within a matrix, independent across the batch."""
         return batch_union(ctx, args, _num_batch_dims(op, args, core_rank), ctx.result_types(op))
 
     rule.kind = "conservative"  # type: ignore[attr-defined]
@@ -235,7 +238,8 @@ _identity.kind = "identity"  # type: ignore[attr-defined]
 
 
 def _no_derivative(ctx, op, args):
-    """Results carry no dependence on differentiable inputs (uninitialized buffers, random bits, assertions)."""
+    """Results carry no dependence on differentiable inputs (uninitialized buffers, random bits, integer
+    permutations, assertions)."""
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
@@ -300,7 +304,7 @@ def _build_table() -> dict[str, Callable]:
             t[f"{prefix}_{routine}_ffi"] = dense
         t[f"{prefix}_potrf_ffi"] = _potrf
     for prefix in ("cu", "hip"):
-        t[f"{prefix}_lu_pivots_to_permutation"] = _batched(1)  # integers only
+        t[f"{prefix}_lu_pivots_to_permutation"] = _no_derivative  # integers only
         t[f"{prefix}_threefry2x32_ffi"] = _no_derivative
         t[f"{prefix}hybrid_eig_real"] = dense
         t[f"{prefix}hybrid_eig_comp"] = dense

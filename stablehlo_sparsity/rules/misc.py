@@ -8,6 +8,7 @@ markers, and collectives of a single-device program.
   ``a + (b − a)·u`` / ``a + b·z`` for hidden ``u``, ``z``, so every element depends on the (scalar) ``a`` and
   ``b`` — not on nothing.  §rng_bit_generator: bits of an integer state, no dependence.
 * §composite: the op means its ``decomposition`` function, analyzed through the call machinery.
+* §map: elementwise; the union over the operands its computation reaches (read off the body once).
 * CHLO (``chlo.*``, JAX's ``lax.erf_inv``, ``lgamma``, ``digamma``, ``bessel_i1e``, ``polygamma``, ``zeta``,
   ``top_k`` …): elementwise ops take the *union* move (NumPy folding, none for special functions), the
   ``broadcast_*`` family maps its operands through NumPy-style (or ``broadcast_dimensions``) broadcasting
@@ -138,6 +139,41 @@ def _composite(ctx, op, args):
 
     callee = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
     return ctx.call(callee, args)
+
+
+# ====================================================================== map
+def _map(ctx, op, args):
+    """§map: ``result[e] = computation(inputs…[e])`` — the union over the operands the computation reaches
+    (found by running it once on symbolic scalars: operand ``i`` is column ``i`` of a ``k + 1``-column
+    lattice, the last column standing for values captured from the enclosing region)."""
+    from ..interpreter import Interpreter, _Frame
+    from ..values import tensor_type
+    from .reduction import captured_values, union_all_rows
+
+    (t,) = ctx.result_types(op)
+    region = op.regions[0]
+    k = len(args)
+    width = k + 1
+    sub = Interpreter(ctx.module, width, ctx.options)
+    outer_env, captured = {}, []
+    for v in captured_values(region):
+        av = ctx.value(v)
+        captured.append(av)
+        deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
+        outer_env[v] = AbstractValue(av.type, deps, av.const)
+    block = list(region.blocks)[0]
+    sym = []
+    for i, ba in enumerate(block.arguments):
+        bt = tensor_type(ba.type)
+        sym.append(AbstractValue(bt, Deps.identity(1, width, i).broadcast_row(bt.size)))
+    sub._frames.append(_Frame(env=outer_env))
+    (res,) = sub.run_region(region, sym, new_frame=True)
+    ctx.warned.extend(sub.warned)
+    reach = set(union_all_rows(res.deps).to_csr().indices.tolist()) if not res.deps.is_empty else set()
+    parts = [args[i].deps for i in range(k) if i in reach and not args[i].deps.is_empty]
+    if k in reach:
+        parts += [c.deps.reduce_all().broadcast_row(t.size) for c in captured if not c.deps.is_empty]
+    return [Deps.union(*parts) if parts else ctx.empty(t.size)]
 
 
 # ====================================================================== CHLO
@@ -448,5 +484,6 @@ def _broadcast_fold(ctx, op, consts):
 
 
 _register_if_free(S + "broadcast", _broadcast, _broadcast_fold)
+_register_if_free(S + "map", _map)
 _register_if_free(C + "constant_like", _constant_like)
 _register_if_free(C + "constant", _chlo_constant)

@@ -1,0 +1,309 @@
+"""Generate ``docs/coverage.md``: every op of the StableHLO spec, the other ops of jaxlib's StableHLO and CHLO
+dialects, and every known ``custom_call`` target, with the kind of its sparsity rule.
+
+The table is computed, not written by hand: whether an op has a rule (and in which module) comes from the
+live registry (``rules.DEPS_RULES`` / ``FOLD_RULES``); elementwise kinds come from the elementwise family's own
+table (``ELEMENTWISE``, ``ZERO_WHERE``); custom-call kinds from each target rule's ``kind``.  Only the words
+for the other ops live here (:data:`KINDS`, :data:`REFUSED`); an op that gains a rule without a word here is
+listed as *unclassified* (``--check`` fails on it), and an op listed here that has no rule shows as an error.
+
+Usage::
+
+    python tools/coverage_table.py            # write docs/coverage.md
+    python tools/coverage_table.py --check    # exit 1 if the file is stale or a rule is unclassified
+    python tools/coverage_table.py --stdout   # print instead of writing
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "coverage.md"
+
+#: The ops of the StableHLO specification (openxla/stablehlo ``docs/spec.md``, "Ops" section, at commit
+#: 3c9301c1, 2026-08-13), in the spec's order.
+SPEC_OPS = """
+abs add after_all all_gather all_reduce all_to_all and async_done async_start atan2 batch_norm_grad
+batch_norm_inference batch_norm_training bitcast_convert broadcast_in_dim case cbrt ceil cholesky clamp
+collective_broadcast collective_permute collective_reduce compare complex composite concatenate constant
+convert convolution cosine count_leading_zeros custom_call divide dot_general dynamic_broadcast_in_dim
+dynamic_conv dynamic_gather dynamic_iota dynamic_pad dynamic_reshape dynamic_slice dynamic_update_slice
+exponential exponential_minus_one fft floor gather get_dimension_size get_tuple_element if imag infeed iota
+is_finite log log_plus_one logistic map maximum minimum multiply negate not optimization_barrier or outfeed
+pad partition_id popcnt power real recv reduce reduce_precision reduce_scatter reduce_window remainder
+replica_id reshape reverse rng rng_bit_generator round_nearest_afz round_nearest_even rsqrt scatter select
+select_and_scatter send shift_left shift_right_arithmetic shift_right_logical sign sine slice sort sqrt
+subtract tan tanh transpose triangular_solve tuple uniform_dequantize uniform_quantize while xor
+""".split()
+
+#: Region terminators: part of their parent op, not ops with a rule.
+TERMINATORS = {"stablehlo.return", "func.return"}
+
+EXACT, VALUE, CONS, ZERO, ERROR = "exact", "value-aware exact", "conservative", "zero-derivative", "error"
+
+#: op -> (kind, note) for ops whose kind is not derived from a family table.
+KINDS: dict[str, tuple[str, str]] = {
+    # structural: rows by index map (position maps)
+    **{f"stablehlo.{o}": (EXACT, "rows by index map") for o in
+       ("broadcast_in_dim", "concatenate", "pad", "reshape", "reverse", "slice", "transpose", "broadcast")},
+    "stablehlo.constant": (ZERO, "a constant (folded: its value feeds the constant lattice)"),
+    "stablehlo.iota": (ZERO, "a constant (folded)"),
+    "stablehlo.select": (VALUE, "a known predicate takes one side per element"),
+    "stablehlo.clamp": (VALUE, "depends on operand, min and max; known min ≥ max: constant"),
+    "stablehlo.compare": (ZERO, "boolean result"),
+    "stablehlo.convert": (EXACT, "elementwise; to an integer type: zero-derivative"),
+    "stablehlo.reduce_precision": (EXACT, "elementwise"),
+    "stablehlo.bitcast_convert": (CONS, "same width: elementwise; width change: grouped elements"),
+    # reductions, contractions, windows, indexing, sorting
+    "stablehlo.reduce": (EXACT, "group union over the reduced dims, restricted to the operands the body reaches"),
+    "stablehlo.dot_general": (VALUE, "group union over the contracted slice; a known operand's zeros drop taps"),
+    "stablehlo.dot": (VALUE, "as dot_general"),
+    "stablehlo.convolution": (VALUE, "index table (output, tap) → input; known kernel zeros drop taps"),
+    "stablehlo.reduce_window": (EXACT, "per-dimension window unions (pooling, cumsum/cumprod)"),
+    "stablehlo.select_and_scatter": (EXACT, "transposed window relation on the source (global pattern)"),
+    "stablehlo.gather": (VALUE, "known indices: exact index map; unknown: any element along the indexed dims (warns)"),
+    "stablehlo.scatter": (VALUE, "known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)"),
+    "stablehlo.dynamic_slice": (VALUE, "known starts: exact; unknown: along the sliced dims (warns)"),
+    "stablehlo.dynamic_update_slice": (VALUE, "known starts: exact; unknown: along the updated dims (warns)"),
+    "stablehlo.sort": (VALUE, "each output: its operand's whole slice; known keys: the exact permutation"),
+    # control flow and calls
+    "stablehlo.while": (VALUE, "exact iterations while the condition is a known constant, else a fixed point (sound)"),
+    "stablehlo.case": (VALUE, "a known index runs one branch, else the join of the branches"),
+    "stablehlo.if": (VALUE, "a known predicate runs one branch, else the join"),
+    "stablehlo.optimization_barrier": (EXACT, "identity"),
+    "stablehlo.composite": (EXACT, "its decomposition function"),
+    "stablehlo.map": (EXACT, "union of the operands the computation reaches"),
+    "stablehlo.custom_call": ("per target", "see the custom_call table below; unknown targets: error or conservative opt-in"),
+    "func.call": (EXACT, "the callee on the caller's lattices (memoized)"),
+    # linear algebra, spectral, normalization, random
+    "stablehlo.triangular_solve": (EXACT, "forward/back substitution structure per matrix, block diagonal across the batch"),
+    "stablehlo.cholesky": (EXACT, "factor exact (JAX's symmetric derivative); the implementation-defined other triangle: whole matrix"),
+    "stablehlo.fft": (EXACT, "dense along the transformed trailing dims, independent across the leading ones"),
+    "stablehlo.batch_norm_inference": (EXACT, "elementwise per feature"),
+    "stablehlo.batch_norm_training": (EXACT, "unions over each feature's elements + its scale/offset"),
+    "stablehlo.batch_norm_grad": (EXACT, "the spec decomposition's unions per feature"),
+    "stablehlo.rng": (EXACT, "every element depends on a and b (a + (b−a)·u, a + b·z)"),
+    "stablehlo.rng_bit_generator": (ZERO, "random bits of an integer state"),
+    # dynamic shapes
+    **{f"stablehlo.{o}": (EXACT, "static result type and known shape operands: the static twin; else DynamicShapeError")
+       for o in ("dynamic_broadcast_in_dim", "dynamic_reshape", "dynamic_pad", "real_dynamic_slice",
+                 "set_dimension_size")},
+    "stablehlo.dynamic_iota": (ZERO, "a constant (static result type)"),
+    "stablehlo.get_dimension_size": (ZERO, "a known integer"),
+    "stablehlo.dynamic_conv": (ERROR, "DynamicShapeError (sizes are runtime operands)"),
+    "stablehlo.dynamic_gather": (ERROR, "DynamicShapeError (sizes are runtime operands)"),
+    # distribution
+    **{f"stablehlo.{o}": (EXACT, "identity when every process group has one member; cross-device: error")
+       for o in ("all_gather", "all_reduce", "all_to_all", "collective_broadcast", "reduce_scatter",
+                 "collective_permute", "cross-replica-sum")},
+    "stablehlo.replica_id": (ZERO, "integer"),
+    "stablehlo.partition_id": (ZERO, "integer"),
+    # CHLO
+    "chlo.top_k": (EXACT, "each value: its whole row (the last dim)"),
+    "chlo.constant": (ZERO, "a constant"),
+    "chlo.constant_like": (ZERO, "a constant"),
+    "chlo.mulhi": (ZERO, "integer"),
+    # Shardy
+    "sdy.sharding_constraint": (EXACT, "identity"),
+    "sdy.reshard": (EXACT, "identity"),
+    "sdy.propagation_barrier": (EXACT, "identity"),
+    "sdy.sharding_group": (EXACT, "no results"),
+}
+
+_TOKEN = "tokens are not analyzed: reading the type raises UnsupportedTypeError"
+#: op -> reason, for ops deliberately without a rule.
+REFUSED: dict[str, str] = {
+    "stablehlo.tuple": "tuple types are not analyzed (UnsupportedTypeError); JAX does not emit them",
+    "stablehlo.get_tuple_element": "tuple types are not analyzed (UnsupportedTypeError); JAX does not emit them",
+    **{f"stablehlo.{o}": _TOKEN for o in ("after_all", "create_token", "infeed", "outfeed", "send", "recv")},
+    "stablehlo.uniform_quantize": "quantized types are not analyzed (JAX's MLIR context cannot even parse them)",
+    "stablehlo.uniform_dequantize": "quantized types are not analyzed (JAX's MLIR context cannot even parse them)",
+    "stablehlo.async_start": "XLA-internal asynchronous ops; not emitted by JAX",
+    "stablehlo.async_done": "XLA-internal asynchronous ops; not emitted by JAX",
+    "stablehlo.collective_reduce": "not in jaxlib 0.10.2's StableHLO dialect (cannot be parsed)",
+    "stablehlo.einsum": "deprecated, not in the spec (legalize to dot_general first)",
+    "stablehlo.unary_einsum": "deprecated, not in the spec (legalize first)",
+    "stablehlo.torch_index_select": "deprecated, not in the spec (legalize to gather first)",
+    "chlo.ragged_dot": "no rule (JAX 0.10.2 lowers lax.ragged_dot to plain StableHLO)",
+    "chlo.scan": "no rule (not emitted by JAX 0.10.2)",
+}
+
+
+def _elementwise_kind(short: str, deps_rules):
+    """Kinds of the elementwise family, read from its own tables."""
+    from stablehlo_sparsity.rules import elementwise as E
+
+    entry = E.ELEMENTWISE.get(short)
+    if entry is None:
+        return None
+    if short in getattr(E, "ZERO_WHERE", {}):
+        return VALUE, "union of the operands; a known operand's values zero some derivatives"
+    kind = entry[0]
+    if kind == "none":
+        return ZERO, "piecewise constant or integer/boolean"
+    if kind == "complex":
+        return EXACT, "union for complex operands; zero-derivative for real ones"
+    return EXACT, "elementwise union"
+
+
+def _chlo_kind(name: str):
+    from stablehlo_sparsity.rules import misc
+
+    short = name.split(".", 1)[1]
+    entry = misc.CHLO_ELEMENTWISE.get(short)
+    if entry is not None:
+        return (EXACT, "elementwise union") if entry[0] == "all" else (ZERO, "boolean or integer")
+    if short.startswith("broadcast_"):
+        inner = short[len("broadcast_"):]
+        if inner in ("and", "or", "xor", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical"):
+            return ZERO, "broadcasting; boolean or integer"
+        return EXACT, "broadcasting, then elementwise union"
+    return None
+
+
+def dialect_ops(module_name: str) -> list[str]:
+    import importlib
+
+    mod = importlib.import_module(f"jaxlib.mlir.dialects.{module_name}")
+    names = set()
+    for attr in dir(mod):
+        cls = getattr(mod, attr)
+        name = getattr(cls, "OPERATION_NAME", None)
+        if attr.endswith("Op") and isinstance(name, str):
+            names.add(name)
+    return sorted(names)
+
+
+def classify(name: str, deps_rules):
+    """(kind, note, module) of an op; module is ``None`` without a rule."""
+    rule = deps_rules.get(name)
+    module = rule.__module__.rsplit(".", 1)[-1] if rule is not None else None
+    if rule is None:
+        if name in REFUSED:
+            return ERROR, REFUSED[name], None
+        return ERROR, "no rule: UnsupportedOpError (or the conservative opt-in)", None
+    if name in KINDS:
+        kind, note = KINDS[name]
+        return kind, note, module
+    if name.startswith("stablehlo."):
+        got = _elementwise_kind(name.split(".", 1)[1], deps_rules)
+        if got is not None:
+            return (*got, module)
+    if name.startswith("chlo."):
+        got = _chlo_kind(name)
+        if got is not None:
+            return (*got, module)
+    return "unclassified", "has a rule; add its kind to tools/coverage_table.py", module
+
+
+def render() -> tuple[str, list[str]]:
+    from stablehlo_sparsity.rules import DEPS_RULES, FOLD_RULES
+    from stablehlo_sparsity.rules.custom_call import CUSTOM_CALL_TARGETS
+
+    unclassified: list[str] = []
+    lines = [
+        "# Op coverage",
+        "",
+        "Generated by `python tools/coverage_table.py` from the rule registry — do not edit by hand.",
+        "",
+        "Rule kinds:",
+        "",
+        "- **exact** — the pattern equals the union of the local Jacobian patterns at generic points "
+        "(tested against `jax.jacfwd`);",
+        "- **value-aware exact** — exact, and tighter where operands are known constants (known zeros, "
+        "indices, predicates, trip counts);",
+        "- **conservative** — sound, but may contain entries no input value realizes (stated per op);",
+        "- **zero-derivative** — results never depend on the inputs (integers, booleans, constants, "
+        "piecewise-constant functions);",
+        "- **error** — refused with a `SparsityError` naming the op and its location, never a wrong answer.",
+        "",
+        "Results of integer or boolean type get empty index sets whatever the rule. *fold*: the op is "
+        "evaluated on known constants (the constant lattice).",
+        "",
+    ]
+    counts: dict[str, int] = defaultdict(int)
+
+    def table(names, title, intro=""):
+        lines.extend([f"## {title}", ""])
+        if intro:
+            lines.extend([intro, ""])
+        lines.extend(["| op | kind | fold | rule | notes |", "|---|---|---|---|---|"])
+        for name in names:
+            kind, note, module = classify(name, DEPS_RULES)
+            counts[kind] += 1
+            if kind == "unclassified":
+                unclassified.append(name)
+            fold = "yes" if name in FOLD_RULES else ""
+            lines.append(f"| `{name}` | {kind} | {fold} | {f'`rules/{module}.py`' if module else '—'} | {note} |")
+        lines.append("")
+
+    spec = [f"stablehlo.{o}" for o in SPEC_OPS]
+    table(spec, f"StableHLO specification ops ({len(spec)})")
+    spec_counts = dict(counts)
+    try:
+        extra = [n for n in dialect_ops("stablehlo") if n not in spec and n not in TERMINATORS]
+    except Exception:  # pragma: no cover - bindings missing
+        extra = []
+    table(extra, f"Other ops of jaxlib's StableHLO dialect ({len(extra)})",
+          "Not in the specification (legacy, dynamic-shape or experimental ops) but parseable.")
+    try:
+        chlo = dialect_ops("chlo")
+    except Exception:  # pragma: no cover
+        chlo = []
+    table(chlo, f"CHLO ops ({len(chlo)})", "JAX emits CHLO for special functions (`lax.erf_inv`, `lgamma`, "
+          "`digamma`, `bessel_i1e`, `polygamma`, `zeta`, `igamma`'s pieces), hyperbolic and inverse "
+          "trigonometric functions, and `lax.top_k`.")
+    others = sorted(n for n in DEPS_RULES if not n.startswith(("stablehlo.", "chlo.")))
+    table(others, "Other dialects", "Calls and Shardy sharding markers.")
+
+    # custom_call targets, grouped by rule
+    groups: dict = defaultdict(list)
+    for target, rule in CUSTOM_CALL_TARGETS.items():
+        groups[rule].append(target)
+    lines.extend([f"## `stablehlo.custom_call` targets ({len(CUSTOM_CALL_TARGETS)})", "",
+                  "Keyed by `call_target_name`. Linear-algebra kernels are block diagonal across the batch "
+                  "(leading dims; `num_batch_dims` when JAX sets it). Any other target: `UnsupportedOpError` "
+                  "naming it, or with `on_unknown=\"conservative\"` every result depends on every operand "
+                  "(warns).", "",
+                  "| kind | targets | rule |", "|---|---|---|"])
+    for rule, targets in sorted(groups.items(), key=lambda kv: (str(getattr(kv[0], "kind", "")), sorted(kv[1])[0])):
+        doc = " ".join((rule.__doc__ or "").split())
+        doc = doc.replace("|", "\\|")
+        lines.append(f"| {getattr(rule, 'kind', 'unclassified')} | {', '.join(f'`{t}`' for t in sorted(targets))} | {doc} |")
+    lines.append("")
+
+    summary = ", ".join(f"{spec_counts.get(k, 0)} {k}" for k in (EXACT, VALUE, CONS, ZERO, ERROR, "unclassified")
+                        if spec_counts.get(k, 0))
+    lines.insert(lines.index("Rule kinds:"), f"Specification ops: {len(spec)} — {summary}.\n")
+    return "\n".join(lines), unclassified
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="fail if docs/coverage.md is stale or a rule is unclassified")
+    ap.add_argument("--stdout", action="store_true", help="print the table instead of writing it")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    text, unclassified = render()
+    if args.stdout:
+        print(text)
+    elif args.check:
+        ok = OUT.exists() and OUT.read_text() == text
+        if not ok:
+            print(f"{OUT} is stale: run python tools/coverage_table.py", file=sys.stderr)
+        if unclassified:
+            print("unclassified rules: " + ", ".join(unclassified), file=sys.stderr)
+        return 0 if ok and not unclassified else 1
+    else:
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(text)
+        print(f"wrote {OUT}" + (f" ({len(unclassified)} unclassified: {', '.join(unclassified)})" if unclassified else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
