@@ -2,7 +2,7 @@
 
     >>> import numpy as np, scipy.sparse as sp
     >>> from stablehlo_sparsity.coloring import color_columns, check_coloring
-    >>> J = sp.diags_array([1, 1, 1], offsets=[-1, 0, 1], shape=(6, 6))   # tridiagonal
+    >>> J = sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(6, 6))   # tridiagonal
     >>> c = color_columns(J)
     >>> c.num_colors, c.colors.tolist()
     (3, [0, 1, 2, 0, 1, 2])

@@ -1,0 +1,274 @@
+"""Sparse Hessians: the pattern through the gradient program, star coloring, Hessian-vector products.
+
+    >>> import jax.numpy as jnp
+    >>> from stablehlo_sparsity import hessian_sparsity, sparse_hessian
+    >>> f = lambda x: jnp.sum((x[1:] - x[:-1] ** 2) ** 2)
+    >>> hessian_sparsity(f, jnp.ones(5)).nnz                      # tridiagonal
+    13
+    >>> H = sparse_hessian(f, jnp.ones(5), output="dense")
+    >>> H.num_colors
+    3
+
+Detection.  ``hessian_sparsity`` lowers ``jax.grad(f)`` to StableHLO and analyzes its Jacobian pattern — the
+Hessian's pattern, as a sound superset — then symmetrizes it (``P ∪ Pᵀ``): the analysis may see a
+dependence in one direction only (e.g. through ``stop_gradient``, invisible at the StableHLO level), and the
+symmetric decompression reads each pair from one side, so both sides must be in the pattern.
+
+Evaluation.  With a star coloring ``c`` of the symmetric pattern (see :mod:`stablehlo_sparsity.coloring.star`)
+the compressed ``B = H S`` takes one Hessian-vector product per color — forward-over-reverse,
+``jvp(grad f)``, ``vmap``-ed over the seeds — and every nonzero is read directly: ``H[i, j] = B[i, c[j]]``
+when ``j`` is the only neighbour of ``i`` with its color, else ``B[j, c[i]]`` (one static gather).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .api import _norm_argnums, lower_and_analyze
+from .coloring import Coloring, color_star, star_sources, symmetrize
+from .errors import InputError
+from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _format, _index_dtype,
+                       _leaf_layout, _one_hot_rows, _struct, _to_scipy)
+from .pattern import SparsityPattern
+
+__all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian"]
+
+
+def _scalar(fn, has_aux: bool):
+    """``fn`` with its (differentiated) output reshaped to a scalar; refuses outputs of size ≠ 1."""
+    import jax.numpy as jnp
+
+    def check(y):
+        y = jnp.asarray(y)
+        if y.size != 1:
+            raise InputError(f"a Hessian needs a scalar function; f returns shape {y.shape}")
+        return jnp.reshape(y, ())
+
+    if has_aux:
+        def g(*a):
+            y, aux = fn(*a)
+            return check(y), aux
+    else:
+        def g(*a):
+            return check(fn(*a))
+    return g
+
+
+def _gradient_program(f, argnums, has_aux, kwargs):
+    import jax
+
+    fn = functools.partial(f, **kwargs) if kwargs else f
+    return jax.grad(_scalar(fn, has_aux), argnums=argnums, has_aux=has_aux)
+
+
+def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                     on_unknown: str = "error", **kwargs) -> SparsityPattern:
+    """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
+
+    ``n`` counts the flattened leaves of the selected arguments in positional order.  Found as the Jacobian
+    pattern of the lowered gradient program, symmetrized (see the module docstring).
+    """
+    return _detect(f, args, argnums, has_aux, on_unknown, kwargs)[0]
+
+
+def _detect(f, args, argnums, has_aux, on_unknown, kwargs):
+    if not args:
+        raise InputError("hessian_sparsity needs at least one argument to differentiate")
+    argnums_t = tuple(sorted(set(_norm_argnums(argnums, len(args)))))
+    grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
+    analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown)
+    return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
+
+
+def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                     order: str = "best", recolor: str = "auto", seed: int = 0, **kwargs) -> Coloring:
+    """Detect the Hessian pattern of ``f`` and star-color it."""
+    return color_star(hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, **kwargs),
+                      order=order, recolor=recolor, seed=seed)
+
+
+class SparseHessian:
+    """A prepared sparse Hessian of a scalar ``f``: call it with arguments of the prepared shapes.
+
+    Output formats and attributes as :class:`~stablehlo_sparsity.jacobian.SparseJacobian` (``num_colors``
+    Hessian-vector products per evaluation).  With ``has_aux`` it returns ``(H, aux)``; a value-and-Hessian
+    callable returns ``(f(x), H)`` or ``((f(x), aux), H)``.
+    """
+
+    def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
+                 with_value: bool = False, coloring: Coloring | None = None,
+                 coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
+                 on_unknown: str = "error"):
+        import jax
+
+        if output not in OUTPUTS:
+            raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
+        kwargs = kwargs or {}
+        self.has_aux = bool(has_aux)
+        self.output = output
+        self.with_value = bool(with_value)
+        self._example = jax.tree_util.tree_map(_struct, tuple(args))
+        self._in_tree = jax.tree_util.tree_structure(tuple(args))
+        self.pattern, self.analysis, self.argnums = _detect(f, args, argnums, has_aux, on_unknown, kwargs)
+        _check_inputs(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)), "sparse_hessian")
+        self._fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
+        opts = coloring_options or ColoringOptions()
+        if coloring is None:
+            coloring = color_star(self.pattern, **opts.kwargs())
+        elif not isinstance(coloring, Coloring) or coloring.kind != "star" or coloring.shape != self.pattern.shape:
+            raise InputError("coloring must be a star Coloring of the Hessian pattern")
+        self.coloring = coloring
+        n = self.pattern.shape[0]
+        k = coloring.num_colors
+        src = star_sources(self.pattern, coloring)
+        if (src < 0).any():
+            raise InputError("the star coloring does not allow direct recovery of every Hessian entry")
+        # star_sources indexes B (n × k) as r·k + c; the program computes Bᵀ (k × n): c·n + r.
+        r, c = np.divmod(src, max(k, 1))
+        self._gather = (c * n + r).astype(_index_dtype(max(k * n, 1)))
+        rows, cols = self.pattern.to_coo()
+        t = _index_dtype(max(n, 1))
+        self._rows, self._cols = rows.astype(t), cols.astype(t)
+        self._colors = coloring.colors.astype(np.int32)
+        self._jitted = jax.jit(self._evaluate)
+        self._jitted_values = None
+
+    @property
+    def num_colors(self) -> int:
+        return self.coloring.num_colors
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pattern.shape
+
+    def _values(self, *args):
+        import jax
+        import jax.numpy as jnp
+
+        sel = tuple(args[i] for i in self.argnums)
+        sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)
+        h = _bind_selected(self._fn, args, self.argnums)
+        nsel = len(sel)
+        vg = jax.value_and_grad(h, argnums=tuple(range(nsel)), has_aux=self.has_aux)
+        k = self.num_colors
+        n = self.shape[0]
+        x_dtype = jnp.result_type(*sel_leaves)
+        if k == 0:
+            val, _ = vg(*sel)
+            y, aux = val if self.has_aux else (val, None)
+            return y, aux, jnp.zeros((0,), x_dtype)
+        seeds = _one_hot_rows(self._colors, k, x_dtype)                       # (k, n)
+        shapes, sizes, offs = _leaf_layout(sel_leaves)
+        tan_leaves = [seeds[:, o:o + s].reshape((k,) + sh).astype(jnp.result_type(l))
+                      for l, sh, s, o in zip(sel_leaves, shapes, sizes, offs)]
+        tangents = jax.tree_util.tree_unflatten(sel_tree, tan_leaves)
+        if self.has_aux:
+            def vg2(*s):
+                (v, a), g = vg(*s)
+                return (v, g), a
+
+            (y, _g), (_vdot, gdot), aux = jax.vmap(lambda t: jax.jvp(vg2, sel, t, has_aux=True),
+                                                   out_axes=(None, 0, None))(tangents)
+        else:
+            (y, _g), (_vdot, gdot) = jax.vmap(lambda t: jax.jvp(vg, sel, t), out_axes=(None, 0))(tangents)
+            aux = None
+        parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(gdot)]
+        comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]   # Bᵀ, (k, n)
+        return y, aux, jnp.ravel(comp)[self._gather]
+
+    def _package(self, y, aux, hess):
+        if self.with_value:
+            return ((y, aux) if self.has_aux else y), hess
+        return (hess, aux) if self.has_aux else hess
+
+    def _with_output(self, output: str):
+        if output not in OUTPUTS or output == "scipy":
+            raise InputError(f"output must be one of bcoo, bcsr, dense, values here, got {output!r}")
+
+        def fn(*args):
+            y, aux, values = self._values(*args)
+            return self._package(y, aux, _format(values, self.pattern.to_scipy(), output, self._rows, self._cols))
+
+        return fn
+
+    def _evaluate(self, *args):
+        return self._with_output("values" if self.output == "scipy" else self.output)(*args)
+
+    def _check_args(self, args):
+        import jax
+
+        tree = jax.tree_util.tree_structure(tuple(args))
+        if tree != self._in_tree:
+            raise InputError(f"arguments have structure {tree}, the Hessian was prepared for {self._in_tree}")
+        for got, want in zip(jax.tree_util.tree_leaves(tuple(args)), jax.tree_util.tree_leaves(self._example)):
+            if tuple(np.shape(got)) != tuple(want.shape):
+                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want.shape}")
+
+    def __call__(self, *args):
+        self._check_args(args)
+        out = self._jitted(*args)
+        if self.output != "scipy":
+            return out
+        csr = self.pattern.to_scipy()
+        if self.with_value:
+            return out[0], _to_scipy(out[1], csr)
+        if self.has_aux:
+            return _to_scipy(out[0], csr), out[1]
+        return _to_scipy(out, csr)
+
+    def values(self, *args):
+        """The nonzeros of the Hessian at ``args`` in the CSR order of :attr:`pattern` (jit-compatible)."""
+        import jax
+
+        self._check_args(args)
+        if self._jitted_values is None:
+            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
+        return self._jitted_values(*args)
+
+    def lower(self, *args, output: str | None = None):
+        import jax
+
+        fn = self._evaluate if output is None else self._with_output(output)
+        return jax.jit(fn).lower(*(args or self._example))
+
+    def as_text(self, *args, output: str | None = None, debug_info: bool = False) -> str:
+        """StableHLO text of the compressed-Hessian program (colors and gather indices as constants)."""
+        return self.lower(*args, output=output).as_text(debug_info=debug_info)
+
+    def export(self, platforms: Sequence[str] = ("cpu", "cuda", "tpu"), output: str = "values"):
+        """A :class:`jax.export.Exported` of the program (see :meth:`SparseJacobian.export`)."""
+        import jax
+        from jax import export as jexport
+
+        if output not in ("values", "dense"):
+            raise InputError("export supports output='values' or 'dense' (plain arrays)")
+        return jexport.export(jax.jit(self._with_output(output)), platforms=tuple(platforms))(*self._example)
+
+    def __repr__(self) -> str:
+        n = self.shape[0]
+        return (f"SparseHessian({n}×{n}, nnz={self.pattern.nnz}, {self.num_colors} Hessian-vector products "
+                f"per evaluation, output={self.output!r})")
+
+
+def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
+                   coloring: Coloring | None = None, on_unknown: str = "error", **kwargs) -> SparseHessian:
+    """Prepare a sparse Hessian of the scalar ``f`` at the shapes of ``args``: detection (through the
+    gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
+    Hessian-vector products in one XLA program and decompresses symmetrically with one static gather."""
+    return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
+                         coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
+                         on_unknown=on_unknown)
+
+
+def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                             output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
+                             coloring: Coloring | None = None, on_unknown: str = "error",
+                             **kwargs) -> SparseHessian:
+    """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
+    return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
+                         coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
+                         kwargs=kwargs, on_unknown=on_unknown)

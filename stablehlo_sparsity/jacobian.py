@@ -1,0 +1,449 @@
+"""Sparse Jacobians: detect once, color once, then evaluate a compressed Jacobian compiled by XLA.
+
+    >>> import jax.numpy as jnp
+    >>> from stablehlo_sparsity import sparse_jacobian
+    >>> jac = sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.arange(5.0), output="dense")
+    >>> jac.num_colors, jac(jnp.arange(5.0)).tolist()[0]
+    (2, [1.0, 0.0, 0.0, 0.0, 0.0])
+
+How it works (Curtis, Powell & Reid 1974; Coleman & Moré 1983).  With a column coloring ``c`` of the
+pattern, the seed matrix ``S`` (``n × k``, ``S[j, c[j]] = 1``) compresses the Jacobian into ``B = J S``: one
+JVP per color, ``vmap``-ed into a single batched forward pass.  Since no row holds two columns of one color,
+every nonzero is ``J[i, j] = B[i, c[j]]`` — decompression is one static gather from ``B`` into the pattern's
+CSR order.  Reverse mode is the transpose: a row coloring ``r``, ``C = W J`` from one VJP per row color,
+``J[i, j] = C[r[i], j]``.  ``mode="auto"`` takes whichever needs fewer colors (forward on a tie).
+
+The prepared callable is a plain JAX function: it can be called inside ``jax.jit``, ``vmap``-ed, lowered
+(:meth:`SparseJacobian.lower`, :meth:`SparseJacobian.as_text` — the color vector and the gather indices are
+visible constants in the StableHLO) and exported with :mod:`jax.export` for CPU, CUDA and TPU
+(:meth:`SparseJacobian.export`).
+
+Conventions (as in :func:`~stablehlo_sparsity.jacobian_sparsity` and asdex): rows are the flattened output
+leaves, columns the flattened leaves of the selected arguments in positional order.  Selected arguments must
+be real floating point; integer outputs have zero rows.  Keyword arguments given at preparation are static
+(bound into ``f``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .api import _norm_argnums, lower_and_analyze
+from .coloring import Coloring, color_columns, color_rows
+from .errors import InputError
+from .pattern import SparsityPattern
+
+__all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS",
+           "ColoringOptions"]
+
+OUTPUTS = ("bcoo", "bcsr", "scipy", "dense", "values")
+MODES = ("auto", "forward", "reverse")
+
+
+@dataclass(frozen=True)
+class ColoringOptions:
+    """Options forwarded to the coloring functions (see :mod:`stablehlo_sparsity.coloring`)."""
+
+    order: str = "best"
+    recolor: str = "auto"
+    seed: int = 0
+
+    def kwargs(self) -> dict:
+        return {"order": self.order, "recolor": self.recolor, "seed": self.seed}
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+def _struct(a):
+    import jax
+    import jax.numpy as jnp
+
+    return jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a))
+
+
+def _check_inputs(selected_leaves, what: str = "sparse_jacobian"):
+    import jax.numpy as jnp
+
+    for leaf in selected_leaves:
+        dt = jnp.result_type(leaf)
+        if not jnp.issubdtype(dt, jnp.floating):
+            raise InputError(f"{what}: differentiated arguments must be real floating point, got {dt} "
+                             f"(pass integer arguments through argnums you do not select)")
+
+
+def _float_outputs(out, like_dtype):
+    """Cast integer/bool output leaves to a float dtype (their derivative is zero); refuse complex ones."""
+    import jax
+    import jax.numpy as jnp
+
+    leaves = jax.tree_util.tree_leaves(out)
+    floats = [jnp.result_type(o) for o in leaves if jnp.issubdtype(jnp.result_type(o), jnp.inexact)]
+    if any(jnp.issubdtype(d, jnp.complexfloating) for d in floats):
+        raise InputError("complex outputs are not supported; split them into real and imaginary parts")
+    target = jnp.result_type(*floats) if floats else like_dtype
+
+    def cast(o):
+        o = jnp.asarray(o)
+        return o if jnp.issubdtype(o.dtype, jnp.inexact) else o.astype(target)
+
+    return jax.tree_util.tree_map(cast, out)
+
+
+def _leaf_layout(leaves) -> tuple[list[tuple[int, ...]], list[int], list[int]]:
+    shapes = [tuple(np.shape(x)) for x in leaves]
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    offsets = list(np.cumsum([0] + sizes[:-1]).astype(int)) if sizes else []
+    return shapes, sizes, [int(o) for o in offsets]
+
+
+def _index_dtype(limit: int):
+    return np.int32 if limit < 2**31 - 1 else np.int64
+
+
+def _bind_selected(fn, args, argnums):
+    """``h(*selected) = fn(*args with args[argnums] replaced)``."""
+
+    def h(*sel):
+        a = list(args)
+        for i, v in zip(argnums, sel):
+            a[i] = v
+        return fn(*a)
+
+    return h
+
+
+def _one_hot_rows(colors_const, k: int, dtype):
+    """``(k, len(colors))`` with ``[c, v] = 1`` iff ``colors[v] == c``: built in the program from the color
+    vector (a visible constant), so the seed costs O(n) bytes in the module instead of O(n·k)."""
+    import jax.numpy as jnp
+
+    return (jnp.asarray(colors_const)[None, :] == jnp.arange(k, dtype=colors_const.dtype)[:, None]).astype(dtype)
+
+
+def _format(values, csr: sp.csr_array, output: str, rows_const, cols_const):
+    """Wrap the CSR-ordered nonzero values in the requested container (inside the traced function)."""
+    import jax.numpy as jnp
+
+    m, n = csr.shape
+    if output == "values":
+        return values
+    if output == "dense":
+        return jnp.zeros((m, n), values.dtype).at[rows_const, cols_const].set(
+            values, indices_are_sorted=True, unique_indices=True)
+    if output == "bcoo":
+        from jax.experimental import sparse as jsparse
+
+        idx = jnp.asarray(np.stack([rows_const, cols_const], axis=1))
+        return jsparse.BCOO((values, idx), shape=(m, n), indices_sorted=True, unique_indices=True)
+    if output == "bcsr":
+        from jax.experimental import sparse as jsparse
+
+        t = _index_dtype(max(csr.nnz, n))
+        return jsparse.BCSR((values, jnp.asarray(csr.indices.astype(t)), jnp.asarray(csr.indptr.astype(t))),
+                            shape=(m, n), indices_sorted=True, unique_indices=True)
+    raise AssertionError(output)
+
+
+def _to_scipy(values, csr: sp.csr_array) -> sp.csr_array:
+    import jax
+
+    try:
+        v = np.asarray(values)
+    except jax.errors.TracerArrayConversionError:
+        raise InputError("output='scipy' cannot be used inside jax.jit/vmap (SciPy matrices live on the "
+                         "host); use output='bcoo', 'bcsr' or 'dense' there") from None
+    return sp.csr_array((v, csr.indices.copy(), csr.indptr.copy()), shape=csr.shape)
+
+
+# ----------------------------------------------------------------------------------------------- coloring
+def _choose_coloring(pattern: SparsityPattern, mode: str, coloring, options: ColoringOptions) -> Coloring:
+    if mode not in MODES:
+        raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if coloring is not None:
+        if not isinstance(coloring, Coloring) or coloring.kind not in ("column", "row"):
+            raise InputError("coloring must be a column or row Coloring (see stablehlo_sparsity.coloring)")
+        if coloring.shape != pattern.shape:
+            raise InputError(f"coloring is for a {coloring.shape} pattern, the Jacobian is {pattern.shape}")
+        from .coloring import check_coloring
+
+        check_coloring(pattern, coloring, raise_on_error=True)
+        return coloring
+    if mode == "forward":
+        return color_columns(pattern, **options.kwargs())
+    if mode == "reverse":
+        return color_rows(pattern, **options.kwargs())
+    cols = color_columns(pattern, **options.kwargs())
+    if cols.num_colors <= cols.lower_bound:
+        # Forward reached its lower bound; reverse can only win if its own bound is smaller.
+        col_counts = pattern.col_counts()
+        if pattern.nnz == 0 or int(col_counts.max()) >= cols.num_colors:
+            return cols
+    rows = color_rows(pattern, **options.kwargs())
+    return rows if rows.num_colors < cols.num_colors else cols
+
+
+def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                      mode: str = "auto", order: str = "best", recolor: str = "auto", seed: int = 0,
+                      **kwargs) -> Coloring:
+    """Detect the Jacobian pattern of ``f`` and color it (columns for ``"forward"``, rows for ``"reverse"``,
+    the fewer colors for ``"auto"``)."""
+    pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).pattern
+    return _choose_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
+
+
+# ----------------------------------------------------------------------------------------------- the callable
+class SparseJacobian:
+    """A prepared sparse Jacobian of ``f``: call it with arguments of the prepared shapes and dtypes.
+
+    Returns the Jacobian in the chosen ``output`` format — ``"bcoo"`` (``jax.experimental.sparse.BCOO``, the
+    default), ``"bcsr"``, ``"dense"`` (a ``(m, n)`` array), ``"scipy"`` (a ``scipy.sparse.csr_array``; not
+    usable under ``jit``) or ``"values"`` (the nonzeros in the CSR order of :attr:`pattern`).  With
+    ``has_aux`` it returns ``(J, aux)``; a value-and-Jacobian callable returns ``(f(x), J)`` or
+    ``((f(x), aux), J)``.
+
+    Attributes: ``pattern`` (:class:`~stablehlo_sparsity.SparsityPattern`), ``coloring``
+    (:class:`~stablehlo_sparsity.coloring.Coloring`), ``mode`` (``"forward"`` or ``"reverse"``),
+    ``num_colors`` (JVPs or VJPs per evaluation), ``analysis`` (the detection result).
+    """
+
+    def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, mode: str = "auto",
+                 output: str = "bcoo", with_value: bool = False, coloring: Coloring | None = None,
+                 coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
+                 on_unknown: str = "error"):
+        import jax
+
+        if output not in OUTPUTS:
+            raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
+        if not args:
+            raise InputError("sparse_jacobian needs at least one argument to differentiate")
+        self.argnums = tuple(sorted(set(_norm_argnums(argnums, len(args)))))
+        self.has_aux = bool(has_aux)
+        self.output = output
+        self.with_value = bool(with_value)
+        self._fn = functools.partial(f, **kwargs) if kwargs else f
+        self._example = jax.tree_util.tree_map(_struct, tuple(args))
+        self._in_tree = jax.tree_util.tree_structure(tuple(args))
+        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
+        _check_inputs(sel_leaves)
+        self.analysis = lower_and_analyze(f, *args, argnums=self.argnums, has_aux=has_aux,
+                                          on_unknown=on_unknown, **(kwargs or {}))
+        self.pattern = self.analysis.pattern
+        self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
+        self.mode = "forward" if self.coloring.kind == "column" else "reverse"
+        self._prepare_constants()
+
+    # ------------------------------------------------------------------ constants
+    def _prepare_constants(self):
+        """Seeds and decompression indices from :attr:`coloring` (and fresh compiled wrappers)."""
+        import jax
+
+        csr = self.pattern.to_scipy()
+        m, n = csr.shape
+        k = self.coloring.num_colors
+        rows, cols = self.pattern.to_coo()
+        c = self.coloring.colors.astype(np.int64)
+        t = _index_dtype(max(m, n, 1))
+        self._rows = rows.astype(t)
+        self._cols = cols.astype(t)
+        if self.mode == "forward":
+            # compressed Bᵀ is (k, m): J[i, j] = Bᵀ[c[j], i]
+            gidx = c[cols] * m + rows
+        else:
+            # compressed C is (k, n): J[i, j] = C[r[i], j]
+            gidx = c[rows] * n + cols
+        self._gather = gidx.astype(_index_dtype(max(k * max(m, n), 1)))
+        self._colors = self.coloring.colors.astype(np.int32)
+        self._jitted = jax.jit(self._evaluate)
+        self._jitted_values = None
+
+    @property
+    def num_colors(self) -> int:
+        return self.coloring.num_colors
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pattern.shape
+
+    # ------------------------------------------------------------------ evaluation
+    def _check_args(self, args):
+        import jax
+
+        tree = jax.tree_util.tree_structure(tuple(args))
+        if tree != self._in_tree:
+            raise InputError(f"arguments have structure {tree}, the Jacobian was prepared for {self._in_tree}")
+        for got, want in zip(jax.tree_util.tree_leaves(tuple(args)), jax.tree_util.tree_leaves(self._example)):
+            if tuple(np.shape(got)) != tuple(want.shape):
+                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want.shape}; "
+                                 "prepare a new sparse Jacobian for new shapes")
+
+    def _compressed(self, args):
+        """``(value, aux, compressed)`` with compressed ``(k, m)`` (forward) or ``(k, n)`` (reverse)."""
+        import jax
+        import jax.numpy as jnp
+
+        sel = tuple(args[i] for i in self.argnums)
+        sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)
+        x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
+        h0 = _bind_selected(self._fn, args, self.argnums)
+        if self.has_aux:
+            def h(*s):
+                y, aux = h0(*s)
+                return _float_outputs(y, x_dtype), aux
+        else:
+            def h(*s):
+                return _float_outputs(h0(*s), x_dtype)
+        k = self.num_colors
+        m, n = self.shape
+        if k == 0:
+            out = h(*sel)
+            y, aux = out if self.has_aux else (out, None)
+            leaves = jax.tree_util.tree_leaves(y)
+            dt = jnp.result_type(*leaves) if leaves else x_dtype
+            return y, aux, jnp.zeros((0, m if self.mode == "forward" else n), dt)
+        if self.mode == "forward":
+            seeds = _one_hot_rows(self._colors, k, x_dtype)          # (k, n)
+            shapes, sizes, offs = _leaf_layout(sel_leaves)
+            tan_leaves = [seeds[:, o:o + s].reshape((k,) + sh).astype(jnp.result_type(l))
+                          for l, sh, s, o in zip(sel_leaves, shapes, sizes, offs)]
+            tangents = jax.tree_util.tree_unflatten(sel_tree, tan_leaves)
+            if self.has_aux:
+                y, ydot, aux = jax.vmap(lambda t: jax.jvp(h, sel, t, has_aux=True),
+                                        out_axes=(None, 0, None))(tangents)
+            else:
+                y, ydot = jax.vmap(lambda t: jax.jvp(h, sel, t), out_axes=(None, 0))(tangents)
+                aux = None
+            parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(ydot)]
+            comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+            return y, aux, comp
+        # reverse
+        if self.has_aux:
+            y, vjp_fn, aux = jax.vjp(h, *sel, has_aux=True)
+        else:
+            (y, vjp_fn), aux = jax.vjp(h, *sel), None
+        out_leaves, out_tree = jax.tree_util.tree_flatten(y)
+        y_dtype = jnp.result_type(*out_leaves)
+        weights = _one_hot_rows(self._colors, k, y_dtype)           # (k, m)
+        shapes, sizes, offs = _leaf_layout(out_leaves)
+        ct_leaves = [weights[:, o:o + s].reshape((k,) + sh).astype(jnp.result_type(l))
+                     for l, sh, s, o in zip(out_leaves, shapes, sizes, offs)]
+        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, ct_leaves))
+        parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(cts)]
+        comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+        return y, aux, comp
+
+    def _values(self, *args):
+        import jax.numpy as jnp
+
+        y, aux, comp = self._compressed(args)
+        values = jnp.ravel(comp)[self._gather] if self.pattern.nnz else jnp.zeros((0,), comp.dtype)
+        return y, aux, values
+
+    def _evaluate(self, *args):
+        y, aux, values = self._values(*args)
+        out_fmt = "values" if self.output == "scipy" else self.output
+        jac = _format(values, self.pattern.to_scipy(), out_fmt, self._rows, self._cols)
+        return self._package(y, aux, jac)
+
+    def _package(self, y, aux, jac):
+        if self.with_value:
+            return ((y, aux) if self.has_aux else y), jac
+        return (jac, aux) if self.has_aux else jac
+
+    def __call__(self, *args):
+        self._check_args(args)
+        out = self._jitted(*args)
+        if self.output != "scipy":
+            return out
+        if self.with_value:
+            val, v = out
+            return val, _to_scipy(v, self.pattern.to_scipy())
+        if self.has_aux:
+            v, aux = out
+            return _to_scipy(v, self.pattern.to_scipy()), aux
+        return _to_scipy(out, self.pattern.to_scipy())
+
+    # ------------------------------------------------------------------ compiled program
+    def values(self, *args):
+        """The nonzeros of the Jacobian at ``args``, in the CSR order of :attr:`pattern` (jit-compatible)."""
+        import jax
+
+        self._check_args(args)
+        if self._jitted_values is None:
+            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
+        return self._jitted_values(*args)
+
+    def lower(self, *args, output: str | None = None):
+        """``jax.jit(...).lower(...)`` of the compressed-Jacobian program (at the prepared shapes by default).
+
+        ``output`` overrides the container (``"values"`` gives the bare data vector)."""
+        import jax
+
+        fn = self._evaluate if output is None else self._with_output(output)
+        return jax.jit(fn).lower(*(args or self._example))
+
+    def as_text(self, *args, output: str | None = None, debug_info: bool = False) -> str:
+        """The StableHLO text of the compressed-Jacobian program: the batched JVPs/VJPs, the color vector
+        and the gather indices of the decompression appear as constants."""
+        return self.lower(*args, output=output).as_text(debug_info=debug_info)
+
+    def export(self, platforms: Sequence[str] = ("cpu", "cuda", "tpu"), output: str = "values"):
+        """A :class:`jax.export.Exported` of the program for ``platforms``.
+
+        The default ``output="values"`` exports the data vector (nonzeros in :attr:`pattern` CSR order, whose
+        index arrays are static: ``pattern.indptr`` / ``pattern.indices``); ``"dense"`` exports the dense
+        matrix.  ``exp.call(*args)`` runs it; ``exp.serialize()`` needs the ``flatbuffers`` package."""
+        import jax
+        from jax import export as jexport
+
+        if output not in ("values", "dense"):
+            raise InputError("export supports output='values' or 'dense' (plain arrays)")
+        return jexport.export(jax.jit(self._with_output(output)), platforms=tuple(platforms))(*self._example)
+
+    def _with_output(self, output: str):
+        if output not in OUTPUTS or output == "scipy":
+            raise InputError(f"output must be one of bcoo, bcsr, dense, values here, got {output!r}")
+
+        def fn(*args):
+            y, aux, values = self._values(*args)
+            return self._package(y, aux, _format(values, self.pattern.to_scipy(), output, self._rows, self._cols))
+
+        return fn
+
+    def __repr__(self) -> str:
+        m, n = self.shape
+        what = "JVPs" if self.mode == "forward" else "VJPs"
+        return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, {self.mode} mode: {self.num_colors} {what} "
+                f"per evaluation, output={self.output!r})")
+
+
+def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                    mode: str = "auto", output: str = "bcoo", order: str = "best", recolor: str = "auto",
+                    seed: int = 0, coloring: Coloring | None = None, on_unknown: str = "error",
+                    **kwargs) -> SparseJacobian:
+    """Prepare a sparse Jacobian of ``f`` at the shapes of ``args``: detection and coloring run now, each
+    call of the returned :class:`SparseJacobian` evaluates ``num_colors`` JVPs (``mode="forward"``) or VJPs
+    (``"reverse"``) in one batched XLA program and decompresses with one static gather.
+
+    ``mode="auto"`` picks the direction with fewer colors.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
+    ``"dense"``, ``"scipy"`` or ``"values"``.  ``order`` / ``recolor`` / ``seed`` tune the coloring (see
+    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``kwargs`` are static arguments of ``f``
+    (bind one whose name is also an option here, e.g. ``mode``, with ``functools.partial``).
+    """
+    return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
+                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
+                          kwargs=kwargs, on_unknown=on_unknown)
+
+
+def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                              mode: str = "auto", output: str = "bcoo", order: str = "best",
+                              recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
+                              on_unknown: str = "error", **kwargs) -> SparseJacobian:
+    """Like :func:`sparse_jacobian`, but each call returns ``(f(x), J)`` (``((f(x), aux), J)`` with
+    ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs."""
+    return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
+                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
+                          kwargs=kwargs, on_unknown=on_unknown)
