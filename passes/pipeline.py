@@ -150,10 +150,17 @@ def parse_source(text: str, name: str = "-", *, first_line: int = 1, context=Non
             # one, else in front of the first line (only columns of that line shift, by 8).
             wrapped = "module {" + pad + text + "\n}"
             try:
-                op = ir.Operation.parse(wrapped, source_name=name)
+                wrapper = ir.Operation.parse(wrapped, source_name=name)
             except ir.MLIRError as e2:
                 raise diagnostic_error(e2, "could not parse the input") from None
-            return op
+            # The synthetic `module {` sits on line 1; give the module the first op's location instead
+            # (it is where module-level diagnostics, e.g. a missing entry function, should point).
+            ops = list(wrapper.body.operations)
+            module = builtin.ModuleOp(loc=ops[0].location)
+            for inner in ops:
+                inner.operation.detach_from_parent()
+                module.body.append(inner.operation)
+            return module
         if op.operation.name == "builtin.module":
             return op
         module = builtin.ModuleOp(loc=op.location)
