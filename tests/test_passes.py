@@ -113,7 +113,7 @@ def test_annotate_writes_exact_sets_offsets_and_pattern():
 
 
 def test_every_reached_op_result_is_annotated_and_module_reparses():
-    f = lambda x, y: (jnp.sin(x[1:]) * y[:-1], jnp.sum(x) * x[::2] + jnp.roll(y, 1)[:2])  # noqa: E731
+    f = lambda x, y: (jnp.sin(x[1:]) * y[:-1], jnp.cumsum(x)[::2] + jnp.roll(y, 1)[:2])  # noqa: E731
     lowered = jax.jit(f).lower(jnp.ones(4), jnp.ones(4)).compiler_ir("stablehlo")
     annotate(lowered)
     for op in _ops(lowered):
