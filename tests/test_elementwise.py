@@ -571,3 +571,64 @@ def test_large_complex_and_bf16_constants_are_parsed_from_hex():
     want = run_xla(body, [z, b], outs)
     for g, w in zip(got, want):
         assert_same_values(g, w)
+
+
+# ---------------------------------------------------------------- bit tricks: a float's bits through integers
+def fisr(x):
+    """The fast inverse square root: integer arithmetic on the bits of a float32."""
+    i = jnp.int32(0x5F3759DF) - (lax.bitcast_convert_type(x, jnp.int32) >> 1)
+    return lax.bitcast_convert_type(i, jnp.float32)
+
+
+def next_up(x):
+    return lax.bitcast_convert_type(lax.bitcast_convert_type(x, jnp.int64) + 1, jnp.float64)
+
+
+def log2_approx(x):
+    return lax.bitcast_convert_type(x, jnp.int32).astype(jnp.float32) / 2 ** 23 - 127
+
+
+def rolled_bits(x):
+    return lax.bitcast_convert_type(jnp.roll(lax.bitcast_convert_type(x, jnp.int64), 1), jnp.float64)
+
+
+def loop_bits(x):
+    b = lax.fori_loop(0, 3, lambda i, b: b + 1, lax.bitcast_convert_type(x, jnp.int64))
+    return lax.bitcast_convert_type(b, jnp.float64)
+
+
+def _finite_difference_pattern(f, x, rel=1e-3):
+    """JAX differentiates bitcast_convert as a constant, so the truth here comes from finite differences."""
+    x = np.asarray(x)
+    f0 = np.asarray(f(jnp.asarray(x)), np.float64)
+    cols = []
+    for j in range(x.size):
+        xp = x.copy()
+        xp[j] += rel * abs(x[j])
+        cols.append(np.asarray(f(jnp.asarray(xp)), np.float64) - f0)
+    return np.abs(np.stack(cols, axis=1)) > 0
+
+
+@pytest.mark.parametrize("f,dtype,exact", [(fisr, np.float32, True), (next_up, np.float64, True),
+                                           (log2_approx, np.float32, True), (rolled_bits, np.float64, False),
+                                           (loop_bits, np.float64, False)])
+def test_float_bits_through_integers_keep_dependencies(f, dtype, exact):
+    """Integer arithmetic on a float's bit pattern, then back to a float: a continuous function almost
+    everywhere.  Integers carry no index sets, so the way back recovers them from the bitcasts (per element
+    when the integer ops keep elements in place; through calls and loops, coarsely)."""
+    x = np.array([0.3, 1.7, 5.0, 0.02], dtype)
+    got = jacobian_sparsity(f, jnp.asarray(x)).todense()
+    want = _finite_difference_pattern(f, x)
+    assert not (want & ~got).any(), (got, want)
+    if exact:
+        assert np.array_equal(got, want)
+
+
+def test_integer_to_float_without_bitcasts_stays_empty():
+    """Counters, argmax, truncations: converting them back to floats adds nothing."""
+    def f(x):
+        i = jnp.floor(x).astype(jnp.int64) + jnp.arange(4)
+        return x * jnp.arange(4.0) + jnp.argmax(x).astype(x.dtype) + i.astype(x.dtype)
+
+    p = jacobian_sparsity(f, jnp.ones(4))
+    assert p == np.diag([False, True, True, True])

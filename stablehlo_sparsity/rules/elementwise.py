@@ -432,16 +432,142 @@ def _convert(ctx, op, args):
     or boolean type: none, by the interpreter).  reduce_precision is a rounding, but keeps them as JAX's own
     derivative does (identity on tangents).  bitcast_convert between float types of one width is treated
     like convert (conservative: the result's bits are a function of the operand's); a width-changing bitcast
-    adds (narrowing) or removes (widening) a minor dimension of ``ratio`` elements."""
+    adds (narrowing) or removes (widening) a minor dimension of ``ratio`` elements.
+
+    From an integer operand back to a float: see :func:`_float_bits_provenance` — the integer may be a
+    float's bit pattern (bit tricks), whose dependencies the interpreter dropped on the way."""
     (a,) = args
     (t,) = ctx.result_types(op)
+    deps = a.deps
+    if a.const is None and not _is_floaty(a.dtype) and _is_floaty(t.dtype):
+        deps = Deps.union(deps, _float_bits_provenance(ctx, op.operands[0], a.size))
     if a.size == t.size:
-        return [a.deps]
+        return [deps]
     if a.size > t.size:  # e.g. 2 x f32 -> f64: each result element unions `ratio` consecutive operand elements
         ratio = a.size // t.size
-        return [a.deps.group_union_dense(np.arange(a.size, dtype=np.int64).reshape(t.size, ratio))]
+        return [deps.group_union_dense(np.arange(a.size, dtype=np.int64).reshape(t.size, ratio))]
     ratio = t.size // a.size  # e.g. f64 -> 2 x f32: each operand element feeds `ratio` result elements
-    return [a.deps.gather_rows(np.repeat(np.arange(a.size, dtype=np.int64), ratio))]
+    return [deps.gather_rows(np.repeat(np.arange(a.size, dtype=np.int64), ratio))]
+
+
+def _is_floaty(dt: np.dtype) -> bool:
+    return dt.kind in "fc" or dt.name == "bfloat16"
+
+
+#: Integer ops that keep elements in place (same shape in and out): provenance stays per element through them.
+_IN_PLACE = frozenset(S + n for n in ELEMENTWISE) | {S + "select", S + "clamp", S + "convert", S + "bitcast_convert",
+                                                    S + "reshape"}
+#: Integer results that carry no bits of a float: constants, iotas, predicates.
+_NO_BITS = frozenset({S + "compare", S + "is_finite", S + "iota", S + "constant"})
+
+
+def _float_bits_provenance(ctx, value, size: int) -> Deps:
+    """Dependencies carried by an integer value through a float's *bit pattern*.
+
+    ``bitcast_convert`` of a float to an integer keeps every bit: integer arithmetic on those bits and a
+    bitcast (or convert) back to a float is a continuous function of the float almost everywhere — the
+    fast inverse square root, ``bits + 1`` (the next float), ``float(bits)`` (a log2 approximation).  The
+    interpreter gives integer values no index sets, so on the way back this walks the integer operands
+    backwards — over the IR, never over elements — to the float-to-integer bitcasts, and returns their
+    operands' index sets.  Truncating float-to-integer converts, comparisons, constants and iotas end the
+    walk (piecewise constant).  Through a call, loop or other op with regions the walk continues into the
+    op's integer inputs (operands and values its regions capture), and takes its float inputs as sources
+    when a float-to-integer bitcast occurs anywhere inside (callees included).  Per element when every op
+    on the way keeps elements in place; otherwise every element gets the union of all sources (sound,
+    coarse).  Programs without such bitcasts pay one short walk per integer-to-float conversion."""
+    from jaxlib.mlir import ir
+
+    sources, in_place, seen, stack = [], True, set(), [value]
+    while stack:
+        v = stack.pop()
+        if v in seen or not isinstance(v, ir.OpResult):
+            continue  # block arguments: the enclosing op's inputs were followed already
+        seen.add(v)
+        src = v.owner
+        name = src.operation.name
+        if ctx.value(v).size != size:
+            in_place = False
+        first = ctx.value(src.operands[0]) if len(src.operands) else None
+        if name in _NO_BITS or (name == S + "convert" and _is_floaty(first.dtype)):
+            continue
+        if name == S + "bitcast_convert" and _is_floaty(first.dtype):
+            sources.append(first)
+            in_place &= first.size == size
+            continue
+        inputs, inside = list(src.operands), False
+        if len(src.regions) or name == "func.call":
+            in_place = False
+            inputs += _captures(src)
+            inside = _has_float_bitcast(ctx, src, set())
+        elif name not in _IN_PLACE:
+            in_place = False
+        for operand in inputs:
+            av = ctx.value(operand)
+            if av.const is not None:
+                continue
+            if not _is_floaty(av.dtype):
+                stack.append(operand)
+            elif inside:
+                sources.append(av)
+                in_place = False
+    if not sources:
+        return ctx.empty(size)
+    if in_place:
+        return Deps.union(*[a.deps for a in sources])
+    return Deps.union(*[a.deps.reduce_all() for a in sources]).broadcast_row(size)
+
+
+def _region_ops(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner
+                yield from _region_ops(inner)
+
+
+def _captures(op) -> list:
+    """Values an op's regions use but do not define (implicit captures from the enclosing scope)."""
+    defined, used = set(), []
+    for region in op.regions:
+        for block in region.blocks:
+            defined.update(block.arguments)
+    for inner in _region_ops(op):
+        for region in inner.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        defined.update(inner.results)
+        used.extend(inner.operands)
+    return [v for v in used if v not in defined]
+
+
+def _elem_is_floaty(mlir_type) -> bool:
+    from ..values import tensor_type
+
+    try:
+        return _is_floaty(tensor_type(mlir_type).dtype)
+    except Exception:  # tokens, tuples …: not a float tensor
+        return False
+
+
+def _has_float_bitcast(ctx, op, visited: set) -> bool:
+    """Whether a float-to-integer ``bitcast_convert`` occurs inside ``op`` (its regions, or its callee)."""
+    from jaxlib.mlir import ir
+
+    ops = list(_region_ops(op))
+    if op.operation.name == "func.call":
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        if callee in visited:
+            return False
+        visited.add(callee)
+        fn = ctx.function(callee)
+        ops = list(_region_ops(fn))
+    for inner in ops:
+        if inner.operation.name == S + "bitcast_convert" and _elem_is_floaty(inner.operands[0].type) \
+                and not _elem_is_floaty(inner.results[0].type):
+            return True
+        if inner.operation.name == "func.call" and _has_float_bitcast(ctx, inner, visited):
+            return True
+    return False
 
 
 def _float_to_int(a, dt: np.dtype) -> np.ndarray:
