@@ -25,7 +25,9 @@ def format_location(loc) -> str:
     text = str(loc)
     m = _FILE_LOC.findall(text)
     if m:
-        f, line, col = m[-1] if "callsite" in text else m[0]
+        # callsite(callee at caller): the first file location is the innermost frame — the user's own line
+        # in a JAX-lowered module, not the outermost caller (a test runner or ``<module>``)
+        f, line, col = m[0]
         return f"{f}:{line}:{col}"
     inner = re.match(r'loc\((.*)\)$', text)
     return inner.group(1) if inner else text

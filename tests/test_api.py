@@ -300,3 +300,14 @@ def test_analysis_results_carry_constants():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing conservative happened
         lower_and_analyze(lambda x: jnp.sin(x) @ jnp.ones((2, 2)), jnp.ones(2))
+
+
+def test_locations_of_jax_lowered_ops_point_at_the_users_line():
+    """A warning (or error) about an op names the line of the user's function, not an outer caller."""
+    def f(x):
+        return x[jnp.argmax(x)] * x  # a dynamic index: the dynamic_slice rule warns
+
+    line = f.__code__.co_firstlineno + 1
+    with pytest.warns(SparsityWarning) as record:
+        jacobian_sparsity(f, jnp.ones(5))
+    assert any(f"test_api.py:{line}:" in str(w.message) for w in record), [str(w.message) for w in record]
