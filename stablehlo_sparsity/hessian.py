@@ -30,8 +30,8 @@ import numpy as np
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_star, star_sources, symmetrize
 from .errors import InputError
-from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _format, _index_dtype,
-                       _leaf_layout, _one_hot_rows, _struct, _to_scipy)
+from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _index_dtype, _Prepared,
+                       _seed_leaves, _struct, static_gather)
 from .pattern import SparsityPattern
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian"]
@@ -90,13 +90,15 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
                       order=order, recolor=recolor, seed=seed)
 
 
-class SparseHessian:
+class SparseHessian(_Prepared):
     """A prepared sparse Hessian of a scalar ``f``: call it with arguments of the prepared shapes.
 
     Output formats and attributes as :class:`~stablehlo_sparsity.jacobian.SparseJacobian` (``num_colors``
     Hessian-vector products per evaluation).  With ``has_aux`` it returns ``(H, aux)``; a value-and-Hessian
     callable returns ``(f(x), H)`` or ``((f(x), aux), H)``.
     """
+
+    _what = "Hessian"
 
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
@@ -133,16 +135,7 @@ class SparseHessian:
         t = _index_dtype(max(n, 1))
         self._rows, self._cols = rows.astype(t), cols.astype(t)
         self._colors = coloring.colors.astype(np.int32)
-        self._jitted = jax.jit(self._evaluate)
-        self._jitted_values = None
-
-    @property
-    def num_colors(self) -> int:
-        return self.coloring.num_colors
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.pattern.shape
+        self._reset_compiled()
 
     def _values(self, *args):
         import jax
@@ -160,11 +153,7 @@ class SparseHessian:
             val, _ = vg(*sel)
             y, aux = val if self.has_aux else (val, None)
             return y, aux, jnp.zeros((0,), x_dtype)
-        seeds = _one_hot_rows(self._colors, k, x_dtype)                       # (k, n)
-        shapes, sizes, offs = _leaf_layout(sel_leaves)
-        tan_leaves = [seeds[:, o:o + s].reshape((k,) + sh).astype(jnp.result_type(l))
-                      for l, sh, s, o in zip(sel_leaves, shapes, sizes, offs)]
-        tangents = jax.tree_util.tree_unflatten(sel_tree, tan_leaves)
+        tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves))
         if self.has_aux:
             def vg2(*s):
                 (v, a), g = vg(*s)
@@ -177,75 +166,7 @@ class SparseHessian:
             aux = None
         parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(gdot)]
         comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]   # Bᵀ, (k, n)
-        return y, aux, jnp.ravel(comp)[self._gather]
-
-    def _package(self, y, aux, hess):
-        if self.with_value:
-            return ((y, aux) if self.has_aux else y), hess
-        return (hess, aux) if self.has_aux else hess
-
-    def _with_output(self, output: str):
-        if output not in OUTPUTS or output == "scipy":
-            raise InputError(f"output must be one of bcoo, bcsr, dense, values here, got {output!r}")
-
-        def fn(*args):
-            y, aux, values = self._values(*args)
-            return self._package(y, aux, _format(values, self.pattern.to_scipy(), output, self._rows, self._cols))
-
-        return fn
-
-    def _evaluate(self, *args):
-        return self._with_output("values" if self.output == "scipy" else self.output)(*args)
-
-    def _check_args(self, args):
-        import jax
-
-        tree = jax.tree_util.tree_structure(tuple(args))
-        if tree != self._in_tree:
-            raise InputError(f"arguments have structure {tree}, the Hessian was prepared for {self._in_tree}")
-        for got, want in zip(jax.tree_util.tree_leaves(tuple(args)), jax.tree_util.tree_leaves(self._example)):
-            if tuple(np.shape(got)) != tuple(want.shape):
-                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want.shape}")
-
-    def __call__(self, *args):
-        self._check_args(args)
-        out = self._jitted(*args)
-        if self.output != "scipy":
-            return out
-        csr = self.pattern.to_scipy()
-        if self.with_value:
-            return out[0], _to_scipy(out[1], csr)
-        if self.has_aux:
-            return _to_scipy(out[0], csr), out[1]
-        return _to_scipy(out, csr)
-
-    def values(self, *args):
-        """The nonzeros of the Hessian at ``args`` in the CSR order of :attr:`pattern` (jit-compatible)."""
-        import jax
-
-        self._check_args(args)
-        if self._jitted_values is None:
-            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
-        return self._jitted_values(*args)
-
-    def lower(self, *args, output: str | None = None):
-        import jax
-
-        fn = self._evaluate if output is None else self._with_output(output)
-        return jax.jit(fn).lower(*(args or self._example))
-
-    def as_text(self, *args, output: str | None = None, debug_info: bool = False) -> str:
-        """StableHLO text of the compressed-Hessian program (colors and gather indices as constants)."""
-        return self.lower(*args, output=output).as_text(debug_info=debug_info)
-
-    def export(self, platforms: Sequence[str] = ("cpu", "cuda", "tpu"), output: str = "values"):
-        """A :class:`jax.export.Exported` of the program (see :meth:`SparseJacobian.export`)."""
-        import jax
-        from jax import export as jexport
-
-        if output not in ("values", "dense"):
-            raise InputError("export supports output='values' or 'dense' (plain arrays)")
-        return jexport.export(jax.jit(self._with_output(output)), platforms=tuple(platforms))(*self._example)
+        return y, aux, static_gather(jnp.ravel(comp), self._gather)
 
     def __repr__(self) -> str:
         n = self.shape[0]

@@ -116,12 +116,39 @@ def _bind_selected(fn, args, argnums):
     return h
 
 
-def _one_hot_rows(colors_const, k: int, dtype):
-    """``(k, len(colors))`` with ``[c, v] = 1`` iff ``colors[v] == c``: built in the program from the color
-    vector (a visible constant), so the seed costs O(n) bytes in the module instead of O(n·k)."""
+#: Seed matrices up to this many entries are embedded as literal constants: XLA then simplifies the products
+#: by the known 0/1 tangents (3–6× faster evaluation than seeds computed in the program).  Larger ones are
+#: built in the program from the color vector, which keeps the module O(n) in size.
+SEED_CONSTANT_LIMIT = 1 << 22
+
+
+def _seed_leaves(colors: np.ndarray, k: int, leaves) -> list:
+    """Per-leaf seeds ``(k, *leaf.shape)`` (leaf dtype) of the one-hot matrix ``S[c, v] = [colors[v] == c]``,
+    the leaves laid out one after another along ``v``."""
     import jax.numpy as jnp
 
-    return (jnp.asarray(colors_const)[None, :] == jnp.arange(k, dtype=colors_const.dtype)[:, None]).astype(dtype)
+    shapes, sizes, offs = _leaf_layout(leaves)
+    dts = [jnp.result_type(l) for l in leaves]
+    if k * len(colors) <= SEED_CONSTANT_LIMIT:
+        out = []
+        for sh, sz, o, dt in zip(shapes, sizes, offs, dts):
+            seg = np.zeros((k, sz), dtype=dt)
+            seg[colors[o:o + sz], np.arange(sz)] = 1
+            out.append(seg.reshape((k,) + sh))
+        return out
+    ar = jnp.arange(k, dtype=jnp.int32)[:, None]
+    return [(jnp.asarray(colors[o:o + sz])[None, :] == ar).astype(dt).reshape((k,) + sh)
+            for sh, sz, o, dt in zip(shapes, sizes, offs, dts)]
+
+
+def static_gather(flat, idx: np.ndarray):
+    """``flat[idx]`` for a constant in-bounds ``idx``: one ``stablehlo.gather`` with no index normalization
+    (the decompression step)."""
+    from jax import lax
+
+    dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    return lax.gather(flat, np.asarray(idx)[:, None], dn, slice_sizes=(1,),
+                      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def _format(values, csr: sp.csr_array, output: str, rows_const, cols_const):
@@ -196,7 +223,134 @@ def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
 
 
 # ----------------------------------------------------------------------------------------------- the callable
-class SparseJacobian:
+class _Prepared:
+    """What a prepared sparse Jacobian and a prepared sparse Hessian share: argument checks, the compiled
+    core, output containers, lowering and export.  Subclasses set ``pattern``, ``coloring``, ``has_aux``,
+    ``with_value``, ``output``, ``_example``, ``_in_tree``, ``_rows``/``_cols`` and define ``_values``."""
+
+    _what = "derivative"
+
+    @property
+    def num_colors(self) -> int:
+        return self.coloring.num_colors
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pattern.shape
+
+    def _reset_compiled(self):
+        import jax
+
+        self._jitted = jax.jit(self._core)
+        self._jitted_values = None
+        self._device_index = {}
+
+    def _check_args(self, args):
+        import jax
+
+        tree = jax.tree_util.tree_structure(tuple(args))
+        if tree != self._in_tree:
+            raise InputError(f"arguments have structure {tree}, the {self._what} was prepared for {self._in_tree}")
+        for got, want in zip(jax.tree_util.tree_leaves(tuple(args)), jax.tree_util.tree_leaves(self._example)):
+            if tuple(np.shape(got)) != tuple(want.shape):
+                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want.shape}; "
+                                 f"prepare a new sparse {self._what} for new shapes")
+
+    def _package(self, y, aux, mat):
+        if self.with_value:
+            return ((y, aux) if self.has_aux else y), mat
+        return (mat, aux) if self.has_aux else mat
+
+    def _core(self, *args):
+        """The compiled part: ``(f(x) or None, aux, values or dense matrix)``.  Sparse containers are built
+        outside, around device-resident index arrays, so a call does not copy constant indices out."""
+        y, aux, values = self._values(*args)
+        if self.output == "dense":
+            values = _format(values, self.pattern.to_scipy(), "dense", self._rows, self._cols)
+        return (y if self.with_value else None), aux, values
+
+    def _index(self, name):
+        import jax.numpy as jnp
+
+        if name not in self._device_index:
+            csr = self.pattern.to_scipy()
+            t = _index_dtype(max(csr.nnz, *csr.shape, 1))
+            if name == "coo":
+                arr = np.stack([self._rows, self._cols], axis=1).astype(t)
+            elif name == "indices":
+                arr = csr.indices.astype(t)
+            else:
+                arr = csr.indptr.astype(t)
+            self._device_index[name] = jnp.asarray(arr)
+        return self._device_index[name]
+
+    def _wrap(self, values):
+        from jax.experimental import sparse as jsparse
+
+        if self.output in ("dense", "values"):
+            return values
+        if self.output == "scipy":
+            return _to_scipy(values, self.pattern.to_scipy())
+        # The pytree constructor skips the validation of __init__ (tens of µs per call); the index arrays are
+        # ours, canonical (sorted, unique) and already on the device.
+        info = {"shape": self.shape, "indices_sorted": True, "unique_indices": True}
+        if self.output == "bcoo":
+            return jsparse.BCOO.tree_unflatten(info, (values, self._index("coo")))
+        return jsparse.BCSR.tree_unflatten(info, (values, self._index("indices"), self._index("indptr")))
+
+    def __call__(self, *args):
+        self._check_args(args)
+        y, aux, values = self._jitted(*args)
+        return self._package(y, aux, self._wrap(values))
+
+    def values(self, *args):
+        """The nonzeros at ``args`` in the CSR order of :attr:`pattern` (jit-compatible)."""
+        import jax
+
+        self._check_args(args)
+        if self._jitted_values is None:
+            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
+        return self._jitted_values(*args)
+
+    def _with_output(self, output: str):
+        """A traceable function returning the result with ``output`` built inside the program."""
+        if output not in OUTPUTS or output == "scipy":
+            raise InputError(f"output must be one of bcoo, bcsr, dense, values here, got {output!r}")
+
+        def fn(*args):
+            y, aux, values = self._values(*args)
+            return self._package(y, aux, _format(values, self.pattern.to_scipy(), output, self._rows, self._cols))
+
+        return fn
+
+    def lower(self, *args, output: str | None = None):
+        """``jax.jit(...).lower(...)`` of the compressed program (at the prepared shapes by default), the
+        container built inside it (``output`` overrides it; ``"values"`` gives the bare data vector)."""
+        import jax
+
+        out = output or ("values" if self.output == "scipy" else self.output)
+        return jax.jit(self._with_output(out)).lower(*(args or self._example))
+
+    def as_text(self, *args, output: str | None = None, debug_info: bool = False) -> str:
+        """The StableHLO text of the compressed program: the batched products, the seed matrix (or the color
+        vector it is built from) and the gather indices of the decompression appear as constants."""
+        return self.lower(*args, output=output).as_text(debug_info=debug_info)
+
+    def export(self, platforms: Sequence[str] = ("cpu", "cuda", "tpu"), output: str = "values"):
+        """A :class:`jax.export.Exported` of the program for ``platforms``.
+
+        The default ``output="values"`` exports the data vector (nonzeros in :attr:`pattern` CSR order, whose
+        index arrays are static: ``pattern.indptr`` / ``pattern.indices``); ``"dense"`` exports the dense
+        matrix.  ``exp.call(*args)`` runs it; ``exp.serialize()`` needs the ``flatbuffers`` package."""
+        import jax
+        from jax import export as jexport
+
+        if output not in ("values", "dense"):
+            raise InputError("export supports output='values' or 'dense' (plain arrays)")
+        return jexport.export(jax.jit(self._with_output(output)), platforms=tuple(platforms))(*self._example)
+
+
+class SparseJacobian(_Prepared):
     """A prepared sparse Jacobian of ``f``: call it with arguments of the prepared shapes and dtypes.
 
     Returns the Jacobian in the chosen ``output`` format — ``"bcoo"`` (``jax.experimental.sparse.BCOO``, the
@@ -209,6 +363,8 @@ class SparseJacobian:
     (:class:`~stablehlo_sparsity.coloring.Coloring`), ``mode`` (``"forward"`` or ``"reverse"``),
     ``num_colors`` (JVPs or VJPs per evaluation), ``analysis`` (the detection result).
     """
+
+    _what = "Jacobian"
 
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, mode: str = "auto",
                  output: str = "bcoo", with_value: bool = False, coloring: Coloring | None = None,
@@ -239,8 +395,6 @@ class SparseJacobian:
     # ------------------------------------------------------------------ constants
     def _prepare_constants(self):
         """Seeds and decompression indices from :attr:`coloring` (and fresh compiled wrappers)."""
-        import jax
-
         csr = self.pattern.to_scipy()
         m, n = csr.shape
         k = self.coloring.num_colors
@@ -257,29 +411,9 @@ class SparseJacobian:
             gidx = c[rows] * n + cols
         self._gather = gidx.astype(_index_dtype(max(k * max(m, n), 1)))
         self._colors = self.coloring.colors.astype(np.int32)
-        self._jitted = jax.jit(self._evaluate)
-        self._jitted_values = None
-
-    @property
-    def num_colors(self) -> int:
-        return self.coloring.num_colors
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.pattern.shape
+        self._reset_compiled()
 
     # ------------------------------------------------------------------ evaluation
-    def _check_args(self, args):
-        import jax
-
-        tree = jax.tree_util.tree_structure(tuple(args))
-        if tree != self._in_tree:
-            raise InputError(f"arguments have structure {tree}, the Jacobian was prepared for {self._in_tree}")
-        for got, want in zip(jax.tree_util.tree_leaves(tuple(args)), jax.tree_util.tree_leaves(self._example)):
-            if tuple(np.shape(got)) != tuple(want.shape):
-                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want.shape}; "
-                                 "prepare a new sparse Jacobian for new shapes")
-
     def _compressed(self, args):
         """``(value, aux, compressed)`` with compressed ``(k, m)`` (forward) or ``(k, n)`` (reverse)."""
         import jax
@@ -305,11 +439,7 @@ class SparseJacobian:
             dt = jnp.result_type(*leaves) if leaves else x_dtype
             return y, aux, jnp.zeros((0, m if self.mode == "forward" else n), dt)
         if self.mode == "forward":
-            seeds = _one_hot_rows(self._colors, k, x_dtype)          # (k, n)
-            shapes, sizes, offs = _leaf_layout(sel_leaves)
-            tan_leaves = [seeds[:, o:o + s].reshape((k,) + sh).astype(jnp.result_type(l))
-                          for l, sh, s, o in zip(sel_leaves, shapes, sizes, offs)]
-            tangents = jax.tree_util.tree_unflatten(sel_tree, tan_leaves)
+            tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves))
             if self.has_aux:
                 y, ydot, aux = jax.vmap(lambda t: jax.jvp(h, sel, t, has_aux=True),
                                         out_axes=(None, 0, None))(tangents)
@@ -325,12 +455,7 @@ class SparseJacobian:
         else:
             (y, vjp_fn), aux = jax.vjp(h, *sel), None
         out_leaves, out_tree = jax.tree_util.tree_flatten(y)
-        y_dtype = jnp.result_type(*out_leaves)
-        weights = _one_hot_rows(self._colors, k, y_dtype)           # (k, m)
-        shapes, sizes, offs = _leaf_layout(out_leaves)
-        ct_leaves = [weights[:, o:o + s].reshape((k,) + sh).astype(jnp.result_type(l))
-                     for l, sh, s, o in zip(out_leaves, shapes, sizes, offs)]
-        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, ct_leaves))
+        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, _seed_leaves(self._colors, k, out_leaves)))
         parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(cts)]
         comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
         return y, aux, comp
@@ -339,79 +464,8 @@ class SparseJacobian:
         import jax.numpy as jnp
 
         y, aux, comp = self._compressed(args)
-        values = jnp.ravel(comp)[self._gather] if self.pattern.nnz else jnp.zeros((0,), comp.dtype)
+        values = static_gather(jnp.ravel(comp), self._gather) if self.pattern.nnz else jnp.zeros((0,), comp.dtype)
         return y, aux, values
-
-    def _evaluate(self, *args):
-        y, aux, values = self._values(*args)
-        out_fmt = "values" if self.output == "scipy" else self.output
-        jac = _format(values, self.pattern.to_scipy(), out_fmt, self._rows, self._cols)
-        return self._package(y, aux, jac)
-
-    def _package(self, y, aux, jac):
-        if self.with_value:
-            return ((y, aux) if self.has_aux else y), jac
-        return (jac, aux) if self.has_aux else jac
-
-    def __call__(self, *args):
-        self._check_args(args)
-        out = self._jitted(*args)
-        if self.output != "scipy":
-            return out
-        if self.with_value:
-            val, v = out
-            return val, _to_scipy(v, self.pattern.to_scipy())
-        if self.has_aux:
-            v, aux = out
-            return _to_scipy(v, self.pattern.to_scipy()), aux
-        return _to_scipy(out, self.pattern.to_scipy())
-
-    # ------------------------------------------------------------------ compiled program
-    def values(self, *args):
-        """The nonzeros of the Jacobian at ``args``, in the CSR order of :attr:`pattern` (jit-compatible)."""
-        import jax
-
-        self._check_args(args)
-        if self._jitted_values is None:
-            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
-        return self._jitted_values(*args)
-
-    def lower(self, *args, output: str | None = None):
-        """``jax.jit(...).lower(...)`` of the compressed-Jacobian program (at the prepared shapes by default).
-
-        ``output`` overrides the container (``"values"`` gives the bare data vector)."""
-        import jax
-
-        fn = self._evaluate if output is None else self._with_output(output)
-        return jax.jit(fn).lower(*(args or self._example))
-
-    def as_text(self, *args, output: str | None = None, debug_info: bool = False) -> str:
-        """The StableHLO text of the compressed-Jacobian program: the batched JVPs/VJPs, the color vector
-        and the gather indices of the decompression appear as constants."""
-        return self.lower(*args, output=output).as_text(debug_info=debug_info)
-
-    def export(self, platforms: Sequence[str] = ("cpu", "cuda", "tpu"), output: str = "values"):
-        """A :class:`jax.export.Exported` of the program for ``platforms``.
-
-        The default ``output="values"`` exports the data vector (nonzeros in :attr:`pattern` CSR order, whose
-        index arrays are static: ``pattern.indptr`` / ``pattern.indices``); ``"dense"`` exports the dense
-        matrix.  ``exp.call(*args)`` runs it; ``exp.serialize()`` needs the ``flatbuffers`` package."""
-        import jax
-        from jax import export as jexport
-
-        if output not in ("values", "dense"):
-            raise InputError("export supports output='values' or 'dense' (plain arrays)")
-        return jexport.export(jax.jit(self._with_output(output)), platforms=tuple(platforms))(*self._example)
-
-    def _with_output(self, output: str):
-        if output not in OUTPUTS or output == "scipy":
-            raise InputError(f"output must be one of bcoo, bcsr, dense, values here, got {output!r}")
-
-        def fn(*args):
-            y, aux, values = self._values(*args)
-            return self._package(y, aux, _format(values, self.pattern.to_scipy(), output, self._rows, self._cols))
-
-        return fn
 
     def __repr__(self) -> str:
         m, n = self.shape

@@ -1,0 +1,227 @@
+"""Coloring and compressed-derivative benchmark: ours vs asdex (and dense JAX), in one process.
+
+    python benchmarks/evaluate.py            # full tables (n = 1e4 evaluation, 1e6-column coloring)
+    python benchmarks/evaluate.py --quick    # smaller coloring problems
+    python benchmarks/evaluate.py --no-asdex
+
+Three tables:
+
+1. Coloring: colors (forward = columns / reverse = rows) and CPU time for both directions, on patterns given
+   as SciPy matrices (so only the coloring is timed).  "bound" is the lower bound (most nonzeros in a row /
+   column).  Times: best of ``--repeat`` warm calls (after one call that loads the compiled kernels).
+2. Sparse Jacobian evaluation at n ≈ 1e4: the prepared callable (BCOO output) — ours as returned,
+   asdex's ``jacobian`` wrapped in ``jax.jit`` as its documentation recommends — and ``jax.jit(jax.jacfwd)``.
+   "first" includes tracing and XLA compilation; "warm" is the best of ``--repeat`` calls.  "× primal" is the
+   warm time divided by one jitted evaluation of ``f`` (the floor is about the number of colors).
+3. Chained Rosenbrock Hessian at n = 1e4: detection (pattern), colors, first and warm evaluation.
+
+Timings are wall-clock; the machine line says what ran them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from detect import machine  # noqa: E402
+
+import stablehlo_sparsity as ss  # noqa: E402
+from stablehlo_sparsity.coloring import color_columns, color_rows  # noqa: E402
+from stablehlo_sparsity.examples import brusselator, laplacian_cubic, make_conv2d  # noqa: E402
+
+
+def best_of(fn, repeat, clock=time.perf_counter):
+    """(result, first call time, best warm time)."""
+    t0 = clock()
+    out = fn()
+    first = clock() - t0
+    warm = float("inf")
+    for _ in range(repeat):
+        t0 = clock()
+        out = fn()
+        warm = min(warm, clock() - t0)
+    return out, first, warm
+
+
+def block(x):
+    return jax.tree_util.tree_map(lambda a: a.block_until_ready() if hasattr(a, "block_until_ready") else a, x)
+
+
+# ----------------------------------------------------------------------------------------------- patterns
+def grid(nx, ny, nine=False, periodic=False):
+    def t(k):
+        a = sp.lil_array(sp.diags_array([np.ones(k)] * 3, offsets=[-1, 0, 1], shape=(k, k), dtype=bool))
+        if periodic:
+            a[0, k - 1] = a[k - 1, 0] = True
+        return sp.csr_array(a)
+    if nine:
+        return sp.csr_array(sp.kron(t(nx), t(ny)), dtype=bool)
+    return sp.csr_array(sp.kron(t(nx), sp.identity(ny)) + sp.kron(sp.identity(nx), t(ny)), dtype=bool)
+
+
+def coloring_problems(quick):
+    yield "1-D Laplacian, n=1e6", grid(1, 1_000_000 if not quick else 100_000)
+    yield "2-D 5-point, 1000×1000" if not quick else "2-D 5-point, 300×300", grid(*((1000, 1000) if not quick else (300, 300)))
+    yield "2-D 9-point, 300×300", grid(300, 300, nine=True)
+    for N in (64, 128):
+        yield f"Brusselator 2-D periodic, N={N}", ss.jacobian_sparsity(lambda x, N=N: brusselator(x, N),
+                                                                       jnp.ones(2 * N * N)).to_scipy()
+    conv, n = make_conv2d()
+    yield "conv2d 64×64 → 8 ch, 3×3", ss.jacobian_sparsity(conv, jnp.ones(n)).to_scipy()
+    rng = np.random.default_rng(0)
+    yield "random 2000×2000, 0.3%", sp.csr_array(rng.random((2000, 2000)) < 0.003)
+
+
+def asdex_pattern(asdex, p):
+    r, c = p.nonzero()
+    return asdex.SparsityPattern.from_coo(r.astype(np.int32), c.astype(np.int32), p.shape)
+
+
+def table_coloring(asdex, quick, repeat):
+    print("\n### Coloring (both directions)\n")
+    print("Time: CPU seconds (process time) for both directions, best of the warm calls — single-threaded work, "
+          "so it is robust to other load on the machine.\n")
+    hdr = "| problem | n | nnz | bound fwd/rev | ours fwd/rev | ours time (s) |"
+    sep = "|---|---:|---:|---:|---:|---:|"
+    if asdex is not None:
+        hdr += " asdex fwd/rev | asdex time (s) | asdex / ours |"
+        sep += "---:|---:|---:|"
+    print(hdr)
+    print(sep)
+    color_columns(grid(4, 4))  # load the compiled kernels
+    for name, p in coloring_problems(quick):
+        (cc, rc), _, t = best_of(lambda: (color_columns(p), color_rows(p)), repeat, time.process_time)
+        line = (f"| {name} | {p.shape[1]:,} | {p.nnz:,} | {cc.lower_bound}/{rc.lower_bound} | "
+                f"{cc.num_colors}/{rc.num_colors} | {t:.3f} |")
+        if asdex is not None:
+            ap = asdex_pattern(asdex, p)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                (ac, ar), _, ta = best_of(lambda: (asdex.color_cols(ap)[1], asdex.color_rows(ap)[1]), repeat,
+                                          time.process_time)
+            line += f" {ac}/{ar} | {ta:.3f} | {ta / t:.1f}× |"
+        print(line, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------- evaluation
+def evaluation_problems():
+    n = 10_000
+    x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n))
+    yield "1-D Laplacian + cubic, n=1e4", laplacian_cubic, x
+    N = 71  # 2·71² = 10,082
+    xb = jnp.asarray(np.random.default_rng(1).uniform(0, 1, 2 * N * N))
+    yield f"Brusselator 2-D, N={N} (n={2 * N * N:,})", (lambda v: brusselator(v, N)), xb
+    conv, nc = make_conv2d(size=100)
+    yield f"conv2d 100×100 → 8 ch (n={nc:,})", conv, jnp.asarray(np.random.default_rng(2).standard_normal(nc))
+
+
+def table_evaluation(asdex, repeat, dense):
+    print("\n### Sparse Jacobian evaluation (BCOO), n ≈ 1e4\n")
+    hdr = ("| problem | nnz | primal (ms) | ours colors | ours first (s) | ours warm (ms) | ours × primal |")
+    sep = "|---|---:|---:|---:|---:|---:|---:|"
+    if asdex is not None:
+        hdr += " asdex colors | asdex first (s) | asdex warm (ms) | asdex × primal | asdex / ours |"
+        sep += "---:|---:|---:|---:|---:|"
+    if dense:
+        hdr += " jacfwd warm (ms) | jacfwd / ours |"
+        sep += "---:|---:|"
+    print(hdr)
+    print(sep)
+    for name, f, x in evaluation_problems():
+        fj = jax.jit(f)
+        _, _, tp = best_of(lambda: block(fj(x)), max(repeat, 10))
+        t0 = time.perf_counter()
+        jac = ss.sparse_jacobian(f, x)
+        prep = time.perf_counter() - t0
+        out, first, warm = best_of(lambda: block(jac(x)), repeat)
+        line = (f"| {name} | {jac.pattern.nnz:,} | {tp * 1e3:.3f} | {jac.num_colors} ({jac.mode[:3]}) | "
+                f"{prep + first:.2f} | {warm * 1e3:.3f} | {warm / tp:.1f} |")
+        if asdex is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                acol = asdex.jacobian_coloring(f, x)
+                afn = jax.jit(asdex.jacobian_from_coloring(f, acol))
+                aprep = time.perf_counter() - t0
+                aout, afirst, awarm = best_of(lambda: block(afn(x)), repeat)
+            err = float(jnp.max(jnp.abs(aout.todense() - out.todense())))
+            line += (f" {acol.num_colors} | {aprep + afirst:.2f} | {awarm * 1e3:.3f} | {awarm / tp:.1f} | "
+                     f"{awarm / warm:.2f}× |")
+            if err > 1e-8 * float(jnp.max(jnp.abs(out.data))):
+                line += f" (values differ by {err:.2g})"
+        if dense:
+            dj = jax.jit(jax.jacfwd(f))
+            _, _, dwarm = best_of(lambda: block(dj(x)), max(1, repeat // 2))
+            line += f" {dwarm * 1e3:.1f} | {dwarm / warm:.0f}× |"
+        print(line, flush=True)
+
+
+def rosenbrock(x):
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def table_hessian(asdex, repeat):
+    print("\n### Chained Rosenbrock Hessian, n = 1e4\n")
+    n = 10_000
+    x = jnp.asarray(np.random.default_rng(3).uniform(-1, 1, n))
+    fj = jax.jit(rosenbrock)
+    _, _, tp = best_of(lambda: block(fj(x)), 10)
+    print("| tool | detection first (s) | detection warm (s) | nnz | colors | evaluation first (s) | "
+          "evaluation warm (ms) | × primal |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    pat, dfirst, dwarm = best_of(lambda: ss.hessian_sparsity(lambda v: rosenbrock(v), x), repeat)
+    hess = ss.sparse_hessian(rosenbrock, x)
+    out, first, warm = best_of(lambda: block(hess(x)), repeat)
+    print(f"| ours | {dfirst:.3f} | {dwarm:.3f} | {pat.nnz:,} | {hess.num_colors} | {first:.2f} | "
+          f"{warm * 1e3:.3f} | {warm / tp:.1f} |")
+    if asdex is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            apat, adfirst, adwarm = best_of(lambda: asdex.hessian_sparsity(lambda v: rosenbrock(v), x), repeat)
+            acol = asdex.hessian_coloring(rosenbrock, x)
+            afn = jax.jit(asdex.hessian_from_coloring(rosenbrock, acol))
+            aout, afirst, awarm = best_of(lambda: block(afn(x)), repeat)
+        err = float(jnp.max(jnp.abs(aout.todense() - out.todense())))
+        print(f"| asdex | {adfirst:.3f} | {adwarm:.3f} | {apat.nnz:,} | {acol.num_colors} | {afirst:.2f} | "
+              f"{awarm * 1e3:.3f} | {awarm / tp:.1f} |")
+        print(f"\nasdex / ours: detection {adwarm / dwarm:.0f}×, evaluation {awarm / warm:.2f}×; "
+              f"max |H_ours − H_asdex| = {err:.2g}; primal {tp * 1e3:.3f} ms")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-asdex", action="store_true")
+    ap.add_argument("--no-dense", action="store_true", help="skip dense jax.jacfwd")
+    ap.add_argument("--only", choices=["coloring", "evaluation", "hessian"])
+    args = ap.parse_args(argv)
+    asdex = None
+    if not args.no_asdex:
+        try:
+            import asdex  # noqa: F401
+        except ImportError:
+            print("(asdex not installed: peer columns omitted)", file=sys.stderr)
+    jax.config.update("jax_enable_x64", True)
+    print(f"Coloring / evaluation benchmark — {time.strftime('%Y-%m-%d')} — {machine()}; "
+          f"load average {os.getloadavg()[0]:.1f}; float64")
+    if args.only in (None, "coloring"):
+        table_coloring(asdex, args.quick, args.repeat)
+    if args.only in (None, "evaluation"):
+        table_evaluation(asdex, args.repeat, not args.no_dense)
+    if args.only in (None, "hessian"):
+        table_hessian(asdex, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
