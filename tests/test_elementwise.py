@@ -91,7 +91,6 @@ def test_integer_binary_ops_are_empty(name):
 
 
 def test_bitwise_ops_on_booleans_are_empty():
-    b = np.zeros(4, bool)
     body = """%0 = stablehlo.compare GT, %a0, %a1, FLOAT : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xi1>
     %1 = stablehlo.not %0 : tensor<4xi1>
     %2 = stablehlo.xor %0, %1 : tensor<4xi1>
@@ -101,7 +100,6 @@ def test_bitwise_ops_on_booleans_are_empty():
     %6 = stablehlo.add %3, %5 : tensor<4xf64>
     return %6 : tensor<4xf64>"""
     assert not pattern_of(body, [F4, F4], ["tensor<4xf64>"]).any()
-    del b
 
 
 @pytest.mark.parametrize("src,dst,expect_identity", [
