@@ -264,3 +264,21 @@ def test_version_and_help(capsys):
     for name in ("--sparsity-fold-constants", "--sparsity-annotate", "--sparsity-strip", "--split-input-file",
                  "--pass-pipeline", "max-elements", "--emit"):
         assert name in out
+
+
+def test_vectorized_output_formatters_match_python_formatting():
+    import scipy.sparse as sp
+
+    from stablehlo_sparsity.driver import _format_int_pairs, _format_rows_json
+
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        k, n = int(rng.integers(1, 8)), int(rng.integers(1, 5000))
+        m = sp.csr_array(rng.random((k, n)) < rng.random() * 0.01)
+        m.sort_indices()
+        assert _format_rows_json(m.indptr, m.indices) == json.dumps(
+            [m.indices[m.indptr[i]:m.indptr[i + 1]].tolist() for i in range(k)])
+        a, b = rng.integers(0, 10 ** int(rng.integers(1, 15)), 7), rng.integers(0, 10, 7)
+        assert _format_int_pairs(a, b) == "".join(f"{i} {j}\n" for i, j in zip(a.tolist(), b.tolist()))
+    assert _format_rows_json(np.array([0]), np.array([], np.int64)) == "[]"
+    assert _format_int_pairs([], []) == ""
