@@ -99,9 +99,11 @@ def _size_hint(d: Deps) -> int:
 def _deps_unchanged(old: list[AbstractValue], new: list[AbstractValue]) -> bool:
     """Whether every carried index set is the same after one iteration (constants may differ).
 
-    Cheap identity checks first; then real comparisons (which materialize) from the smallest value up,
-    stopping at the first difference — a growing hidden state is found before a large accumulator is
-    ever compared."""
+    Identity checks first; then real comparisons, which materialize, from the smallest tensor up, stopping
+    at the first difference — a growing hidden state is found before a large accumulator is ever compared,
+    and the materialized carry (one part instead of a product of lazy parts) is what the next iteration
+    reads anyway.
+    """
     pending = []
     for a, b in zip(old, new):
         if a.deps is b.deps or (a.deps.is_empty and b.deps.is_empty):
@@ -110,7 +112,7 @@ def _deps_unchanged(old: list[AbstractValue], new: list[AbstractValue]) -> bool:
             return False
         if len(a.deps.parts) == len(b.deps.parts) and all(p is q for p, q in zip(a.deps.parts, b.deps.parts)):
             continue
-        pending.append((min(_size_hint(a.deps), _size_hint(b.deps)), a.deps, b.deps))
+        pending.append(((a.deps.rows, min(_size_hint(a.deps), _size_hint(b.deps))), a.deps, b.deps))
     pending.sort(key=lambda t: t[0])
     return all(x == y for _, x, y in pending)
 
@@ -247,7 +249,7 @@ def _while(ctx, op, args):
     mark = _mark(ctx)
     cap = ctx.options.max_loop_iterations
     needed = None
-    steps, next_try, backoff = 0, 0, 1
+    steps, next_try, retry = 0, 0, 1  # exponential back-off after a failed attempt to settle
     while True:
         go = _condition(ctx, cond, carry)
         if go is False:
@@ -256,7 +258,7 @@ def _while(ctx, op, args):
             break
         new = _run_body(ctx, body, carry, mark)
         steps += 1
-        if steps >= next_try and _deps_unchanged(carry, new):
+        if _deps_unchanged(carry, new) and steps >= next_try:
             if needed is None:
                 needed = _consts_needed(op)
             moving = [not _same_const(a.const, b.const) and not (a.const is None and b.const is None)
@@ -265,7 +267,7 @@ def _while(ctx, op, args):
                 settled = _settle(ctx, cond, body, [join(a, b) for a, b in zip(carry, new)], mark)
                 if settled is not None:
                     return settled
-            next_try, backoff = steps + backoff, backoff * 2
+            next_try, retry = steps + retry, retry * 2
         carry = new
     return _fixed_point(ctx, op, cond, body, carry, mark)
 
