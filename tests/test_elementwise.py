@@ -630,3 +630,25 @@ def test_integer_to_float_without_bitcasts_stays_empty():
 
     p = jacobian_sparsity(f, jnp.ones(4))
     assert p == np.diag([False, True, True, True])
+
+
+def test_float_bits_carried_into_a_loop_body():
+    """The bits enter a while loop as a carried value and become a float again inside the body."""
+    body = """%bits = stablehlo.bitcast_convert %a0 : (tensor<3xf64>) -> tensor<3xi64>
+    %zero = stablehlo.constant dense<0.0> : tensor<3xf64>
+    %c0 = stablehlo.constant dense<0> : tensor<i64>
+    %r:3 = stablehlo.while(%i = %c0, %b = %bits, %acc = %zero) : tensor<i64>, tensor<3xi64>, tensor<3xf64>
+    cond {
+      %c2 = stablehlo.constant dense<2> : tensor<i64>
+      %p = stablehlo.compare LT, %i, %c2, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %f = stablehlo.bitcast_convert %b : (tensor<3xi64>) -> tensor<3xf64>
+      %s = stablehlo.add %acc, %f : tensor<3xf64>
+      %c1 = stablehlo.constant dense<1> : tensor<i64>
+      %j = stablehlo.add %i, %c1 : tensor<i64>
+      stablehlo.return %j, %b, %s : tensor<i64>, tensor<3xi64>, tensor<3xf64>
+    }
+    return %r#2 : tensor<3xf64>"""
+    got = pattern_of(body, [np.zeros(3)], ["tensor<3xf64>"])
+    assert got[np.eye(3, dtype=bool)].all()  # sound (coarse across the loop boundary: every element)

@@ -472,21 +472,32 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
     operands' index sets.  Truncating float-to-integer converts, comparisons, constants and iotas end the
     walk (piecewise constant).  Through a call, loop or other op with regions the walk continues into the
     op's integer inputs (operands and values its regions capture), and takes its float inputs as sources
-    when a float-to-integer bitcast occurs anywhere inside (callees included).  Per element when every op
-    on the way keeps elements in place; otherwise every element gets the union of all sources (sound,
+    when a float-to-integer bitcast occurs anywhere inside (callees included); from a block argument of a
+    loop or branch body it continues into the enclosing op's inputs the same way.  Per element when every
+    op on the way keeps elements in place; otherwise every element gets the union of all sources (sound,
     coarse).  Programs without such bitcasts pay one short walk per integer-to-float conversion."""
     from jaxlib.mlir import ir
 
     sources, in_place, seen, stack = [], True, set(), [value]
     while stack:
         v = stack.pop()
-        if v in seen or not isinstance(v, ir.OpResult):
-            continue  # block arguments: the enclosing op's inputs were followed already
+        if v in seen:
+            continue
         seen.add(v)
-        src = v.owner
-        name = src.operation.name
-        if ctx.value(v).size != size:
+        if not isinstance(v, ir.OpResult):
+            # A block argument: inside a loop or branch body, follow the enclosing op's inputs (its carried
+            # values start there); a function's own arguments carry no bits from here (a callee's caller is
+            # not known in a memoized call — documented gap).
+            parent = v.owner.owner
+            if parent is None or parent.operation.name == "func.func":
+                continue
+            src, name = parent, parent.operation.name
             in_place = False
+        else:
+            src = v.owner
+            name = src.operation.name
+            if ctx.value(v).size != size:
+                in_place = False
         first = ctx.value(src.operands[0]) if len(src.operands) else None
         if name in _NO_BITS or (name == S + "convert" and _is_floaty(first.dtype)):
             continue
