@@ -88,9 +88,12 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
     J = R.shape[1]
     out = B * I * J
     parts = []
+    # A known operand without zeros prunes nothing: the generic (lazy, smaller) path gives the same sets.
+    lhs_known = lhs.const is not None and not np.all(np.asarray(lhs.const) != 0)
+    rhs_known = rhs.const is not None and not np.all(np.asarray(rhs.const) != 0)
     # Contributions of lhs's elements (their derivative is a value of rhs, and vice versa).
     if not lhs.deps.is_empty:
-        if rhs.const is not None:
+        if rhs_known:
             known = np.asarray(rhs.const).reshape(-1)[R]                            # (B, J, C)
             parts.append(_known_rows_lhs(ctx, op, known, lhs.deps, L, I, J))
         else:
@@ -98,7 +101,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
             row = np.arange(out, dtype=np.int64) // J                               # (b, i, j) -> b*I + i
             parts.append(grouped.gather_rows(row))
     if not rhs.deps.is_empty:
-        if lhs.const is not None:
+        if lhs_known:
             known = np.asarray(lhs.const).reshape(-1)[L]                            # (B, I, C)
             parts.append(_known_side(ctx, op, known, rhs.deps, R.transpose(0, 2, 1), I, J))
         else:

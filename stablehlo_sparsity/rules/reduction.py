@@ -54,14 +54,19 @@ S = "stablehlo."
 
 # ---------------------------------------------------------------- the grouping move
 def _csr(indptr, indices, k: int, n: int, canonical: bool) -> sp.csr_array:
-    """A bool CSR matrix from our own well-formed arrays; ``canonical=False`` merges repeated entries per row."""
+    """A bool CSR matrix from our own well-formed arrays (no scipy validation pass);
+    ``canonical=False`` merges repeated entries per row."""
     dt = np.int32 if max(n, len(indices)) < 2**31 - 1 else np.int64
-    m = sp.csr_array((np.ones(len(indices), bool), np.asarray(indices, dt), np.asarray(indptr, dt)),
-                     shape=(k, n))
+    m = sp.csr_array((k, n), dtype=bool)
+    m.indptr = np.asarray(indptr, dt)
+    m.indices = np.asarray(indices, dt)
+    m.data = np.ones(len(indices), bool)
     if canonical:
         m.has_sorted_indices = True
         m.has_canonical_format = True
     else:
+        m.has_sorted_indices = False
+        m.has_canonical_format = False
         m.sum_duplicates()  # sorts each row and merges repeats (scipy's C++ per-row pass)
     return m
 
@@ -220,11 +225,21 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
     bargs = list(block.arguments)
     if len(bargs) != 2 * k:
         raise InputError(f"reduction body takes {len(bargs)} arguments for {k} operands", None)
+    outer = captured_values(region)
+    key = None
+    if not outer:
+        if simple_body(region, k) is not None:  # add/max/…: result j reads operand j only
+            return np.eye(k, dtype=bool), np.zeros(k, bool), []
+        # The answer depends only on the body then: memoize per op for this analysis (loops re-run ops).
+        cache = ctx.__dict__.setdefault("_reduce_body_cache", {})
+        key = region.owner.operation
+        if key in cache:
+            return cache[key]
     width = k + 1  # column k: anything captured from the enclosing region
     sub = Interpreter(ctx.module, width, ctx.options)
     outer_env = {}
     captured = []
-    for v in captured_values(region):
+    for v in outer:
         av = ctx.value(v)
         captured.append(av)
         deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
@@ -240,7 +255,7 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
     reach = np.zeros((k, width), dtype=bool)
     for j, r in enumerate(results[:k]):
         if not r.deps.is_empty:
-            reach[j, union_all_rows(r.deps).to_csr().indices] = True
+            reach[j, r.deps.to_csr().indices] = True   # a tiny (size × (k+1)) lattice
     m = reach[:, :k]
     closure = np.eye(k, dtype=bool)
     while True:  # at most k rounds: the closure over a k-node graph
@@ -249,6 +264,8 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
             break
         closure = nxt
     cap = (closure.astype(np.int64) @ reach[:, k].astype(np.int64)) > 0
+    if key is not None:
+        cache[key] = (closure, cap, captured)
     return closure, cap, captured
 
 
