@@ -159,7 +159,20 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     """
     from jaxlib.mlir import ir
 
-    module = parse_module(module_or_text) if isinstance(module_or_text, str) else module_or_text
+    if isinstance(module_or_text, (bytes, bytearray)):
+        try:
+            module_or_text = bytes(module_or_text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"module text is not valid UTF-8 (byte 0x{module_or_text[e.start]:02x} at offset "
+                             f"{e.start})") from None
+    if isinstance(module_or_text, str):
+        module = parse_module(module_or_text)
+    elif hasattr(module_or_text, "body") and hasattr(module_or_text, "context"):
+        module = module_or_text
+    else:
+        raise InputError(f"expected an ir.Module or StableHLO text, got {type(module_or_text).__name__}")
+    if num_outputs is not None and int(num_outputs) < 0:
+        raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
     opts = options or AnalysisOptions(on_unknown=on_unknown)
     with module.context:
         fn = None
@@ -173,6 +186,9 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
         from .errors import format_location
 
         loc = format_location(fn.location)
+        if not len(fn.regions[0].blocks):
+            raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
+                             "analyze", loc)
         block = fn.regions[0].blocks[0]
         arg_types = [tensor_type(a.type, loc) for a in block.arguments]
         wrt_list = list(range(len(arg_types))) if wrt is None else [int(i) for i in wrt]
@@ -193,6 +209,10 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
             results = results[:num_outputs]
         rows = [r.deps for r in results]
         m = int(sum(r.size for r in results))
+        if m > opts.max_pattern_nnz:  # the (m × n) CSR needs m + 1 row pointers
+            from .interpreter import too_large
+
+            raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, loc)
         if rows:
             mats = [d.to_csr() for d in rows]
             matrix = sp.csr_array(sp.vstack(mats, format="csr")) if len(mats) > 1 else mats[0]

@@ -14,7 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError, SparsityError, SparsityWarning, UnsupportedOpError, format_location
+from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
+                     format_location)
 from .lattice import Deps
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
@@ -59,6 +60,8 @@ class Interpreter:
         self.n = int(n_inputs)
         self.options = options or AnalysisOptions()
         self.observer = observer
+        if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
+            raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self.functions = {}
         for op in module.body.operations:
             if op.operation.name == "func.func":
@@ -106,6 +109,9 @@ class Interpreter:
         if name in self._call_stack:
             raise InputError(f"recursive call to '@{name}' is not supported (StableHLO programs are not recursive)")
         fn = self.function(name)
+        if not fn.regions or not len(fn.regions[0].blocks):
+            raise InputError(f"function '@{name}' has no body (it is a declaration): there is nothing to analyze",
+                             self.location(fn))
         self._call_stack.append(name)
         try:
             results = self.run_region(fn.regions[0], args, new_frame=True)
@@ -169,11 +175,14 @@ class Interpreter:
         args = [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
         rtypes = self.result_types(op)
         results: list[AbstractValue] | None = None
+        limit = self.options.max_pattern_nnz
+        if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
+            results = self._too_large(op, args, rtypes)
 
         # 1. the constant lattice: fold when every operand is known
         fold = FOLD_RULES.get(name)
-        if fold is not None and all(a.const is not None for a in args) and not _has_free_inputs(op) \
-                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
+        if results is None and fold is not None and all(a.const is not None for a in args) \
+                and not _has_free_inputs(op) and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
             try:
                 consts = fold(self, op, [a.const for a in args])
             except _NotFoldable:
@@ -209,6 +218,21 @@ class Interpreter:
             self.observer(op, results)
         return results
 
+    def _too_large(self, op, args, rtypes) -> list[AbstractValue]:
+        """A value above ``max_pattern_nnz`` elements: refuse before any rule allocates per-element arrays.
+
+        Exception: when nothing the op reads (operands and values its regions capture) depends on an input,
+        no result does either — empty index sets cost no memory, so the analysis goes on."""
+        captured = list(args)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    _collect_outer(inner, self, captured)
+        if all(a.deps.is_empty for a in captured):
+            return [AbstractValue(t, Deps.empty(t.size, self.n)) for t in rtypes]
+        big = max([t.size for t in rtypes] + [a.size for a in args])
+        raise too_large(f"'{op.operation.name}' has a value of", big, self.options.max_pattern_nnz, self.location(op))
+
     def _conservative(self, op, args, rtypes) -> list[Deps]:
         self.warn(op, "no sparsity rule; every result element depends on every input of its operands (conservative)")
         captured = list(args)
@@ -218,6 +242,14 @@ class Interpreter:
                     _collect_outer(inner, self, captured)
         total = Deps.union(*[a.deps.reduce_all() for a in captured]) if captured else Deps.empty(1, self.n)
         return [total.broadcast_row(t.size) for t in rtypes]
+
+
+def too_large(subject: str, count: int, limit: int, location: str | None = None) -> PatternTooLargeError:
+    """The error for a pattern that would not fit: names the limit and how to raise it."""
+    return PatternTooLargeError(
+        f"{subject} {count:,} elements, above the limit max_pattern_nnz={limit:,} (its pattern needs at least "
+        f"one entry per element); refusing before allocating. Raise the limit with "
+        f"AnalysisOptions(max_pattern_nnz=...) if the memory is available", location)
 
 
 def _collect_outer(op, interp: Interpreter, out: list) -> None:

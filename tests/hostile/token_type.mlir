@@ -1,0 +1,5 @@
+// Tokens are not tensors.
+func.func @main(%a: tensor<4xf32>, %t: !stablehlo.token) -> tensor<4xf32> {
+  %0 = stablehlo.after_all %t : !stablehlo.token
+  return %a : tensor<4xf32>
+}

@@ -1,0 +1,1 @@
+func.func @main(%a: tensor<4x
