@@ -319,3 +319,32 @@ def test_fft_structure_and_folding():
     }"""
     (r,) = analyze_module(text).results
     np.testing.assert_allclose(r.const, np.fft.rfft([1.0, 2.0, 0.0, -1.0]))
+
+
+# ============================================================ the helpers' vectorized unions vs a dense model
+def test_running_and_lazy_group_unions_match_a_dense_model():
+    import scipy.sparse as sp
+
+    from stablehlo_sparsity import Deps
+    from stablehlo_sparsity.rules.linalg import lazy_group_union, segmented_prefix_union
+
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        nseg, length, n = (int(v) for v in rng.integers(1, 5, 3) + np.array([0, 0, 3]))
+        k = nseg * length
+        dense = rng.random((k, n)) < rng.random()
+        d = Deps.from_csr(sp.csr_array(dense))
+        want = np.zeros_like(dense)
+        for r in range(k):
+            s0 = (r // length) * length
+            want[r] = dense[s0:r + 1].any(axis=0)
+        got = segmented_prefix_union(d, length).to_csr()
+        assert np.array_equal(got.toarray(), want)
+        assert all(np.all(np.diff(got.indices[got.indptr[r]:got.indptr[r + 1]]) > 0) for r in range(k))
+        # a lazily row-mapped value (broadcast / gathered), grouped without materializing it
+        rowmap = rng.integers(-1, k, 7)
+        lazy = d.gather_rows(rowmap)
+        groups = sp.csr_array(rng.random((4, 7)) < 0.4)
+        model = np.array([[lazy.to_csr().toarray()[groups.toarray()[i]].any(axis=0) if groups.toarray()[i].any()
+                           else np.zeros(n, bool)] for i in range(4)]).reshape(4, n)
+        assert np.array_equal(lazy_group_union(d.gather_rows(rowmap), groups).to_csr().toarray(), model)

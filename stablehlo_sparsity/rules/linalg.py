@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..attrs import enum_text, i64_list, positions
 from ..interpreter import NotFoldable
-from ..lattice import Deps
+from ..lattice import CsrPart, Deps, IndexPart
 from .registry import deps_rule, fold_rule
 
 S = "stablehlo."
@@ -52,6 +52,131 @@ def _prod(xs) -> int:
     return int(np.prod([int(x) for x in xs], dtype=np.int64))
 
 
+def lazy_group_union(deps: Deps, groups) -> Deps:
+    """``R @ S`` without materializing ``S``: each part's row map is composed with ``R`` first.
+
+    A part ``CsrPart(base, rowmap)`` contributes ``(R @ P_rowmap) @ base``; the first product merges the
+    repeated base rows a group reaches (a lazily broadcast matrix has one base row, an LU factor one per
+    column), so the cost is that of the distinct base rows, not of the materialized value.
+    """
+    groups = sp.csr_array(groups, dtype=bool)
+    k_out, k_in = groups.shape
+    n = deps.n
+    if deps.is_empty or groups.nnz == 0:
+        return Deps.empty(k_out, n)
+    mats = []
+    for part in deps.parts:
+        if isinstance(part, IndexPart):
+            cols = np.asarray(part.cols, np.int64)
+            ok = cols >= 0
+            sel = sp.csr_array((np.ones(int(ok.sum()), bool), (np.flatnonzero(ok), cols[ok])), shape=(k_in, n))
+            mats.append(groups @ sel)
+        elif part.rowmap is None:
+            mats.append(groups @ part.base)
+        else:
+            rm = np.asarray(part.rowmap, np.int64)
+            ok = rm >= 0
+            sel = sp.csr_array((np.ones(int(ok.sum()), bool), (np.flatnonzero(ok), rm[ok])),
+                               shape=(k_in, part.base.shape[0]))
+            reach = sp.csr_array((groups @ sel).astype(bool))
+            mats.append(_union_of_rows(reach, part.base))
+    total = mats[0]
+    for m in mats[1:]:
+        total = total + m
+    total = sp.csr_array(total.astype(bool))
+    total.sum_duplicates()
+    total.sort_indices()
+    total.eliminate_zeros()
+    return Deps(k_out, n, [CsrPart(total)] if total.nnz else [])
+
+
+#: Dense products are used below this many cells per matrix (float32: 4 bytes a cell).
+DENSE_CELLS = 25_000_000
+
+
+def _union_of_rows(reach: sp.csr_array, base: sp.csr_array) -> sp.csr_array:
+    """Row ``i`` = ∪ of the ``base`` rows that ``reach[i]`` selects.  When the selected rows overlap heavily
+    (nested prefixes of a factorization: the work of a sparse product far exceeds the result) and both
+    sides fit, one dense BLAS product of 0/1 matrices is much faster than merging the same entries again
+    and again."""
+    k_out, n = reach.shape[0], base.shape[1]
+    row_sizes = np.diff(np.asarray(base.indptr, np.int64)).astype(np.float64)
+    work = float((reach.astype(np.float64) @ row_sizes).sum())  # entries a sparse product would merge
+    if work > 4.0 * k_out * n and k_out * n <= DENSE_CELLS and base.shape[0] * n <= DENSE_CELLS:
+        dense = reach.astype(np.float32) @ base.astype(np.float32).toarray()
+        return sp.csr_array(dense > 0)
+    return sp.csr_array(reach @ base)
+
+
+def segmented_prefix_union(deps: Deps, length: int) -> Deps:
+    """Rows in consecutive segments of ``length``: row ``s·length + r`` of the result is the union of the
+    rows ``s·length … s·length + r`` (a running union).
+
+    Linear in the entries it produces: each input column is placed once, at its first row in the segment,
+    and then repeated down to the segment's end (no ``R @ S`` over the prefix groups, whose cost would be
+    quadratic in the segment length).
+    """
+    k, n = deps.rows, deps.n
+    if deps.is_empty or length <= 1:
+        return deps
+    csr = deps.to_csr()
+    if k * n <= DENSE_CELLS and 16 * csr.nnz >= k * n:
+        # dense enough: a running OR down each segment of a boolean matrix, O(k·n)
+        dense = csr.toarray().reshape(k // length, length, n)
+        np.logical_or.accumulate(dense, axis=1, out=dense)
+        return Deps.from_csr(sp.csr_array(dense.reshape(k, n)))
+    counts = np.diff(np.asarray(csr.indptr, np.int64))
+    rows = np.repeat(np.arange(k, dtype=np.int64), counts)
+    cols = np.asarray(csr.indices, np.int64)
+    seg, pos = np.divmod(rows, length)
+    # first row of every (segment, column): CSR order is row-major, so a stable sort by (segment, column)
+    # puts each group's first row first
+    order = np.argsort(seg * n + cols, kind="stable")
+    key_sorted = (seg * n + cols)[order]
+    first = np.ones(len(order), bool)
+    first[1:] = key_sorted[1:] != key_sorted[:-1]
+    sel = order[first]
+    s, c, f = seg[sel], cols[sel], pos[sel]  # sorted by (segment, column)
+    nseg = k // length
+    out_nnz = int((length - f).sum())
+    t_per_seg = np.bincount(s, minlength=nseg).astype(np.int64)
+    if length * len(s) <= 4 * out_nnz:
+        # Dense-enough: walk every (row, column-of-the-segment) cell in row-major order and keep the cells
+        # at or below the column's first row — the output comes out sorted, no sort needed.
+        t_start = np.zeros(nseg, np.int64)
+        np.cumsum(t_per_seg[:-1], out=t_start[1:])
+        block = length * t_per_seg
+        b_start = np.zeros(nseg, np.int64)
+        np.cumsum(block[:-1], out=b_start[1:])
+        cell_seg = np.repeat(np.arange(nseg, dtype=np.int64), block)
+        local = np.arange(int(block.sum()), dtype=np.int64) - b_start[cell_seg]
+        r, t = np.divmod(local, np.maximum(t_per_seg[cell_seg], 1))
+        t += t_start[cell_seg]
+        keep = f[t] <= r
+        out_rows = (cell_seg * length + r)[keep]
+        out_cols = c[t[keep]]
+        indptr = np.zeros(k + 1, np.int64)
+        np.cumsum(np.bincount(out_rows, minlength=k), out=indptr[1:])
+        m = sp.csr_array((np.ones(len(out_cols), bool), out_cols, indptr), shape=(k, n))
+        m.has_sorted_indices = True
+        return Deps(k, n, [CsrPart(m)] if m.nnz else [])
+    # Sparse: per segment, the columns ordered by first row; row r of segment s is a prefix of that list.
+    o = np.argsort(s * length + f, kind="stable")
+    s, c, f = s[o], c[o], f[o]
+    seg_start = np.searchsorted(s, np.arange(nseg + 1, dtype=np.int64), side="left")
+    # how many of segment s's columns have first row <= r, for every output row (s, r)
+    cnt = np.searchsorted(s * length + f, np.arange(k, dtype=np.int64), side="right") - np.repeat(seg_start[:-1], length)
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(cnt, out=indptr[1:])
+    row_start = np.repeat(seg_start[:-1], length)
+    offs = np.arange(int(indptr[-1]), dtype=np.int64) - np.repeat(indptr[:-1], cnt)
+    out_cols = c[np.repeat(row_start, cnt) + offs]
+    m = sp.csr_array((np.ones(len(out_cols), bool), out_cols, indptr), shape=(k, n))
+    m.has_sorted_indices = False
+    m.sort_indices()
+    return Deps(k, n, [CsrPart(m)] if m.nnz else [])
+
+
 def batch_shape_of(shapes, nb: int) -> tuple[int, ...] | None:
     """The common leading ``nb`` dims of the shapes that have at least ``nb`` dims (``None`` if they differ)."""
     heads = {tuple(s[:nb]) for s in shapes if len(s) >= nb}
@@ -67,7 +192,7 @@ def _batch_rows(deps: Deps, size: int, B: int) -> Deps:
         return deps
     groups = sp.csr_array((np.ones(size, bool), np.arange(size, dtype=np.int64),
                            np.arange(B + 1, dtype=np.int64) * rest), shape=(B, size))
-    return deps.group_union(groups)
+    return lazy_group_union(deps, groups)
 
 
 def _spread(per_batch: Deps, size: int, B: int) -> Deps:
@@ -126,17 +251,6 @@ def _tile_groups(rows, cols, n_rows: int, n_cols: int, B: int, shape) -> sp.csr_
     return sp.csr_array((np.ones(len(r), bool), (r, c)), shape=shape)
 
 
-def _prefix_entries(counts: np.ndarray):
-    """For groups of sizes ``counts``: (group id, offset within the group) of every member, vectorized."""
-    counts = np.asarray(counts, np.int64)
-    total = int(counts.sum())
-    starts = np.zeros(len(counts), np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    gid = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    off = np.arange(total, dtype=np.int64) - starts[gid]
-    return gid, off
-
-
 def _lower_triangle(m: int, strict: bool):
     """Entries ``(p, q)`` of the lower triangle in row-major order and, per row ``i``, how many lie in rows
     ``0..i`` (so rows ``0..i`` are a prefix of the order)."""
@@ -183,23 +297,24 @@ def triangular_solve_deps(a, b, *, left_side: bool, lower: bool, transpose: bool
     mm, xk = m * m, m * k
     a_map, x_map = triangular_solve_maps(m, k, left_side, lower, transpose)
     parts = []
-    # canonical row of every result element (for the lazy gather of the per-row union of L's rows)
+    # canonical row of every result element (for the lazy gather of the running union of L's rows)
     canon_row = np.empty(xk, np.int64)
     canon_row[x_map.ravel()] = np.repeat(np.arange(m, dtype=np.int64), k)
+    boff = np.arange(B, dtype=np.int64)[:, None]
     if not a.deps.is_empty and m:
-        P, Q, cnt = _lower_triangle(m, strict=unit_diagonal)
-        gid, off = _prefix_entries(cnt)  # row i of U unions the first cnt[i] triangle entries
-        groups = _tile_groups(gid, a_map[P[off], Q[off]], m, mm, B, (B * m, B * mm))
-        U = a.deps.group_union(groups)
-        rows = (np.arange(B, dtype=np.int64)[:, None] * m + canon_row[None, :]).ravel()
-        parts.append(U.gather_rows(rows))
+        # V[p] = ∪ of L's row p (its triangle part); U[i] = V[0] ∪ … ∪ V[i]
+        P, Q, _ = _lower_triangle(m, strict=unit_diagonal)
+        V = lazy_group_union(a.deps, _tile_groups(P, a_map[P, Q], m, mm, B, (B * m, B * mm)))
+        U = segmented_prefix_union(V, m)
+        parts.append(U.gather_rows((boff * m + canon_row[None, :]).ravel()))
     if not b.deps.is_empty and xk:
-        # X[i, j] unions B[0..i, j]
+        # X[i, j] = B[0, j] ∪ … ∪ B[i, j]: a running union down each column of B (in canonical order)
+        by_column = b.deps.gather_rows((boff[:, :, None] * xk + x_map.T[None, :, :]).ravel())
+        Z = segmented_prefix_union(by_column, m)
+        where = np.empty(xk, np.int64)  # canonical (i, j) -> row j*m + i of Z (per batch)
         ii, jj = np.divmod(np.arange(xk, dtype=np.int64), k)
-        gid, off = _prefix_entries(ii + 1)
-        out_rows = x_map[ii[gid], jj[gid]]
-        in_cols = x_map[off, jj[gid]]
-        parts.append(b.deps.group_union(_tile_groups(out_rows, in_cols, xk, xk, B, (B * xk, B * xk))))
+        where[x_map.ravel()] = jj * m + ii
+        parts.append(Z.gather_rows((boff * xk + where[None, :]).ravel()))
     if not parts:
         return Deps.empty(B * xk, n)
     return Deps.union(*parts)
@@ -238,25 +353,26 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
     # canonical: the lower factor of M with M[p, q] = a[a_map[p, q]]; result position of L[i, j] is r_map[i, j]
     a_map = positions((m, m)) if lower else positions((m, m)).T
     r_map = a_map
-    P, Q, cnt = _lower_triangle(m, strict=False)
+    boff = np.arange(B, dtype=np.int64)[:, None]
+    # (1) W[j] = ∪ rows 0..j of the read triangle, with their mirrors: JAX differentiates Cholesky as a
+    # function of a Hermitian matrix — L̇ = L·φ(L⁻¹ Ȧ L⁻ᴴ) reads Ȧ[r, s] for r, s ≤ j, both triangles —
+    # and compressed Jacobians are evaluated with JAX's JVPs (this matches jax.jacfwd exactly).
+    P, Q, _ = _lower_triangle(m, strict=False)
+    V = lazy_group_union(a.deps, _tile_groups(np.concatenate([P, P]), np.concatenate([a_map[P, Q], a_map[Q, P]]),
+                                              m, mm, B, (B * m, B * mm)))
+    W = segmented_prefix_union(V, m)
+    # (2) Z[i, j] = M[i, 0] ∪ … ∪ M[i, j]: a running union along each row of M
+    Z = segmented_prefix_union(a.deps.gather_rows((boff * mm + a_map.ravel()[None, :]).ravel()), m)
     oi, oj = np.tril_indices(m)  # every factor entry L[i, j], i >= j
     oi, oj = oi.astype(np.int64), oj.astype(np.int64)
-    # (1) the read triangle's rows 0..j: a prefix of the row-major triangle order
-    gid, off = _prefix_entries(cnt[oj])
-    rows1, p1, q1 = r_map[oi[gid], oj[gid]], P[off], Q[off]
-    # (2) the entries M[i, 0..j]
-    gid, off = _prefix_entries(oj + 1)
-    rows2, p2, q2 = r_map[oi[gid], oj[gid]], oi[gid], off
-    # JAX differentiates Cholesky as a function of a Hermitian matrix: L̇ = L·φ(L⁻¹ Ȧ L⁻ᴴ) reads Ȧ[r, s]
-    # for r, s ≤ j — the leading block, both triangles.  Compressed Jacobians are evaluated with JAX's
-    # JVPs, so the mirror of (1) counts too (and matches jax.jacfwd exactly).
-    rows = np.concatenate([rows1, rows2, rows1])
-    cols = np.concatenate([a_map[p1, q1], a_map[p2, q2], a_map[q1, p1]])
-    groups = _tile_groups(rows, cols, mm, mm, B, (B * mm, B * mm))
-    factor = a.deps.group_union(groups)
-    opposite = np.ones(mm, bool)
-    opposite[r_map[oi, oj]] = False
-    opp_all = np.tile(opposite, B)
+    w_of = np.full(mm, -1, np.int64)
+    z_of = np.full(mm, -1, np.int64)
+    w_of[r_map[oi, oj]] = oj
+    z_of[r_map[oi, oj]] = oi * m + oj
+    w_rows = np.where(w_of[None, :] >= 0, boff * m + w_of[None, :], -1).ravel()
+    z_rows = np.where(z_of[None, :] >= 0, boff * mm + z_of[None, :], -1).ravel()
+    factor = Deps.union(W.gather_rows(w_rows), Z.gather_rows(z_rows))
+    opp_all = np.tile(w_of < 0, B)
     if other == "input":
         rest = a.deps.mask_rows(opp_all)
     else:
@@ -281,14 +397,12 @@ def solve_columns_deps(ctx, matrix_args, rhs, nb: int) -> Deps:
     (mat,) = batch_union(ctx, list(matrix_args), nb, [_T(tuple(rhs.shape))])
     if rhs.deps.is_empty or m == 0:
         return mat
-    # column union: X[b, i, j] <- B[b, p, j] for every p
+    # column union: X[b, i, j] <- B[b, p, j] for every p — one union per (b, j), then spread down the column
     per = m * k
-    xi, xj = np.divmod(np.arange(per, dtype=np.int64), k)
-    rows = np.repeat(np.arange(per, dtype=np.int64), m)
-    cols = (np.tile(np.arange(m, dtype=np.int64), per) * k + np.repeat(xj, m))
-    del xi
-    col = rhs.deps.group_union(_tile_groups(rows, cols, per, per, B, (B * per, B * per)))
-    return Deps.union(mat, col)
+    j_of = np.arange(rhs.size, dtype=np.int64)
+    groups = sp.csr_array((np.ones(rhs.size, bool), ((j_of // per) * k + j_of % k, j_of)), shape=(B * k, rhs.size))
+    col = lazy_group_union(rhs.deps, groups)
+    return Deps.union(mat, col.gather_rows((j_of // per) * k + j_of % k))
 
 
 class _T:
@@ -313,15 +427,12 @@ def column_unions(x, nb: int) -> Deps:
     g = (np.arange(B, dtype=np.int64)[:, None, None] * ncol + np.arange(ncol, dtype=np.int64)[None, None, :]
          + np.zeros((1, m, 1), np.int64)).ravel()
     groups = sp.csr_array((np.ones(x.size, bool), (g, np.arange(x.size, dtype=np.int64))), shape=(B * ncol, x.size))
-    return x.deps.group_union(groups)
+    return lazy_group_union(x.deps, groups)
 
 
 def prefix_unions(cols: Deps, B: int, ncol: int) -> Deps:
     """``out[b, c] = ∪_{c' ≤ c} cols[b, c']`` (per batch index)."""
-    if cols.is_empty or ncol == 0:
-        return cols
-    r, c = np.tril_indices(ncol)
-    return cols.group_union(_tile_groups(r.astype(np.int64), c.astype(np.int64), ncol, ncol, B, (B * ncol, B * ncol)))
+    return segmented_prefix_union(cols, ncol)
 
 
 def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
