@@ -133,6 +133,35 @@ REFUSED: dict[str, str] = {
 }
 
 
+NOTES = """
+## Notes
+
+**Custom derivative rules.** StableHLO holds the primal program only: `jax.custom_jvp`, `jax.custom_vjp` and
+`jax.lax.custom_linear_solve` rules are invisible, and the analysis finds the Jacobian of the primal *as
+computed*.  Where a custom rule differentiates something else, `jax.jacfwd` / `jax.jacrev` can report entries
+the primal pattern lacks — a straight-through estimator written as `custom_jvp` (`round` with an identity
+JVP: primal pattern empty, `jacfwd` the identity), a JVP that mixes elements of an elementwise primal, a
+`custom_linear_solve` whose `solve` ignores a `matvec` parameter that its implicit derivative uses.  The
+straight-through estimator written with `stop_gradient` (`x + stop_gradient(round(x) - x)`) is sound as is:
+the structural union does not cancel `x - x`.  JAX's own library functions (`jax.nn.relu`, `softplus`,
+`logsumexp`, `jnp.linalg.norm`, …) differentiate their primal faithfully.  **Guard**: analyze the JVP program,
+whose tangent outputs as a function of its tangent inputs are exactly what `jax.jacfwd` evaluates, custom
+rules included — `jacobian_sparsity(lambda x, t: jax.jvp(f, (x,), (t,))[1], x, x, argnums=1)` (for
+`custom_vjp`: the transposed pattern of `lambda x, c: jax.vjp(f, x)[1](c)[0]` with `argnums=1`).  On code
+without custom rules it gives the same pattern as the primal (tested).  Whether a function has custom rules
+shows in its jaxpr (`custom_jvp_call`, `custom_vjp_call`, `custom_linear_solve` primitives).
+
+**JAX's derivative conventions.** Compressed Jacobians are evaluated with JAX's JVPs, so rules follow JAX's
+AD where it differs from the primal's literal dependence: Cholesky is differentiated as a function of a
+Hermitian matrix (both triangles of the leading block count, although the factorization reads one), and
+triangular solves mask the tangent to the read triangle (as the primal does).
+
+**Not analyzed.** Dynamic shapes (`DynamicShapeError`; run `stablehlo-refine-shapes` first), tuples and
+tokens (`UnsupportedTypeError`; functions with ordered effects take a token argument and are refused rather
+than misread), quantized types (not parseable in JAX's MLIR context), cross-device collectives.
+"""
+
+
 def _elementwise_kind(short: str, deps_rules):
     """Kinds of the elementwise family, read from its own tables."""
     from stablehlo_sparsity.rules import elementwise as E
@@ -274,6 +303,9 @@ def render() -> tuple[str, list[str]]:
         doc = " ".join((rule.__doc__ or "").split())
         doc = doc.replace("|", "\\|")
         lines.append(f"| {getattr(rule, 'kind', 'unclassified')} | {', '.join(f'`{t}`' for t in sorted(targets))} | {doc} |")
+    lines.append("")
+
+    lines.extend(NOTES.strip("\n").splitlines())
     lines.append("")
 
     summary = ", ".join(f"{spec_counts.get(k, 0)} {k}" for k in (EXACT, VALUE, CONS, ZERO, ERROR, "unclassified")
