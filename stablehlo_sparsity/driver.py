@@ -89,8 +89,9 @@ def _make_parser() -> argparse.ArgumentParser:
                    help="ops without a sparsity rule: error (default) or conservative (dense, with a warning)")
     p.add_argument("--pass-pipeline", default=None, metavar="PIPELINE",
                    help="textual pass pipeline mixing sparsity-* and MLIR passes")
-    p.add_argument("--split-input-file", nargs="?", const=DEFAULT_SPLIT_MARKER, default=None, metavar="MARKER",
-                   help="split the input at lines '// -----' and process each chunk on its own")
+    p.add_argument("--split-input-file", action="store_true",  # parsed by _split_argv, listed for --help
+                   help="split the input at lines '// -----' (or --split-input-file=MARKER) and process each "
+                        "chunk on its own")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
     p.add_argument("--mlir-print-op-generic", action="store_true", help="print the output IR in generic form")
     p.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
@@ -98,11 +99,13 @@ def _make_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]:
-    """Separate pass flags (in order) from driver options.  Pass values need ``=`` (as in mlir-opt), so a
-    bare ``--sparsity-annotate input.mlir`` never eats the input name."""
+def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]], str | None]:
+    """Separate pass flags (in order) and ``--split-input-file[=MARKER]`` from the other driver options.
+    Their values need ``=`` (as in mlir-opt), so ``--sparsity-annotate input.mlir`` or
+    ``--split-input-file input.mlir`` never eat the input name."""
     rest: list[str] = []
     passes: list[tuple[str, str | None]] = []
+    marker: str | None = None
     it = iter(argv)
     for arg in it:
         if arg == "--":
@@ -115,15 +118,17 @@ def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]
             continue
         name, value = m.group(1), m.group(2)
         if name in _DRIVER_OPTIONS:
-            if name == "split-input-file":  # optional value only with '='
-                rest.append("--split-input-file" + ("" if value is None else "=" + value))
+            if name == "split-input-file":
+                marker = DEFAULT_SPLIT_MARKER if value is None else value
+            elif name == "o" and value is not None:  # -o=OUT
+                rest.extend(["-o", value])
             elif arg.startswith("--") or len(name) == 1:
                 rest.append(arg)
             else:
                 rest.append("-" + arg)  # mlir-opt also accepts single-dash long options
             continue
         passes.append((name, value))
-    return rest, passes
+    return rest, passes, marker
 
 
 def _pipeline_from_flags(flags, args) -> list:
@@ -353,8 +358,9 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
 def _run(argv: list[str]) -> int:
     from stablehlo_sparsity.errors import InputError, SparsityError
 
-    rest, flags = _split_argv(argv)
+    rest, flags, marker = _split_argv(argv)
     args = _make_parser().parse_args(rest)
+    args.split_input_file = marker
     if args.version:
         import jaxlib
 
