@@ -348,3 +348,24 @@ def test_running_and_lazy_group_unions_match_a_dense_model():
         model = np.array([[lazy.to_csr().toarray()[groups.toarray()[i]].any(axis=0) if groups.toarray()[i].any()
                            else np.zeros(n, bool)] for i in range(4)]).reshape(4, n)
         assert np.array_equal(lazy_group_union(d.gather_rows(rowmap), groups).to_csr().toarray(), model)
+
+
+def test_more_linalg_sound_and_block_diagonal():
+    """expm, lstsq, matrix_power, cond, eigvals: sound (one Jacobian compilation); Schur, Hessenberg and
+    tridiagonal reduction (no JAX derivative): dense per matrix, block diagonal."""
+    a = jnp.asarray(RNG.standard_normal((2, 4, 4)))
+
+    def f(a):
+        return {
+            "expm": jax.scipy.linalg.expm(a),
+            "lstsq": jnp.linalg.lstsq(a[0], a[1, :, 0])[0],
+            "matrix_power": jnp.linalg.matrix_power(a, -2),
+            "cond": jnp.linalg.cond(a),
+            "eigvals": jnp.abs(jnp.linalg.eigvals(a)),
+        }
+
+    check(jacobian_sparsity(f, a).todense(), num_pattern(f, a), exact=False)
+    for g in (lambda a: lax.linalg.tridiagonal(a + jnp.swapaxes(a, -1, -2))[0],
+              lambda a: jnp.stack([jax.scipy.linalg.schur(a[0])[0], jax.scipy.linalg.hessenberg(a[1])])):
+        det = jacobian_sparsity(g, a).todense()
+        assert block_diagonal(det, 2) and det.any(axis=1).sum() >= 24
