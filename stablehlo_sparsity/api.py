@@ -11,9 +11,9 @@ import scipy.sparse as sp
 
 from .errors import InputError, SparsityError
 from .interpreter import AnalysisOptions, Interpreter
-from .lattice import Deps
+from .lattice import Deps, nnz_budget
 from .pattern import SparsityPattern
-from .values import AbstractValue, tensor_type
+from .values import AbstractValue, is_differentiable, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module"]
@@ -202,7 +202,9 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
         interp = Interpreter(module, n, opts, observer=observer)
         args = []
         for i, t in enumerate(arg_types):
-            deps = Deps.identity(t.size, n, col_of[i]) if i in col_of else Deps.empty(t.size, n)
+            # Integer and boolean inputs get their columns, but no derivative flows from them (as jax.jacfwd).
+            own = i in col_of and is_differentiable(t.dtype)
+            deps = Deps.identity(t.size, n, col_of[i]) if own else Deps.empty(t.size, n)
             args.append(AbstractValue(t, deps))
         results = interp.call(entry, args)
         if num_outputs is not None:
@@ -214,8 +216,8 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
 
             raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, loc)
         if rows:
-            mats = [d.to_csr() for d in rows]
-            matrix = sp.csr_array(sp.vstack(mats, format="csr")) if len(mats) > 1 else mats[0]
+            with nnz_budget(opts.max_pattern_nnz):
+                matrix = Deps.vstack(rows).to_csr()
         else:
             matrix = sp.csr_array((0, n), dtype=bool)
         out_offsets = list(np.cumsum([0] + [r.size for r in results[:-1]]).astype(int)) if results else []

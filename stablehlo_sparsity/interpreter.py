@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
                      format_location)
-from .lattice import Deps
+from .lattice import Deps, nnz_budget
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
@@ -114,7 +114,11 @@ class Interpreter:
                              self.location(fn))
         self._call_stack.append(name)
         try:
-            results = self.run_region(fn.regions[0], args, new_frame=True)
+            if len(self._call_stack) == 1:  # the entry: every materialization below respects the nnz budget
+                with nnz_budget(self.options.max_pattern_nnz):
+                    results = self.run_region(fn.regions[0], args, new_frame=True)
+            else:
+                results = self.run_region(fn.regions[0], args, new_frame=True)
         finally:
             self._call_stack.pop()
         self._call_cache[key] = (args, results)  # keep args alive so their ids stay unique
@@ -199,7 +203,12 @@ class Interpreter:
                 else:
                     raise UnsupportedOpError(name, self.location(op))
             else:
-                out = rule(self, op, args)
+                try:
+                    out = rule(self, op, args)
+                except PatternTooLargeError as e:
+                    if e.location is not None:
+                        raise
+                    raise PatternTooLargeError(f"'{name}': {e.message}", self.location(op)) from None
             if len(out) != len(rtypes):
                 raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}", self.location(op))
             results = []

@@ -29,6 +29,9 @@ import heapq
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import contextlib
+import contextvars
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -44,6 +47,32 @@ __all__ = [
 
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
+
+
+#: The nonzero budget of the running analysis (set by the interpreter from ``AnalysisOptions.max_pattern_nnz``).
+_NNZ_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("nnz_budget", default=None)
+
+
+@contextlib.contextmanager
+def nnz_budget(limit: int | None):
+    """Within this block, materializing a lattice with more than ``limit`` nonzeros raises
+    :class:`PatternTooLargeError` *before* the arrays are allocated."""
+    token = _NNZ_BUDGET.set(limit)
+    try:
+        yield
+    finally:
+        _NNZ_BUDGET.reset(token)
+
+
+def check_nnz(nnz: int, what: str = "a value's index sets") -> None:
+    """Refuse an allocation of ``nnz`` pattern entries above the active budget."""
+    limit = _NNZ_BUDGET.get()
+    if limit is not None and nnz > limit:
+        from .errors import PatternTooLargeError
+
+        raise PatternTooLargeError(
+            f"{what} would need {nnz:,} nonzeros, above the limit max_pattern_nnz={limit:,} "
+            f"(raise it with AnalysisOptions(max_pattern_nnz=...) if the memory is there: about 4 bytes per nonzero)")
 
 
 def _col_dtype(n: int):
@@ -96,6 +125,7 @@ def gather_csr_rows(m: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
     total = int(out_indptr[-1])
     if total == 0:
         return _empty_csr(k_out, n)
+    check_nnz(total)
     # For every output slot, the source position: start of its source row + offset within the row.
     starts = np.where(valid, indptr[safe], 0)
     offsets = np.arange(total, dtype=np.int64) - np.repeat(out_indptr[:-1], lengths)
@@ -149,6 +179,7 @@ def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.c
         indptr = np.zeros(k + 1, np.int64)
         np.cumsum(valid, out=indptr[1:])
         return _make_csr(indptr, c[valid], k, n)
+    check_nnz(k * len(cols_list))
     if len(cols_list) < len(_NETWORKS):
         # A sorting network over whole columns: each compare-exchange is two vectorized passes over k values,
         # much cheaper than numpy's per-row sort for a handful of parts.
@@ -187,6 +218,7 @@ def _union_csr(mats: Sequence[sp.csr_array], k: int, n: int) -> sp.csr_array:
         return _empty_csr(k, n)
     if len(mats) == 1:
         return mats[0]
+    check_nnz(sum(int(m.nnz) for m in mats))
     # SciPy's compiled merge of sorted rows (``A + B`` on bool is ``A ∨ B``): linear in the nonzeros, several
     # times faster than sorting all (row, col) keys.  The two smallest are merged first (Huffman order), so
     # one big part plus many small ones (an accumulator written slot by slot in a loop) costs one pass
@@ -386,7 +418,10 @@ class Deps:
         if not self.parts or groups.nnz == 0:
             return Deps.empty(k_out, self.n)
         g = groups.astype(bool)
-        prod = (g @ self.to_csr()).astype(bool)
+        csr = self.to_csr()
+        # An upper bound of the result's nonzeros, cheap to get: each output row's member row lengths summed.
+        check_nnz(int((g.astype(np.int64) @ np.diff(csr.indptr).astype(np.int64)).sum()))
+        prod = (g @ csr).astype(bool)
         prod = sp.csr_array(prod)
         prod.sum_duplicates()
         prod.sort_indices()

@@ -26,3 +26,19 @@ def test_unknown_op_names_op_and_location():
     }"""
     with pytest.raises(Exception):
         analyze_module(text)
+
+
+def test_pattern_budget_refuses_before_allocating():
+    import jax
+    from stablehlo_sparsity import AnalysisOptions, PatternTooLargeError
+
+    x = jnp.ones((300, 300))
+    with pytest.raises(PatternTooLargeError, match="max_pattern_nnz"):
+        jacobian_sparsity(lambda x: jax.nn.logsumexp(x, axis=1, keepdims=True) - x, x,
+                          options=AnalysisOptions(max_pattern_nnz=1_000_000))
+
+
+def test_integer_inputs_keep_columns_but_carry_no_derivative():
+    p = jacobian_sparsity(lambda i, x: i.astype(jnp.float32) * x, jnp.arange(3), jnp.ones(3), argnums=(0, 1))
+    assert p.shape == (3, 6)
+    assert np.array_equal(p.todense(), np.hstack([np.zeros((3, 3), bool), np.eye(3, dtype=bool)]))
