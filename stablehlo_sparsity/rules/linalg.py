@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..attrs import enum_text, i64_list, positions
 from ..interpreter import NotFoldable
-from ..lattice import CsrPart, Deps, IndexPart
+from ..lattice import CsrPart, Deps, IndexPart, check_nnz
 from .registry import deps_rule, fold_rule
 
 S = "stablehlo."
@@ -80,6 +80,8 @@ def lazy_group_union(deps: Deps, groups) -> Deps:
                                shape=(k_in, part.base.shape[0]))
             reach = sp.csr_array((groups @ sel).astype(bool))
             mats.append(_union_of_rows(reach, part.base))
+    for m in mats:
+        check_nnz(int(m.nnz))
     total = mats[0]
     for m in mats[1:]:
         total = total + m
@@ -103,8 +105,9 @@ def _union_of_rows(reach: sp.csr_array, base: sp.csr_array) -> sp.csr_array:
     row_sizes = np.diff(np.asarray(base.indptr, np.int64)).astype(np.float64)
     work = float((reach.astype(np.float64) @ row_sizes).sum())  # entries a sparse product would merge
     if work > 4.0 * k_out * n and k_out * n <= DENSE_CELLS and base.shape[0] * n <= DENSE_CELLS:
-        dense = reach.astype(np.float32) @ base.astype(np.float32).toarray()
-        return sp.csr_array(dense > 0)
+        dense = (reach.astype(np.float32) @ base.astype(np.float32).toarray()) > 0
+        check_nnz(int(np.count_nonzero(dense)))
+        return sp.csr_array(dense)
     return sp.csr_array(reach @ base)
 
 
@@ -124,6 +127,7 @@ def segmented_prefix_union(deps: Deps, length: int) -> Deps:
         # dense enough: a running OR down each segment of a boolean matrix, O(k·n)
         dense = csr.toarray().reshape(k // length, length, n)
         np.logical_or.accumulate(dense, axis=1, out=dense)
+        check_nnz(int(np.count_nonzero(dense)))
         return Deps.from_csr(sp.csr_array(dense.reshape(k, n)))
     counts = np.diff(np.asarray(csr.indptr, np.int64))
     rows = np.repeat(np.arange(k, dtype=np.int64), counts)
@@ -139,6 +143,7 @@ def segmented_prefix_union(deps: Deps, length: int) -> Deps:
     s, c, f = seg[sel], cols[sel], pos[sel]  # sorted by (segment, column)
     nseg = k // length
     out_nnz = int((length - f).sum())
+    check_nnz(out_nnz)
     t_per_seg = np.bincount(s, minlength=nseg).astype(np.int64)
     if length * len(s) <= 4 * out_nnz:
         # Dense-enough: walk every (row, column-of-the-segment) cell in row-major order and keep the cells
