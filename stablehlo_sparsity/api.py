@@ -41,6 +41,8 @@ class Analysis:
     out_tree: Any = None
     warnings: list[str] = field(default_factory=list)
     entry: str = "main"
+    #: which program was analyzed: "primal", or "jvp"/"vjp" when custom derivative rules were present
+    derivatives: str = "primal"
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -67,15 +69,86 @@ def _traceable(value) -> bool:
                                 and not isinstance(v, (bool, np.bool_)) for v in leaves)
 
 
+#: Primitives whose derivative is a user rule, not the derivative of the primal StableHLO shows.
+CUSTOM_RULE_PRIMITIVES = frozenset({"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin",
+                                    "custom_linear_solve"})
+
+
+def custom_rule_primitives(jaxpr) -> set[str]:
+    """The custom-derivative primitives used anywhere in a (closed) jaxpr, nested jaxprs included."""
+    found: set[str] = set()
+    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
+    seen: set[int] = set()
+    while stack:
+        jp = stack.pop()
+        if id(jp) in seen:
+            continue
+        seen.add(id(jp))
+        for eqn in jp.eqns:
+            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES:
+                found.add(eqn.primitive.name)
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (list, tuple)) else (p,)):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return found
+
+
+def _derivative_program(f, args, argnums_t, has_aux, how):
+    """The tangent map of ``f`` as a function JAX lowers: ``(primals, tangents) ↦ jvp`` (``how="jvp"``), or
+    ``(primals, cotangent) ↦ vjp`` (``"vjp"``).  Its Jacobian pattern in the tangents is the Jacobian pattern
+    of ``f`` *as JAX differentiates it* — custom_jvp / custom_vjp / custom_linear_solve rules included."""
+    import jax
+
+    nargs = len(args)
+
+    def primal_out(*full, **kw):
+        out = f(*full, **kw)
+        return out[0] if has_aux else out
+
+    def restrict(prim, kw):
+        def fsel(*sel):
+            full = list(prim)
+            for i, a in zip(argnums_t, sel):
+                full[i] = a
+            return primal_out(*full, **kw)
+
+        return fsel
+
+    if how == "jvp":
+        def program(*all_args, **kw):
+            prim, tans = all_args[:nargs], all_args[nargs:]
+            return jax.jvp(restrict(prim, kw), tuple(prim[i] for i in argnums_t), tuple(tans))[1]
+
+        extra = tuple(args[i] for i in argnums_t)
+    else:
+        def program(*all_args, **kw):
+            prim, ct = all_args[:nargs], all_args[nargs]
+            _, pullback = jax.vjp(restrict(prim, kw), *(prim[i] for i in argnums_t))
+            return pullback(ct)
+
+        extra = (jax.tree_util.tree_map(lambda s: jax.numpy.zeros(s.shape, s.dtype),
+                                        jax.eval_shape(primal_out, *args)),)
+    return program, extra
+
+
 def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       on_unknown: str = "error", options: AnalysisOptions | None = None,
-                      observer: Callable | None = None, **kwargs) -> Analysis:
+                      observer: Callable | None = None, derivatives: str = "auto", **kwargs) -> Analysis:
     """Lower ``f(*args, **kwargs)`` with ``jax.jit(f).lower`` to StableHLO and analyze its Jacobian pattern.
 
     Columns are the flattened leaves of ``args[argnums]``, in ``argnums`` order (as ``jax.jacfwd`` and asdex);
     other arguments are unknown values with no columns.  Array (and float) ``kwargs`` are unknown values
     too — the pattern holds for all their values; other ``kwargs`` (bools, ints, strings …) are bound
     statically.  With ``has_aux`` only the first element of ``f``'s output pair is differentiated.
+
+    ``derivatives``: StableHLO holds only the primal program, yet a ``custom_jvp`` / ``custom_vjp`` /
+    ``custom_linear_solve`` rule can give a derivative with dependencies the primal lacks (a straight-through
+    estimator, a JVP that mixes elements).  ``"auto"`` (default) analyzes the primal unless the jaxpr uses
+    such a rule, and then the lowered JVP program (``"jvp"``; ``"vjp"`` and transposition when a
+    ``custom_vjp`` forbids forward mode) — the pattern of what ``jax.jacfwd`` / ``jax.jacrev`` compute.
+    ``"primal"`` always analyzes the primal.
     """
     import jax
 
@@ -87,14 +160,27 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
     static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
     fn = functools.partial(f, **static_kw) if static_kw else f
+    if derivatives not in ("auto", "primal", "jvp", "vjp"):
+        raise ValueError("derivatives must be 'auto', 'primal', 'jvp' or 'vjp'")
     try:
         try:
-            lowered = jax.jit(fn, keep_unused=True).lower(*args, **traced_kw)
+            traced = jax.jit(fn, keep_unused=True).trace(*args, **traced_kw)
         except Exception:
             if not traced_kw:
                 raise
             # f needs those values concretely (Python control flow on them): bind them statically
-            lowered = jax.jit(functools.partial(f, **kwargs), keep_unused=True).lower(*args)
+            fn, traced_kw = functools.partial(f, **kwargs), {}
+            traced = jax.jit(fn, keep_unused=True).trace(*args)
+        if derivatives == "auto":
+            rules = custom_rule_primitives(traced.jaxpr)
+            if rules:
+                derivatives = "vjp" if rules & {"custom_vjp_call", "custom_vjp_call_jaxpr"} else "jvp"
+        if derivatives in ("jvp", "vjp"):
+            return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
+                                               observer)
+        lowered = traced.lower()
+    except SparsityError:
+        raise
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     module = lowered.compiler_ir("stablehlo")
@@ -118,6 +204,31 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     analysis.in_tree = in_struct
     analysis.out_tree = out_struct
     return analysis
+
+
+def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, opts, observer) -> Analysis:
+    import jax
+
+    program, extra = _derivative_program(fn, args, argnums_t, has_aux, how)
+    nargs = len(args)
+    cols = tuple(range(nargs, nargs + len(extra)))
+    an = lower_and_analyze(program, *args, *extra, argnums=cols, options=opts, observer=observer,
+                           derivatives="primal", **traced_kw)
+    sel = tuple(args[i] for i in argnums_t)
+    out_shape = jax.eval_shape(lambda *a: fn(*a, **traced_kw), *args)
+    if has_aux:
+        out_shape = out_shape[0]
+    an.in_tree = jax.tree_util.tree_structure(sel)
+    an.out_tree = jax.tree_util.tree_structure(out_shape)
+    if how == "vjp":  # rows of the VJP program are inputs, its columns outputs: transpose back
+        an.pattern = SparsityPattern(sp.csr_array(an.pattern.to_scipy().T))
+        in_shapes = [tuple(l.shape) for l in jax.tree_util.tree_leaves(sel)]
+        out_shapes = [tuple(l.shape) for l in jax.tree_util.tree_leaves(out_shape)]
+        an.input_shapes, an.output_shapes = in_shapes, out_shapes
+        an.input_offsets = [int(o) for o in np.cumsum([0] + [int(np.prod(s)) for s in in_shapes[:-1]])]
+        an.output_offsets = [int(o) for o in np.cumsum([0] + [int(np.prod(s)) for s in out_shapes[:-1]])]
+    an.derivatives = how
+    return an
 
 
 def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,

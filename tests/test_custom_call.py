@@ -8,7 +8,9 @@ Custom derivatives (``custom_jvp``, ``custom_vjp``, ``custom_linear_solve``): St
 only, so the analysis finds the Jacobian of the primal *as computed*.  When a custom rule differentiates
 something else (a straight-through estimator, a JVP that mixes elements) the primal pattern can miss what
 ``jax.jacfwd`` returns.  Analyzing the lowered JVP (or VJP) program instead — its tangent outputs as a
-function of its tangent inputs — follows the custom rules: :func:`jvp_pattern` below.
+function of its tangent inputs — follows the custom rules: :func:`jvp_pattern` below.  The API does this
+by default (``derivatives="auto"``) whenever the jaxpr uses a custom rule; ``derivatives="primal"`` shows
+the primal's limitation.
 """
 
 from __future__ import annotations
@@ -192,17 +194,20 @@ def test_custom_jvp_limitation_and_its_guard(f):
     """A custom JVP may claim dependencies its primal does not have: the primal pattern misses them
     (documented limitation) — the JVP program's pattern has exactly jax.jacfwd's."""
     num = numerical_pattern(f, X)
-    primal = jacobian_sparsity(f, X).todense()
-    assert (num & ~primal).any()  # the limitation, stated as a test so a change of behaviour is noticed
+    primal = jacobian_sparsity(f, X, derivatives="primal").todense()
+    assert (num & ~primal).any()  # the primal's limitation, stated as a test so a change of behaviour is noticed
     assert np.array_equal(jvp_pattern(f, X).todense(), num)
     assert "custom_jvp_call" in custom_rule_primitives(f, X)
+    # the default ("auto") sees the custom rule and analyzes the JVP program: exactly jax.jacfwd's pattern
+    assert np.array_equal(jacobian_sparsity(f, X).todense(), num)
 
 
 def test_custom_vjp_through_the_vjp_program():
     jr = np.abs(np.asarray(jax.jacrev(reversed_vjp)(X))) > 0
-    primal = jacobian_sparsity(reversed_vjp, X).todense()
+    primal = jacobian_sparsity(reversed_vjp, X, derivatives="primal").todense()
     assert (jr & ~primal).any()
     assert np.array_equal(vjp_pattern(reversed_vjp, X), jr)
+    assert np.array_equal(jacobian_sparsity(reversed_vjp, X).todense(), jr)  # "auto": the VJP program
     assert "custom_vjp_call" in custom_rule_primitives(reversed_vjp, X)
 
 
@@ -228,8 +233,9 @@ def test_custom_linear_solve():
         assert_sound(f, X, exact=True)
     f = lambda off: _solve(b, d, off)
     num = numerical_pattern(f, off)
-    assert (num & ~jacobian_sparsity(f, off).todense()).any()
+    assert (num & ~jacobian_sparsity(f, off, derivatives="primal").todense()).any()
     assert np.array_equal(jvp_pattern(f, off).todense(), num)
+    assert np.array_equal(jacobian_sparsity(f, off).todense(), num)  # "auto" follows the custom rule
     assert "custom_linear_solve" in custom_rule_primitives(f, off)
 
 
