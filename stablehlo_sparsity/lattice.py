@@ -48,6 +48,10 @@ __all__ = [
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
 
+#: Unions of values with at most this many rows are materialized at once: it is cheap, and lazy parts of a
+#: small value (a loop's hidden state) otherwise multiply into everything built from it (2x on a scan).
+SMALL_ROWS = 64
+
 
 #: The nonzero budget of the running analysis (set by the interpreter from ``AnalysisOptions.max_pattern_nnz``).
 _NNZ_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("nnz_budget", default=None)
@@ -371,7 +375,7 @@ class Deps:
                     seen.add(id(p))
                     parts.append(p)
         out = Deps(rows, n, parts)
-        if len(parts) > MAX_LAZY_PARTS:
+        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1):
             out.to_csr()
         return out
 
