@@ -44,6 +44,7 @@ import numpy as np
 
 from ..lattice import Deps
 from ..values import AbstractValue, is_differentiable
+from .reduction import captured_values as region_captures
 from .registry import deps_rule
 
 S = "stablehlo."
@@ -144,27 +145,12 @@ def _trim(ctx, mark):
 
 def captured_values(ctx, op) -> list[AbstractValue]:
     """Abstract values the regions of ``op`` read from outside ``op`` (through the interpreter's frames)."""
-    inside = set()
-    used = []
-
-    def visit(o):
-        for region in o.regions:
-            for block in region.blocks:
-                for a in block.arguments:
-                    inside.add(a)
-                for inner in block.operations:
-                    used.extend(inner.operands)
-                    visit(inner)
-                    for r in inner.results:
-                        inside.add(r)
-
-    visit(op)
-    out, seen = [], set()
-    for v in used:
-        if v in inside or v in seen:
-            continue
-        seen.add(v)
-        out.append(ctx.value(v))
+    seen, out = set(), []
+    for region in op.regions:
+        for v in region_captures(region):
+            if v not in seen:
+                seen.add(v)
+                out.append(ctx.value(v))
     return out
 
 
@@ -225,9 +211,8 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
             return state
         out = _run_body(ctx, body, state, mark)
         new = [join(s, o) for s, o in zip(state, out)]
-        if any(n.deps is not s.deps and _grew(AbstractValue(s.type, s.deps), AbstractValue(n.type, n.deps))
-               for s, n in zip(state, new)):
-            return None
+        if any(n.deps is not s.deps and n.deps.nnz != s.deps.nnz for s, n in zip(state, new)):
+            return None  # an index set grew (n ⊒ s, so equal iff as many nonzeros)
         if all(n is s or _same_const(n.const, s.const) or (n.const is None and s.const is None)
                for s, n in zip(state, new)):
             return state

@@ -21,7 +21,7 @@ The permutation of a constant slice is computed without a Python loop over eleme
 ``less[i, j]``; the stable position of ``i`` is ``#{j : less[j, i]} + #{j < i : neither less[i, j] nor
 less[j, i]}``.  A comparator that is not a strict weak order gives positions that are not a permutation —
 then nothing is concluded (the slice union / no folding).  The pair tables are capped at
-``options.max_fold_elements`` entries.
+:data:`MAX_PAIRS` entries (and ``options.max_fold_elements``).
 
 ``chlo.top_k(x, k)`` (what ``jax.lax.top_k`` emits): the ``k`` largest along the last dimension — each
 value depends on its whole row (exact), the indices are integers.  Constant operands fold.
@@ -39,6 +39,9 @@ from .reduction import eval_body_np
 from .registry import deps_rule, fold_rule
 
 S = "stablehlo."
+
+#: Cap on the comparator's pair table (each of its ops makes an array this big).
+MAX_PAIRS = 1_000_000
 
 
 def slice_union(deps: Deps, shape, dim: int) -> Deps:
@@ -84,7 +87,7 @@ def sort_permutation(ctx, op, keys: dict[int, np.ndarray], shape, dim: int, k: i
     shape = tuple(shape)
     m = shape[dim]
     b = int(np.prod(shape, dtype=np.int64)) // max(m, 1)
-    if b * m * m > ctx.options.max_fold_elements:
+    if b * m * m > min(ctx.options.max_fold_elements, MAX_PAIRS):
         return None
     region = op.regions[0]
     pairs = []
