@@ -331,3 +331,38 @@ def test_optimization_barrier_is_the_identity():
     assert p.nnz == 5
     g = lambda x: x[jax.lax.optimization_barrier(jnp.array(2))]  # a constant passes through
     assert jacobian_sparsity(g, jnp.ones(4)).nnz == 1
+
+
+def _averaging_solver(cond_kind):
+    def f(x):
+        def cond(c):
+            small = jnp.max(jnp.abs(c[1])) > 1e-3
+            if cond_kind == "cond":
+                return jax.lax.cond(c[0] < 3, lambda: small, lambda: False)
+            return (c[0] < 3) & small
+        step = lambda c: (c[0] + 1, 0.5 * (jnp.roll(c[1], 1) + jnp.roll(c[1], -1)))
+        return jax.lax.while_loop(cond, step, (0, x))[1]
+    return f
+
+
+def test_counter_bound_and_tolerance_keep_exact_iterates():
+    # A solver-style loop: stop at a tolerance or after 3 steps.  The exit is data-dependent, but the counter
+    # bounds it, so the result is the join of the exact iterates 0..3 — a band of half-width 3 (after k
+    # steps, offsets of k's parity within k) — not everything.
+    p = assert_sound(_averaging_solver("cond"), jnp.ones(12), jit=True)
+    assert np.array_equal(p.todense(), _circulant_band(12, 3))
+
+
+def test_counter_bound_anded_with_a_tolerance_stays_sound():
+    # `i < 3 & err > tol`: once i = 3 the conjunction is false whatever err is (an absorbing element the
+    # constant lattice may or may not use); either way the result is sound, and the loop terminates.
+    d = assert_sound(_averaging_solver("and"), jnp.ones(12), jit=True).todense()
+    assert not (d & ~_circulant_band(12, 3)).any() or d.all()
+
+
+def test_data_dependent_rotation_terminates():
+    # The iterates cycle (a rotation) and no constant moves: the fixed point takes over, sound and full.
+    def f(x):
+        return jax.lax.while_loop(lambda c: c[0] > 0.0, lambda c: jnp.roll(c, 1) * 0.9, x)
+    p = assert_sound(f, jnp.ones(6), jit=True)
+    assert p.todense().all()

@@ -3,30 +3,38 @@
 Regions run in the interpreter on abstract values (``ctx.run_region``); they read values of the enclosing
 function through the interpreter's frames, so captured values need no special handling.
 
-``while`` has two modes.
+``while`` runs **exact abstract iterations**: the body once per concrete iteration, on index sets instead of
+numbers, with the constant lattice folding the counter of ``fori_loop``/``scan``/a constant-bounded
+``while_loop`` — so index-dependent ops in the body (``dynamic_slice`` on the counter, a ``case`` on it) are
+exact in every iteration, and patterns that grow each iteration (repeated ``roll``, explicit Euler steps)
+come out as exactly the true global pattern.  The condition decides where the loop may stop:
 
-* **Exact iterations.**  While the condition evaluates to a known constant (the constant lattice folds the
-  counter of ``fori_loop``/``scan``/a constant-bounded ``while_loop``), the body runs once per concrete
-  iteration — so index-dependent ops in the body (``dynamic_slice`` on the counter, a ``case`` on it) are
-  exact in every iteration, and patterns that grow each iteration (repeated ``roll``, explicit Euler steps)
-  come out as exactly the true global pattern.  Each iteration is the same computation as the concrete
-  program's, on index sets instead of numbers.
-* **Fixed point.**  When the condition is unknown (a data-dependent exit), when the iteration cap
-  ``options.max_loop_iterations`` is reached, or when an iteration leaves every carried index set unchanged
-  (only constants such as the counter moved), the carry is *joined* and the body iterated on the join until
-  nothing changes::
+* known ``True``: the loop goes on; known ``False``: it stops here (the result is this carry);
+* unknown (a data-dependent exit): it *may* stop here — this carry joins the set of possible results, and
+  the iteration goes on while some constant (a counter) still moves: a ``while`` with both a counter bound
+  and a tolerance keeps its exact iterates up to the bound.  With no moving constant nothing could ever
+  decide the exit, so the fixed point below takes over at once; it also takes over as soon as an iterate
+  adds nothing to the possible exits (iterates that cycle, e.g. a rotation).
 
-      state₀ = carry_k ⊔ carry_{k+1}          deps: union; consts: kept only where equal, else unknown
-      state_{i+1} = state_i ⊔ body(state_i)    until state_{i+1} = state_i
+Three ways out of the exact iterations, all sound:
+
+* **Early stop.**  After an iteration that leaves every index set unchanged, the carries whose constants
+  still move (a counter) are widened — when nothing after the loop reads them, or the exit is
+  data-dependent anyway — and the widened state is checked to be a fixed point (:func:`_settle`: the body
+  run on it adds no dependency).  If it is not (the moving constant steers the pattern: a branch on the
+  counter, an inner trip count), exact iteration simply goes on, retrying with an exponential back-off.
+  This is what makes a 10,000-step loop with a stable carry cost a few iterations.
+* **Iteration cap** ``options.max_loop_iterations``, then the fixed point below.
+* **Fixed point**::
+
+      state₀ = (possible exits so far) ⊔ carry       deps: union; consts: kept only where equal
+      state_{i+1} = state_i ⊔ body(state_i)          until state_{i+1} = state_i
 
   The join is monotone and the lattice finite (index sets only grow, a constant can only become unknown
-  once), so this terminates; the result over-approximates every state the loop can exit with, hence it is
-  sound.  The early switch on unchanged index sets is what makes a 10,000-step loop with a stable carry cost
-  a few iterations; it can lose precision only when a later iteration would change the pattern because of a
-  constant that now is unknown (e.g. ``where(i > 500, roll(x), x)``) — then the result is still sound.
-  If the fixed point does not settle within ``max_loop_iterations`` rounds, every carried element is made to
-  depend on everything the loop can read (⊤ of the loop: a fixed point of every rule, which never invents a
-  dependency) and a warning is recorded.
+  once), so this terminates, and it over-approximates every state the loop can exit with.  If it does not
+  settle within ``max_loop_iterations`` rounds, every carried element is made to depend on everything the
+  loop can read (⊤ of the loop: a fixed point of every rule, which never invents a dependency) and a
+  warning is recorded.
 
 Calls inside a loop body are memoized by argument identity; the carry is a fresh object in every
 iteration, so the summaries recorded during one iteration are dropped after it (``ctx.call_cache_trim``),
@@ -222,39 +230,50 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
 
 @deps_rule(S + "while")
 def _while(ctx, op, args):
-    """§while: exact abstract iterations while the condition is a known constant, else a fixed point.
-
-    Early stop: after an iteration that leaves every index set unchanged, the carries whose constants still
-    move (a counter) are widened — if no later op reads those constants — and the widened state is
-    checked to be a fixed point (:func:`_settle`).  If it is not (the moving constant steers the pattern:
-    a branch on the counter, an inner trip count), exact iteration simply continues, retrying with an
-    exponential back-off."""
+    """§while: exact abstract iterations; possible exits joined; early stop, cap and fixed point as in the
+    module docstring."""
     cond, body = op.regions[0], op.regions[1]
     carry = list(args)
     mark = _mark(ctx)
     cap = ctx.options.max_loop_iterations
     needed = None
+    exits = None  # join of the carries at which the loop may stop (the condition was unknown there)
     steps, next_try, retry = 0, 0, 1  # exponential back-off after a failed attempt to settle
+
+    def with_exits(state):
+        return state if exits is None else [join(e, c) for e, c in zip(exits, state)]
+
     while True:
         go = _condition(ctx, cond, carry)
         if go is False:
-            return carry
-        if go is None or steps >= cap:
+            return with_exits(carry)
+        if go is None:
+            grown = with_exits(carry)
+            if exits is not None and not any(_grew(e, g) for e, g in zip(exits, grown)):
+                # This iterate adds nothing to the possible exits (the iterates cycle, or the pattern is
+                # full): the fixed point from here covers every later one.
+                return _fixed_point(ctx, op, cond, body, grown, mark)
+            exits = grown
+        if steps >= cap:
             break
         new = _run_body(ctx, body, carry, mark)
         steps += 1
+        moving = [not _same_const(a.const, b.const) and not (a.const is None and b.const is None)
+                  for a, b in zip(carry, new)]
+        if exits is not None and not any(moving):
+            # A data-dependent exit and no constant that could ever decide it: exact iterates would only
+            # re-derive the fixed point (and could cycle, e.g. a repeated roll), so go there directly.
+            return _fixed_point(ctx, op, cond, body, with_exits(new), mark)
         if _deps_unchanged(carry, new) and steps >= next_try:
             if needed is None:
                 needed = _consts_needed(op)
-            moving = [not _same_const(a.const, b.const) and not (a.const is None and b.const is None)
-                      for a, b in zip(carry, new)]
-            if not any(m and nd for m, nd in zip(moving, needed)):
+            if exits is not None or not any(m and nd for m, nd in zip(moving, needed)):
                 settled = _settle(ctx, cond, body, [join(a, b) for a, b in zip(carry, new)], mark)
                 if settled is not None:
-                    return settled
+                    return with_exits(settled)
             next_try, retry = steps + retry, retry * 2
         carry = new
-    return _fixed_point(ctx, op, cond, body, carry, mark)
+    return _fixed_point(ctx, op, cond, body, with_exits(carry), mark)
 
 
 # ---------------------------------------------------------------- case / if
