@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from detect import machine  # noqa: E402
 
 import stablehlo_sparsity as ss  # noqa: E402
-from stablehlo_sparsity.coloring import color_columns, color_rows  # noqa: E402
+from stablehlo_sparsity.coloring import color_columns, color_rows, color_star, symmetrize  # noqa: E402
 from stablehlo_sparsity.examples import brusselator, laplacian_cubic, make_conv2d  # noqa: E402
 
 
@@ -109,6 +109,39 @@ def table_coloring(asdex, quick, repeat):
                 (ac, ar), _, ta = best_of(lambda: (asdex.color_cols(ap)[1], asdex.color_rows(ap)[1]), repeat,
                                           time.process_time)
             line += f" {ac}/{ar} | {ta:.3f} | {ta / t:.1f}× |"
+        print(line, flush=True)
+    table_star(asdex, quick, repeat)
+
+
+def star_problems(quick):
+    yield "tridiagonal, n=1e5", grid(1, 100_000)
+    yield "2-D 5-point, 300×300", grid(300, 300)
+    yield "2-D 9-point, 100×100", grid(100, 100, nine=True)
+    yield "Brusselator N=64 (symmetrized)", symmetrize(ss.jacobian_sparsity(lambda x: brusselator(x, 64),
+                                                                           jnp.ones(2 * 64 * 64)).to_scipy())
+    rng = np.random.default_rng(0)
+    a = sp.csr_array(rng.random((2000, 2000)) < 0.002)
+    yield "random symmetric 2000, 0.4%", symmetrize(a)
+
+
+def table_star(asdex, quick, repeat):
+    print("\n### Star coloring (symmetric patterns, Hessians)\n")
+    hdr = "| problem | n | nnz | ours colors | ours time (s) |"
+    sep = "|---|---:|---:|---:|---:|"
+    if asdex is not None:
+        hdr += " asdex colors | asdex time (s) |"
+        sep += "---:|---:|"
+    print(hdr)
+    print(sep)
+    for name, p in star_problems(quick):
+        c, _, t = best_of(lambda: color_star(p), repeat, time.process_time)
+        line = f"| {name} | {p.shape[0]:,} | {p.nnz:,} | {c.num_colors} | {t:.3f} |"
+        if asdex is not None:
+            ap = asdex_pattern(asdex, p)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ac, _, ta = best_of(lambda: asdex.color_symmetric(ap)[1], repeat, time.process_time)
+            line += f" {ac} | {ta:.3f} |"
         print(line, flush=True)
 
 

@@ -232,6 +232,12 @@ def test_star_coloring_counts():
     g = grid(12, 12)
     c = color_star(g)
     assert check_coloring(g, c) and c.num_colors <= 6
+    # lower bounds: no edge 1, a star forest 2, anything with a path on four vertices 3
+    assert lower_bound(sp.identity(4, format="csr"), "star") == 1
+    assert lower_bound(arrow, "star") == 2
+    assert lower_bound(band(3, [-1, 0, 1]), "star") == 2          # P3 is a star
+    assert lower_bound(band(4, [-1, 0, 1]), "star") == 3
+    assert lower_bound(np.ones((3, 3)), "star") == 3               # a triangle
 
 
 def test_empty_and_degenerate_patterns():

@@ -115,8 +115,8 @@ class Coloring:
 
 def lower_bound(pattern, kind: str = "column") -> int:
     """A lower bound on the number of colors: the most nonzeros in one row (``"column"``: those columns
-    pairwise conflict), in one column (``"row"``); for ``"star"`` only the weak bound 2 (1 for a diagonal
-    pattern)."""
+    pairwise conflict), in one column (``"row"``); for ``"star"`` 3, or 2 for a star forest, 1 without
+    off-diagonal entries."""
     csr = as_csr(pattern)
     if csr.nnz == 0:
         return 0
@@ -125,9 +125,19 @@ def lower_bound(pattern, kind: str = "column") -> int:
     if kind == "row":
         return int(np.bincount(csr.indices, minlength=csr.shape[1]).max())
     if kind == "star":
-        g = adjacency(csr)
-        return 2 if g.max_degree > 0 else 1
+        return _star_lower_bound(adjacency(csr))
     raise ValueError(f"kind must be 'column', 'row' or 'star', got {kind!r}")
+
+
+def _star_lower_bound(g) -> int:
+    """1 without edges; 2 for a star forest; else 3.  Two colors suffice exactly for star forests: a connected
+    two-colored graph with a path on four vertices has a bicolored P4.  A graph is a star forest iff every
+    edge has an endpoint of degree 1."""
+    if g.nv == 0 or len(g.nbr) == 0:
+        return 1
+    deg = np.diff(g.ptr)
+    owner = np.repeat(np.arange(g.nv), deg)
+    return 2 if bool(((deg[owner] == 1) | (deg[g.nbr] == 1)).all()) else 3
 
 
 def _canonical(colors: np.ndarray) -> np.ndarray:
@@ -221,8 +231,9 @@ def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 
     """Star coloring of the symmetrized square ``pattern`` (``P ∪ Pᵀ``), for Hessians with direct recovery.
 
     ``recolor`` other than ``"none"`` re-runs the greedy star coloring over the color classes in shuffled
-    orders (``iterations`` passes, default 30) and keeps the best; star colorings are not monotone under
-    that move, so each pass is accepted only if it does not use more colors.
+    orders (``iterations`` passes, default 30, stopping after 10 without progress) and keeps the best; star
+    colorings are not monotone under that move, so each pass is accepted only if it does not use more
+    colors.  The lower bound is 3 unless the graph is a star forest (2) or has no edges (1).
     """
     from .orderings import conflict_degrees, order_vertices
     from .star import greedy_star
@@ -234,7 +245,7 @@ def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 
     if csr.nnz == 0:
         return Coloring(np.zeros(n, np.int32), 0, "star", shape, "empty", 0)
     g = adjacency(csr)
-    lb = 2 if g.max_degree > 0 else 1
+    lb = _star_lower_bound(g)
     best = None
     tried = {}
     deg = None
@@ -251,12 +262,14 @@ def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 
     if k > lb and recolor != "none":
         rng = np.random.default_rng(seed)
         improved = False
+        stall = 0
         for it in range(30 if iterations is None else int(iterations)):
-            if k <= lb:
+            if k <= lb or stall >= 10:
                 break
             rank = np.arange(k)[::-1] if it % 2 == 0 else rng.permutation(k)
             order_v = np.argsort(rank[colors], kind="stable")
             c2, k2 = greedy_star(g.nv, g.ptr, g.nbr, order_v)
+            stall = 0 if k2 < k else stall + 1
             if k2 <= k:
                 improved |= k2 < k
                 colors, k = c2, k2
