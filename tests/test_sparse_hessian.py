@@ -59,6 +59,26 @@ def dict_arg(p):
     return jnp.sum(p["a"] ** 2 * p["b"]) + jnp.sum(p["c"] ** 3)
 
 
+IDX = np.array([3, 0, 5, 5, 1])
+
+
+def gathered(x):
+    return jnp.sum(x[IDX] * x[::-1][IDX[::-1]]) + jnp.sum(jnp.tanh(x))
+
+
+def fori_energy(x):
+    def step(i, u):
+        return u + 0.1 * (jnp.roll(u, 1) - 2 * u + jnp.roll(u, -1)) - 0.01 * u ** 3
+
+    return jnp.sum(jax.lax.fori_loop(0, 3, step, x) ** 2)
+
+
+def conv_energy(x):
+    w = jnp.asarray([[[0.5, -1.0, 0.25]]])
+    y = jax.lax.conv_general_dilated(x[None, None, :], w, (1,), "SAME")
+    return jnp.sum(y ** 2 * x)
+
+
 def rand(*shape, seed=0):
     return jnp.asarray(np.random.default_rng(seed).standard_normal(shape))
 
@@ -73,6 +93,9 @@ CASES = {
     "two_args": (two_args, (rand(5), rand(5, seed=1)), (0, 1), ()),
     "second_arg_only": (two_args, (rand(5), rand(5, seed=1)), 1, ()),
     "dict_arg": (dict_arg, ({"a": rand(3), "b": rand(3, seed=2), "c": rand(2, seed=3)},), 0, ()),
+    "gathered": (gathered, (rand(7),), 0, ("stablehlo.gather", "stablehlo.scatter")),
+    "fori_energy": (fori_energy, (rand(12),), 0, ("stablehlo.while",)),
+    "conv_energy": (conv_energy, (rand(9),), 0, ("stablehlo.convolution",)),
 }
 
 
