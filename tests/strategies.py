@@ -59,7 +59,39 @@ BASE_OPS = frozenset(
     ).split()
 ) | {"func.call"}
 
-_ENV = {"jax": jax, "jnp": jnp, "lax": lax, "np": np}
+# ---------------------------------------------------------------------- functions with custom derivative rules
+# Their StableHLO is the primal only; the API notices the custom rule in the jaxpr and analyzes the JVP (or
+# VJP) program instead (``derivatives="auto"``).  Each one's derivative has dependencies its primal lacks.
+@jax.custom_jvp
+def ste_round(x):
+    """Straight-through estimator: the primal rounds (zero derivative), the JVP passes the tangent."""
+    return jnp.round(x)
+
+
+ste_round.defjvp(lambda p, t: (jnp.round(p[0]), t[0]))
+
+
+@jax.custom_jvp
+def mixing(x):
+    """An elementwise primal whose declared JVP mixes elements (a cumulative sum of the tangent)."""
+    return 2.0 * x
+
+
+mixing.defjvp(lambda p, t: (2.0 * p[0], jnp.cumsum(t[0].reshape(-1)).reshape(t[0].shape)))
+
+
+@jax.custom_vjp
+def reversed_vjp(x):
+    """``sin`` whose VJP reverses the cotangent (only reverse mode is defined)."""
+    return jnp.sin(x)
+
+
+reversed_vjp.defvjp(lambda x: (jnp.sin(x), x),
+                    lambda x, g: (jnp.cos(x) * jnp.flip(g.reshape(-1)).reshape(g.shape),))
+
+
+_ENV = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "ste_round": ste_round, "mixing": mixing,
+        "reversed_vjp": reversed_vjp}
 
 MAX_NODE_SIZE = 128  # elements per intermediate value: keeps Jacobians tiny and examples fast
 MAX_INPUT_SIZE = 36
@@ -372,13 +404,16 @@ def _select_known(p: Pool):
 
 @gen("clamp", "elementwise")
 def _clamp(p: Pool):
+    """§clamp with literal scalar bounds or array bounds of the operand's shape.  (A *traced* scalar bound
+    is left out: JAX's own JVP of clamp then fails, "select cases must have the same shapes".)"""
     a = p.pick()
     if a is None:
         return None
-    lo = p.draw(st.sampled_from(["scalar", "same"]))
-    lo_e = p.scalar() if lo == "scalar" else p.same_shape(a.shape)
-    return f"lax.clamp({lo_e} - 0.5, {a.name}, jnp.asarray({p.scalar()}) + 0.5)" if lo == "scalar" else \
-        f"lax.clamp({lo_e} - 0.5, {a.name}, {lo_e} + 0.5)"
+    if p.draw(st.booleans()):
+        lo = p.draw(st.sampled_from([-0.5, 0.0, -2.0]))
+        return f"lax.clamp({lo}, {a.name}, {lo + 1.0})"
+    bound = p.same_shape(a.shape, exclude=a.name)
+    return f"lax.clamp({bound} - 0.5, {a.name}, {bound} + 0.5)"
 
 
 @gen("make_int", "elementwise")
@@ -852,7 +887,7 @@ def _carry_step(p: Pool, c: str, shape, closure: str, counter: str | None) -> st
                       f"{{c}} + jnp.roll({{w}}, {counter}, axis=0)"]
     expr = c
     for _ in range(p.draw(st.integers(1, 2))):
-        expr = p.draw(st.sampled_from(forms)).format(c=expr, w=closure)
+        expr = p.draw(st.sampled_from(forms)).format(c=f"({expr})" if expr != c else c, w=f"({closure})")
     return expr
 
 
@@ -982,6 +1017,16 @@ def _reduce_window(p: Pool):
             f"window_dilation={wdil})")
 
 
+# ---------------------------------------------------------------------- custom derivative rules
+@gen("custom_jvp", "custom_rules", needs={"stablehlo.reduce_window"})
+def _custom_rule(p: Pool):
+    a = p.pick()
+    if a is None:
+        return None
+    return p.draw(st.sampled_from(["ste_round({a})", "mixing({a})", "reversed_vjp({a})",
+                                   "ste_round({a}) * mixing({a})"])).format(a=a.name)
+
+
 # ---------------------------------------------------------------------- linear algebra, FFT
 def _square(p: Pool, k: int, shift: float) -> str | None:
     src = p.reshaped(k * k, (k, k))
@@ -1012,7 +1057,7 @@ def _linalg(p: Pool):
 
 @gen("fft", "fft", needs={"stablehlo.fft"})
 def _fft(p: Pool):
-    a = p.pick(lambda v: v.rank > 0 and v.shape[-1] > 0)
+    a = p.pick(lambda v: v.rank > 0 and v.shape[-1] > 1)  # irfft of a length-1 axis has 0 points
     if a is None:
         return None
     return p.draw(st.sampled_from(["jnp.fft.fft({a}).real", "jnp.fft.rfft({a}).imag", "jnp.abs(jnp.fft.fft({a}) + 1.0)",
@@ -1129,13 +1174,16 @@ def numeric_jacobians(f, shapes, points: int = 3, seed: int = 0):
     rng = np.random.default_rng(seed)
     argnums = tuple(range(len(shapes)))
     pts = [np.stack([rng.standard_normal(s) for _ in range(points)]) for s in shapes]
-    jac = jax.jacfwd(f, argnums=argnums)
     try:
-        J = jax.jit(jax.vmap(jac))(*pts)
-    except (ValueError, TypeError, NotImplementedError):
-        # JAX cannot batch some JVPs (e.g. a generic reduce_window with a multiply body): one JVP per column
-        J = _jacobian_by_columns(f, shapes, pts)
-        return [J[i] for i in range(points)]
+        J = jax.jit(jax.vmap(jax.jacfwd(f, argnums=argnums)))(*pts)
+    except Exception as e:
+        if "custom_vjp" in str(e):  # forward mode is not defined for a custom_vjp function: reverse mode
+            J = jax.jit(jax.vmap(jax.jacrev(f, argnums=argnums)))(*pts)
+        else:
+            # JAX cannot batch some JVPs (a generic reduce_window with a multiply body; clamp with batched
+            # scalar bounds fails an internal assertion): one unbatched JVP per column, where errors surface
+            J = _jacobian_by_columns(f, shapes, pts)
+            return [J[i] for i in range(points)]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
     blocks = []
     for per_out in J:  # one entry per output, each a tuple over inputs: (points,) + out_shape + in_shape

@@ -18,6 +18,8 @@ Profiles
 from __future__ import annotations
 
 import os
+import sys
+import time
 
 import jax
 import numpy as np
@@ -48,6 +50,17 @@ ENABLED = S.enabled_generators()
 
 
 def _check(prog: S.Program):
+    t0 = time.perf_counter()
+    try:
+        return _check_inner(prog)
+    finally:
+        dt = time.perf_counter() - t0
+        event(f"time: {'<1 s' if dt < 1 else '1-5 s' if dt < 5 else '>5 s'}")
+        if os.environ.get("SHS_FUZZ_TIMING") and dt > float(os.environ["SHS_FUZZ_TIMING"]):
+            print(f"\n[{dt:.1f} s] {prog!r}", file=sys.stderr)
+
+
+def _check_inner(prog: S.Program):
     f = prog.function()
     args = prog.example_args()
     try:

@@ -80,6 +80,14 @@ def test_scatter_multiply_with_duplicate_indices_is_not_generated():
     _check([(3,)], [("v1", "x0.at[np.array([0, 0, 2], dtype=np.int32)].add(x0[1])")], ["v1"])
 
 
+def test_clamp_with_array_bounds_from_the_input():
+    """``lax.clamp(lo, x, hi)`` with *traced scalar* bounds breaks JAX's own JVP ("select cases must have the
+    same shapes", and an AssertionError under vmap) — found by the CI profile; the strategy now uses
+    literal scalar bounds or bounds of the operand's shape.  The rule: all three operands count."""
+    res = _check([(3,)], [("v1", "lax.clamp(jnp.sin(x0) - 0.5, x0, jnp.sin(x0) + 0.5)")], ["v1"])
+    assert np.array_equal(res.detected, np.eye(3, dtype=bool))
+
+
 # ---------------------------------------------------------------------- open problems (reported)
 class _TooManyIterations(Exception):
     pass
