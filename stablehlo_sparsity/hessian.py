@@ -154,16 +154,22 @@ class SparseHessian(_Prepared):
             y, aux = val if self.has_aux else (val, None)
             return y, aux, jnp.zeros((0,), x_dtype)
         tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves))
-        if self.has_aux:
-            def vg2(*s):
-                (v, a), g = vg(*s)
-                return (v, g), a
-
-            (y, _g), (_vdot, gdot), aux = jax.vmap(lambda t: jax.jvp(vg2, sel, t, has_aux=True),
-                                                   out_axes=(None, 0, None))(tangents)
+        # One pass of the function and its gradient, batched tangents through the gradient program: the
+        # primal value only rides along when it is asked for (value_and_…) or aux needs it.
+        argnums = tuple(range(nsel))
+        if self.has_aux or self.with_value:
+            def fun(*s):
+                val, g = vg(*s)
+                y, a = val if self.has_aux else (val, None)
+                return g, (y, a)
         else:
-            (y, _g), (_vdot, gdot) = jax.vmap(lambda t: jax.jvp(vg, sel, t), out_axes=(None, 0))(tangents)
-            aux = None
+            grad = jax.grad(h, argnums=argnums)
+
+            def fun(*s):
+                return grad(*s), (None, None)
+
+        _g, gdot, (y, aux) = jax.vmap(lambda t: jax.jvp(fun, sel, t, has_aux=True),
+                                      out_axes=(None, 0, None))(tangents)
         parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(gdot)]
         comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]   # Bᵀ, (k, n)
         return y, aux, static_gather(jnp.ravel(comp), self._gather)
