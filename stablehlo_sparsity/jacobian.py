@@ -14,9 +14,12 @@ CSR order.  Reverse mode is the transpose: a row coloring ``r``, ``C = W J`` fro
 ``J[i, j] = C[r[i], j]``.  ``mode="auto"`` takes whichever needs fewer colors (forward on a tie).
 
 The prepared callable is a plain JAX function: it can be called inside ``jax.jit``, ``vmap``-ed, lowered
-(:meth:`SparseJacobian.lower`, :meth:`SparseJacobian.as_text` — the color vector and the gather indices are
+(:meth:`SparseJacobian.lower`, :meth:`SparseJacobian.as_text` — the seed matrix and the gather indices are
 visible constants in the StableHLO) and exported with :mod:`jax.export` for CPU, CUDA and TPU
-(:meth:`SparseJacobian.export`).
+(:meth:`SparseJacobian.export`).  The seeds are literal 0/1 constants (up to :data:`SEED_CONSTANT_LIMIT`
+entries; beyond, they are built in the program from the color vector): XLA then folds the tangents of the
+linear parts of ``f`` at compile time, so a stencil's compressed Jacobian costs little more than its
+nonlinear terms.
 
 Conventions (as in :func:`~stablehlo_sparsity.jacobian_sparsity` and asdex): rows are the flattened output
 leaves, columns the flattened leaves of the selected arguments in positional order.  Selected arguments must
