@@ -103,9 +103,10 @@ class SparseHessian(_Prepared):
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
-                 on_unknown: str = "error"):
+                 on_unknown: str = "error", constant_seeds: bool | None = None):
         import jax
 
+        self.constant_seeds = constant_seeds
         if output not in OUTPUTS:
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         kwargs = kwargs or {}
@@ -153,7 +154,8 @@ class SparseHessian(_Prepared):
             val, _ = vg(*sel)
             y, aux = val if self.has_aux else (val, None)
             return y, aux, jnp.zeros((0,), x_dtype)
-        tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves))
+        tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves,
+                                                                              self.constant_seeds))
         # One pass of the function and its gradient, batched tangents through the gradient program: the
         # primal value only rides along when it is asked for (value_and_…) or aux needs it.
         argnums = tuple(range(nsel))
@@ -182,20 +184,21 @@ class SparseHessian(_Prepared):
 
 def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
-                   coloring: Coloring | None = None, on_unknown: str = "error", **kwargs) -> SparseHessian:
+                   coloring: Coloring | None = None, on_unknown: str = "error",
+                   constant_seeds: bool | None = None, **kwargs) -> SparseHessian:
     """Prepare a sparse Hessian of the scalar ``f`` at the shapes of ``args``: detection (through the
     gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
     Hessian-vector products in one XLA program and decompresses symmetrically with one static gather."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
-                         on_unknown=on_unknown)
+                         on_unknown=on_unknown, constant_seeds=constant_seeds)
 
 
 def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                              output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                              coloring: Coloring | None = None, on_unknown: str = "error",
-                             **kwargs) -> SparseHessian:
+                             constant_seeds: bool | None = None, **kwargs) -> SparseHessian:
     """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                         kwargs=kwargs, on_unknown=on_unknown)
+                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds)

@@ -16,10 +16,11 @@ CSR order.  Reverse mode is the transpose: a row coloring ``r``, ``C = W J`` fro
 The prepared callable is a plain JAX function: it can be called inside ``jax.jit``, ``vmap``-ed, lowered
 (:meth:`SparseJacobian.lower`, :meth:`SparseJacobian.as_text` — the seed matrix and the gather indices are
 visible constants in the StableHLO) and exported with :mod:`jax.export` for CPU, CUDA and TPU
-(:meth:`SparseJacobian.export`).  The seeds are literal 0/1 constants (up to :data:`SEED_CONSTANT_LIMIT`
-entries; beyond, they are built in the program from the color vector): XLA then folds the tangents of the
-linear parts of ``f`` at compile time, so a stencil's compressed Jacobian costs little more than its
-nonlinear terms.
+(:meth:`SparseJacobian.export`).  The seeds are literal 0/1 constants up to :data:`SEED_CONSTANT_LIMIT`
+entries (``constant_seeds=None``; ``True``/``False`` force either way) and are built in the program from the
+color vector beyond: with literal seeds XLA folds the tangents of the linear parts of ``f`` at compile
+time, so a stencil's compressed Jacobian costs little more than its nonlinear terms, at the price of a
+longer first compilation.
 
 Conventions (as in :func:`~stablehlo_sparsity.jacobian_sparsity` and asdex): rows are the flattened output
 leaves, columns the flattened leaves of the selected arguments in positional order.  Selected arguments must
@@ -119,20 +120,24 @@ def _bind_selected(fn, args, argnums):
     return h
 
 
-#: Seed matrices up to this many entries are embedded as literal constants: XLA then simplifies the products
-#: by the known 0/1 tangents (3–6× faster evaluation than seeds computed in the program).  Larger ones are
-#: built in the program from the color vector, which keeps the module O(n) in size.
-SEED_CONSTANT_LIMIT = 1 << 22
+#: With ``constant_seeds=None`` (auto), seed matrices up to this many entries are embedded as literal
+#: constants: XLA then folds the tangents of the linear parts of ``f`` at compile time (2–4× faster warm
+#: evaluation on stencils, but a longer first compilation that grows with the problem).  Larger ones are
+#: built in the program from the color vector, which keeps the module O(n) and the compilation short.
+SEED_CONSTANT_LIMIT = 1 << 20
 
 
-def _seed_leaves(colors: np.ndarray, k: int, leaves) -> list:
+def _seed_leaves(colors: np.ndarray, k: int, leaves, constant: bool | None = None) -> list:
     """Per-leaf seeds ``(k, *leaf.shape)`` (leaf dtype) of the one-hot matrix ``S[c, v] = [colors[v] == c]``,
-    the leaves laid out one after another along ``v``."""
+    the leaves laid out one after another along ``v``; literal constants or computed (see
+    :data:`SEED_CONSTANT_LIMIT`)."""
     import jax.numpy as jnp
 
     shapes, sizes, offs = _leaf_layout(leaves)
     dts = [jnp.result_type(l) for l in leaves]
-    if k * len(colors) <= SEED_CONSTANT_LIMIT:
+    if constant is None:
+        constant = k * len(colors) <= SEED_CONSTANT_LIMIT
+    if constant:
         out = []
         for sh, sz, o, dt in zip(shapes, sizes, offs, dts):
             seg = np.zeros((k, sz), dtype=dt)
@@ -372,13 +377,14 @@ class SparseJacobian(_Prepared):
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, mode: str = "auto",
                  output: str = "bcoo", with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
-                 on_unknown: str = "error"):
+                 on_unknown: str = "error", constant_seeds: bool | None = None):
         import jax
 
         if output not in OUTPUTS:
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         if not args:
             raise InputError("sparse_jacobian needs at least one argument to differentiate")
+        self.constant_seeds = constant_seeds
         self.argnums = tuple(sorted(set(_norm_argnums(argnums, len(args)))))
         self.has_aux = bool(has_aux)
         self.output = output
@@ -442,7 +448,8 @@ class SparseJacobian(_Prepared):
             dt = jnp.result_type(*leaves) if leaves else x_dtype
             return y, aux, jnp.zeros((0, m if self.mode == "forward" else n), dt)
         if self.mode == "forward":
-            tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves))
+            tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves,
+                                                                                  self.constant_seeds))
             if self.has_aux:
                 y, ydot, aux = jax.vmap(lambda t: jax.jvp(h, sel, t, has_aux=True),
                                         out_axes=(None, 0, None))(tangents)
@@ -458,7 +465,8 @@ class SparseJacobian(_Prepared):
         else:
             (y, vjp_fn), aux = jax.vjp(h, *sel), None
         out_leaves, out_tree = jax.tree_util.tree_flatten(y)
-        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, _seed_leaves(self._colors, k, out_leaves)))
+        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, _seed_leaves(self._colors, k, out_leaves,
+                                                                                     self.constant_seeds)))
         parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(cts)]
         comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
         return y, aux, comp
@@ -480,27 +488,30 @@ class SparseJacobian(_Prepared):
 def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                     mode: str = "auto", output: str = "bcoo", order: str = "best", recolor: str = "auto",
                     seed: int = 0, coloring: Coloring | None = None, on_unknown: str = "error",
-                    **kwargs) -> SparseJacobian:
+                    constant_seeds: bool | None = None, **kwargs) -> SparseJacobian:
     """Prepare a sparse Jacobian of ``f`` at the shapes of ``args``: detection and coloring run now, each
     call of the returned :class:`SparseJacobian` evaluates ``num_colors`` JVPs (``mode="forward"``) or VJPs
     (``"reverse"``) in one batched XLA program and decompresses with one static gather.
 
     ``mode="auto"`` picks the direction with fewer colors.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
     ``"dense"``, ``"scipy"`` or ``"values"``.  ``order`` / ``recolor`` / ``seed`` tune the coloring (see
-    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``kwargs`` are static arguments of ``f``
+    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: literal seed
+    constants (faster warm calls, longer compilation) or seeds computed in the program; ``None`` decides by
+    size (:data:`SEED_CONSTANT_LIMIT`).  ``kwargs`` are static arguments of ``f``
     (bind one whose name is also an option here, e.g. ``mode``, with ``functools.partial``).
     """
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown)
+                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds)
 
 
 def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                               mode: str = "auto", output: str = "bcoo", order: str = "best",
                               recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
-                              on_unknown: str = "error", **kwargs) -> SparseJacobian:
+                              on_unknown: str = "error", constant_seeds: bool | None = None,
+                              **kwargs) -> SparseJacobian:
     """Like :func:`sparse_jacobian`, but each call returns ``(f(x), J)`` (``((f(x), aux), J)`` with
     ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs."""
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown)
+                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds)

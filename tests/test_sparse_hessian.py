@@ -245,3 +245,10 @@ def test_checks_report_nonzeros_outside_the_pattern():
     rep = check_jacobian(f, x, jacobian=jac, method="dense", raise_on_error=False)
     assert not rep.ok and rep.missing == 6 and (1, 0) in rep.missing_examples
     assert "outside the detected pattern" in str(rep)
+
+
+def test_hessian_with_seeds_computed_in_the_program():
+    x = rand(9)
+    h = sparse_hessian(energy_2d, x.reshape(3, 3), output="dense", constant_seeds=False)
+    want = np.asarray(jax.jit(lambda v: _flat_hessian(energy_2d, (v,), 0))(x.reshape(3, 3)))
+    np.testing.assert_allclose(np.asarray(h(x.reshape(3, 3))), want, rtol=1e-12, atol=1e-12)

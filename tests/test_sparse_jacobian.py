@@ -243,3 +243,14 @@ def test_empty_jacobian_needs_no_products():
     np.testing.assert_allclose(np.asarray(y), [1.0, 1.0, 1.0])
     assert j.shape == (3, 4) and not np.asarray(j).any()
     assert isinstance(jac, SparseJacobian) and "0 JVPs" in repr(jac)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_seeds_computed_in_the_program(mode):
+    """Above SEED_CONSTANT_LIMIT (or with constant_seeds=False) the seeds come from the color vector."""
+    jac = sparse_jacobian(stencil, *ARGS, argnums=(0, 1), mode=mode, output="dense", constant_seeds=False)
+    np.testing.assert_allclose(np.asarray(jac(*ARGS)), _flat_jacobian(stencil, ARGS, (0, 1)), rtol=1e-13)
+    text = jac.as_text()
+    assert "stablehlo.compare" in text and "stablehlo.iota" in text
+    const = sparse_jacobian(stencil, *ARGS, argnums=(0, 1), mode=mode, constant_seeds=True).as_text()
+    assert "stablehlo.iota" not in const
