@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InputError, SparsityError
+from .errors import InputError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .lattice import Deps, nnz_budget
 from .pattern import SparsityPattern
@@ -74,8 +75,12 @@ CUSTOM_RULE_PRIMITIVES = frozenset({"custom_jvp_call", "custom_vjp_call", "custo
                                     "custom_linear_solve"})
 
 
-def custom_rule_primitives(jaxpr) -> set[str]:
-    """The custom-derivative primitives used anywhere in a (closed) jaxpr, nested jaxprs included."""
+def custom_rule_primitives(jaxpr, *, user_only: bool = False) -> set[str]:
+    """The custom-derivative primitives used anywhere in a (closed) jaxpr, nested jaxprs included.
+
+    ``user_only``: skip rules defined inside JAX itself (``jax.nn.relu``, ``jnp.linalg.det``, the
+    ``custom_linear_solve`` of ``jnp.linalg.solve`` …): those differentiate their primal faithfully, so the
+    primal's pattern is already sound for them, and it is usually tighter than the JVP program's."""
     found: set[str] = set()
     stack = [getattr(jaxpr, "jaxpr", jaxpr)]
     seen: set[int] = set()
@@ -85,7 +90,7 @@ def custom_rule_primitives(jaxpr) -> set[str]:
             continue
         seen.add(id(jp))
         for eqn in jp.eqns:
-            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES:
+            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES and not (user_only and _defined_in_jax(eqn)):
                 found.add(eqn.primitive.name)
             for p in eqn.params.values():
                 for sub in (p if isinstance(p, (list, tuple)) else (p,)):
@@ -93,6 +98,26 @@ def custom_rule_primitives(jaxpr) -> set[str]:
                     if hasattr(inner, "eqns"):
                         stack.append(inner)
     return found
+
+
+def _defined_in_jax(eqn) -> bool:
+    """True when every function of a custom-rule equation (primal, rule) was defined inside JAX's package."""
+    import os
+
+    import jax
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__)))
+    jax_dirs = (os.path.join(root, "jax") + os.sep, os.path.join(root, "jaxlib") + os.sep)
+    srcs = []
+    for v in eqn.params.values():
+        for sub in (v if isinstance(v, (list, tuple)) else (v,)):
+            info = getattr(getattr(sub, "jaxpr", sub), "debug_info", None) or getattr(sub, "debug_info", None)
+            src = getattr(info, "func_src_info", None)
+            if src is not None:
+                srcs.append(str(src))
+    if not srcs:
+        return False  # nothing says where the rule comes from: treat it as the user's
+    return all(" at " in s and s.rsplit(" at ", 1)[1].startswith(jax_dirs) for s in srcs)
 
 
 def _derivative_program(f, args, argnums_t, has_aux, how):
@@ -171,13 +196,26 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
             # f needs those values concretely (Python control flow on them): bind them statically
             fn, traced_kw = functools.partial(f, **kwargs), {}
             traced = jax.jit(fn, keep_unused=True).trace(*args)
-        if derivatives == "auto":
-            rules = custom_rule_primitives(traced.jaxpr)
+        auto = derivatives == "auto"
+        if auto:
+            rules = custom_rule_primitives(traced.jaxpr, user_only=True)
             if rules:
                 derivatives = "vjp" if rules & {"custom_vjp_call", "custom_vjp_call_jaxpr"} else "jvp"
         if derivatives in ("jvp", "vjp"):
-            return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
-                                               observer)
+            try:
+                return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
+                                                   observer)
+            except SparsityError:
+                raise
+            except Exception as e:
+                if not auto:
+                    raise
+                # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
+                # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
+                warnings.warn(f"f uses a custom derivative rule, but its {derivatives.upper()} program could not "
+                              f"be formed ({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is "
+                              "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
+                              stacklevel=2)
         lowered = traced.lower()
     except SparsityError:
         raise
@@ -252,6 +290,10 @@ def parse_module(text_or_path: str, *, is_path: bool = False):
     except ir.MLIRError as e:
         diags = "; ".join(f"{format_diag(d)}" for d in getattr(e, "error_diagnostics", [])) or str(e)
         raise InputError(f"could not parse the module: {diags}") from None
+    except (ValueError, OverflowError, RuntimeError, MemoryError) as e:
+        # C++ exceptions escaping the parser (e.g. an attribute too large to convert: "SmallVector unable to
+        # grow") arrive as Python exceptions, not as MLIR diagnostics
+        raise InputError(f"could not parse the module: {type(e).__name__}: {e}") from None
 
 
 def format_diag(d) -> str:

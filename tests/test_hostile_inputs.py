@@ -45,6 +45,7 @@ class Case:
     driver_text: str | None = None  # when the driver's wording differs
     shape: tuple | None = None  # expected pattern shape of a legal input
     nnz: int | None = None
+    driver_xfail: str | None = None  # a reported, still-open driver problem
 
 
 CASES = [
@@ -64,6 +65,9 @@ CASES = [
     Case("unknown_stablehlo_op.mlir", InputError, "unregistered operation 'stablehlo.not_a_real_op'"),
     Case("quantized_type.mlir", InputError, "unregistered dialect"),
     Case("conv_huge_dimension_index.mlir", InputError, "Expected spatial dimensions"),
+    Case("attribute_shape_overflow.mlir", InputError, "SmallVector unable to grow",
+         driver_xfail="reported: passes/pipeline.py parse_source catches only MLIRError; the parser's ValueError "
+                      "escapes (driver exit 2, 'internal error')"),
     # ops and types the analysis does not handle
     Case("op_without_rule.mlir", UnsupportedOpError, "no sparsity rule for op 'stablehlo.torch_index_select'"),
     Case("unknown_custom_call.mlir", UnsupportedOpError, "unknown custom_call target 'my_secret_kernel'"),
@@ -136,7 +140,9 @@ def test_api(case: Case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
-def test_driver(case: Case):
+def test_driver(case: Case, request):
+    if case.driver_xfail:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=case.driver_xfail))
     path = str(HOSTILE / case.file)
     code, out, err = run_driver([path, "--emit=pattern", *case.driver_args])
     assert "Traceback" not in err and "internal error" not in err, err
@@ -154,8 +160,10 @@ def test_driver(case: Case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.error is not None and c.error is not InputError], ids=_id)
-def test_driver_annotate_pass(case: Case):
+def test_driver_annotate_pass(case: Case, request):
     """The same inputs through the annotate pass (the analysis inside an MLIR pass) fail the same way."""
+    if case.driver_xfail:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=case.driver_xfail))
     path = str(HOSTILE / case.file)
     code, out, err = run_driver([path, "--sparsity-annotate", *case.driver_args])
     assert "Traceback" not in err and "internal error" not in err, err

@@ -12,6 +12,9 @@ Failures whose input lives in the hostile corpus are tested there (``test_hostil
 * ``overflowing_shape.mlir`` — 2^64 elements: ``OverflowError``; now ``PatternTooLargeError``.
 * ``conv_huge_dimension_index.mlir`` — found by ``tools/fuzz_driver.py``: a convolution spatial dimension
   index of 2^31 makes StableHLO's *parser* allocate ~17 GB for 40 s (upstream); a small index is an error.
+* ``attribute_shape_overflow.mlir`` — found by the fuzz run: a ``dense<0> : tensor<9223372036854775807x2xi64>``
+  property makes the parser raise ``ValueError`` ("SmallVector unable to grow"); ``parse_module`` now turns it
+  into ``InputError``; the driver's own parser entry still reports an internal error (reported, xfail).
 * ``test_api_rejects_non_module_arguments`` — ``analyze_module(bytes | None | 123)`` raised
   ``AttributeError``; now ``InputError`` (UTF-8 bytes are accepted as text).
 
