@@ -91,6 +91,18 @@ def test_clamp_with_array_bounds_from_the_input():
     assert np.array_equal(res.detected, np.eye(3, dtype=bool))
 
 
+def test_program_jax_cannot_differentiate_has_no_ground_truth():
+    """A ``custom_vjp`` function (no forward mode) feeding a ``while_loop`` with a data-dependent exit (no
+    reverse mode): JAX differentiates it in neither mode, so there is nothing to compare with — the random
+    test rejects such programs instead of failing (found by the long profile, seed 3)."""
+    prog = S.Program([(1, 1, 1)], [
+        ("v1", "reversed_vjp(x0)", "regression"),
+        ("v2", "lax.while_loop(lambda s: (s[0] < 5) & (jnp.abs(s[1].reshape(-1)[0]) < 3.0), "
+               "lambda s: (s[0] + 1, jnp.sin(s[1]) * v1), (0, x0))[1]", "regression")], ["v2"])
+    with pytest.raises(S.NoGroundTruth, match="neither mode"):
+        S.numeric_jacobians(prog.function(), prog.inputs)
+
+
 # ---------------------------------------------------------------------- open problems (reported)
 class _TooManyIterations(Exception):
     pass
