@@ -144,11 +144,14 @@ JVP: primal pattern empty, `jacfwd` the identity), a JVP that mixes elements of 
 `custom_linear_solve` whose `solve` ignores a `matvec` parameter that its implicit derivative uses.  The
 straight-through estimator written with `stop_gradient` (`x + stop_gradient(round(x) - x)`) is sound as is:
 the structural union does not cancel `x - x`.  JAX's own library functions (`jax.nn.relu`, `softplus`,
-`logsumexp`, `jnp.linalg.norm`, …) differentiate their primal faithfully.  **Guard**: analyze the JVP program,
-whose tangent outputs as a function of its tangent inputs are exactly what `jax.jacfwd` evaluates, custom
-rules included — `jacobian_sparsity(lambda x, t: jax.jvp(f, (x,), (t,))[1], x, x, argnums=1)` (for
-`custom_vjp`: the transposed pattern of `lambda x, c: jax.vjp(f, x)[1](c)[0]` with `argnums=1`).  On code
-without custom rules it gives the same pattern as the primal (tested).  Whether a function has custom rules
+`logsumexp`, `jnp.linalg.norm`, …) differentiate their primal faithfully.  **What the API does**: the JAX
+entry (`jacobian_sparsity`, `lower_and_analyze`, `sparse_jacobian`) looks at the jaxpr; when it uses a custom
+rule defined outside JAX, it analyzes the lowered JVP program instead — its tangent outputs as a function of
+its tangent inputs are exactly what `jax.jacfwd` evaluates, custom rules included (for `custom_vjp`: the
+transposed pattern of the VJP program).  `derivatives="primal"` turns this off; `"jvp"` / `"vjp"` force it.
+When JAX cannot form that program (reverse mode through a `while_loop`), the primal is analyzed with a
+`SparsityWarning`.  A `.mlir` file entering through `analyze_module` or the driver has no jaxpr: its custom
+rules, if any, are invisible.  Whether a function has custom rules
 shows in its jaxpr (`custom_jvp_call`, `custom_vjp_call`, `custom_linear_solve` primitives).
 
 **JAX's derivative conventions.** Compressed Jacobians are evaluated with JAX's JVPs, so rules follow JAX's
