@@ -275,12 +275,47 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).pattern
 
 
+#: Deepest bracket nesting accepted by :func:`check_nesting` (MLIR's recursive-descent parser overflows the C++
+#: stack — a segfault — at a few thousand levels: ~2,500 nested regions, ~10,000 nested attributes).
+MAX_NESTING = 1000
+
+
+def check_nesting(text: str | bytes, name: str = "<input>") -> None:
+    """Refuse text whose ``( [ { <`` brackets nest deeper than :data:`MAX_NESTING`, before MLIR parses it.
+
+    One vectorized pass over the bytes; ``>`` of ``->`` is not a closing bracket.  Brackets inside strings
+    and comments count too: a (balanced) annotation string costs one level, so only absurd inputs are refused.
+    """
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
+    b = np.frombuffer(data, dtype=np.uint8)
+    if len(b) == 0:
+        return
+    opens = (b == ord("(")) | (b == ord("[")) | (b == ord("{")) | (b == ord("<"))
+    closes = (b == ord(")")) | (b == ord("]")) | (b == ord("}")) | (b == ord(">"))
+    closes[1:] &= b[:-1] != ord("-")
+    depth = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
+    k = int(np.argmax(depth))
+    if int(depth[k]) > MAX_NESTING:
+        line = int(np.count_nonzero(b[:k] == ord("\n"))) + 1
+        col = k - (data.rfind(b"\n", 0, k) + 1) + 1
+        raise InputError(f"brackets nested {int(depth[k])} deep, above the limit of {MAX_NESTING}: MLIR's parser "
+                         "would overflow its stack", f"{name}:{line}:{col}")
+
+
 def parse_module(text_or_path: str, *, is_path: bool = False):
     """Parse StableHLO text (or a file, keeping ``file:line:col`` locations) in a context with every
     dialect JAX needs.  Parse errors raise :class:`InputError` with MLIR's diagnostics."""
     from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir import ir
 
+    if is_path:
+        try:
+            with open(text_or_path, "rb") as f:
+                check_nesting(f.read(), str(text_or_path))
+        except OSError:
+            pass  # MLIR reports the unreadable file below
+    else:
+        check_nesting(text_or_path)
     ctx = jax_mlir.make_ir_context()
     try:
         with ctx:

@@ -116,7 +116,11 @@ class Interpreter:
         try:
             if len(self._call_stack) == 1:  # the entry: every materialization below respects the nnz budget
                 with nnz_budget(self.options.max_pattern_nnz):
-                    results = self.run_region(fn.regions[0], args, new_frame=True)
+                    try:
+                        results = self.run_region(fn.regions[0], args, new_frame=True)
+                    except RecursionError:  # caught here, at the top, where the stack has room again
+                        raise InputError("regions or calls nested too deeply for the analysis (Python's recursion "
+                                         "limit was reached)", self.location(fn)) from None
             else:
                 results = self.run_region(fn.regions[0], args, new_frame=True)
         finally:
