@@ -25,7 +25,8 @@ import stablehlo_sparsity as ss
 from stablehlo_sparsity.examples import brusselator, laplacian_cubic, make_conv2d
 
 
-def _time(fn, repeat):
+def best_of(fn, repeat):
+    """``(result, first call's time, best time over 1 + repeat calls)``."""
     t0 = time.perf_counter()
     out = fn()
     first = time.perf_counter() - t0
@@ -75,7 +76,7 @@ def main(argv=None):
     for name, f, x in problems(args.quick):
         try:
             # A fresh wrapper per call: JAX re-traces and re-lowers, as for a new user function.
-            pat, first, warm = _time(lambda: ss.jacobian_sparsity(lambda v: f(v), x), args.repeat)
+            pat, first, warm = best_of(lambda: ss.jacobian_sparsity(lambda v: f(v), x), args.repeat)
         except ss.UnsupportedOpError as e:
             print(f"  {name}: skipped ({e.message})", file=sys.stderr)
             continue
@@ -83,7 +84,7 @@ def main(argv=None):
         if asdex is not None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                ap_pat, a_first, a_warm = _time(lambda: asdex.jacobian_sparsity(lambda v: f(v), x),
+                ap_pat, a_first, a_warm = best_of(lambda: asdex.jacobian_sparsity(lambda v: f(v), x),
                                                 args.repeat if x.size <= 100_000 else 0)
             row.update(asdex_first=a_first, asdex=a_warm)
             row["agree"] = _agree(pat, ap_pat)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 import warnings
@@ -26,6 +25,9 @@ import numpy as np
 import scipy.sparse as sp
 
 import stablehlo_sparsity as ss
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from detect import best_of, machine  # noqa: E402
 
 
 def problem(n: int, seed: int = 0):
@@ -39,29 +41,6 @@ def problem(n: int, seed: int = 0):
                          shape=(n, n))
     truth.sum_duplicates()
     return f, jnp.ones(n), truth
-
-
-def best_of(fn, repeat: int):
-    t0 = time.perf_counter()
-    out = fn()
-    first = time.perf_counter() - t0
-    best = first
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return out, first, best
-
-
-def machine() -> str:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), "")
-    except OSError:
-        pass
-    return (f"{cpu or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"jax {jax.__version__}")
 
 
 def _as_csr(p) -> sp.csr_array:
