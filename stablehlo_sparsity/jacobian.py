@@ -254,14 +254,18 @@ class _Prepared:
         self._device_index = {}
 
     def _check_args(self, args):
+        """The pattern and the program are specific to the prepared structure and shapes."""
         import jax
 
-        tree = jax.tree_util.tree_structure(tuple(args))
+        leaves, tree = jax.tree_util.tree_flatten(args)
         if tree != self._in_tree:
             raise InputError(f"arguments have structure {tree}, the {self._what} was prepared for {self._in_tree}")
-        for got, want in zip(jax.tree_util.tree_leaves(tuple(args)), jax.tree_util.tree_leaves(self._example)):
-            if tuple(np.shape(got)) != tuple(want.shape):
-                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want.shape}; "
+        shapes = getattr(self, "_shapes", None)
+        if shapes is None:
+            shapes = self._shapes = [tuple(e.shape) for e in jax.tree_util.tree_leaves(self._example)]
+        for got, want in zip(leaves, shapes):
+            if np.shape(got) != want:
+                raise InputError(f"argument shape {np.shape(got)} differs from the prepared shape {want}; "
                                  f"prepare a new sparse {self._what} for new shapes")
 
     def _package(self, y, aux, mat):
