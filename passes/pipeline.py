@@ -134,11 +134,19 @@ def parse_source(text: str, name: str = "-", *, first_line: int = 1, context=Non
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import builtin
 
+    from stablehlo_sparsity.api import check_nesting
+
+    # MLIR's recursive-descent parser overflows its stack on absurd nesting: refuse before it runs.
+    check_nesting(text, name)
     ctx = context or make_context()
     pad = "\n" * (first_line - 1)
     with ctx:
         try:
             op = ir.Operation.parse(pad + text, source_name=name)
+        except (ValueError, OverflowError, RuntimeError, MemoryError) as e:
+            # the bindings raise these for some malformed attributes (e.g. a shape that overflows)
+            raise InputError(f"could not parse the input: {type(e).__name__}: {str(e).splitlines()[0][:300]}",
+                             f"{name}:{first_line}:1") from None
         except ir.MLIRError as e:
             m = _MULTI_TOP.search(str(e))
             if m is None:

@@ -65,9 +65,7 @@ CASES = [
     Case("unknown_stablehlo_op.mlir", InputError, "unregistered operation 'stablehlo.not_a_real_op'"),
     Case("quantized_type.mlir", InputError, "unregistered dialect"),
     Case("conv_huge_dimension_index.mlir", InputError, "Expected spatial dimensions"),
-    Case("attribute_shape_overflow.mlir", InputError, "SmallVector unable to grow",
-         driver_xfail="reported: passes/pipeline.py parse_source catches only MLIRError; the parser's ValueError "
-                      "escapes (driver exit 2, 'internal error')"),
+    Case("attribute_shape_overflow.mlir", InputError, "SmallVector unable to grow"),
     # ops and types the analysis does not handle
     Case("op_without_rule.mlir", UnsupportedOpError, "no sparsity rule for op 'stablehlo.torch_index_select'"),
     Case("unknown_custom_call.mlir", UnsupportedOpError, "unknown custom_call target 'my_secret_kernel'"),
@@ -307,8 +305,6 @@ def test_nesting_that_would_crash_the_parser_is_refused_first():
         ss.parse_module(_nested_cases(3000))
 
 
-@pytest.mark.xfail(strict=True, reason="reported: the driver parses with passes/pipeline.py parse_source, which "
-                   "does not call api.check_nesting; MLIR's parser then dies with SIGSEGV")
 def test_driver_survives_nesting_that_crashes_the_parser(tmp_path):
     path = tmp_path / "deep.mlir"
     path.write_text(_nested_cases(3000))
