@@ -68,7 +68,7 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
                      on_unknown: str = "error", **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
-    ``n`` counts the flattened leaves of the selected arguments in positional order.  Found as the Jacobian
+    ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
     pattern of the lowered gradient program, symmetrized (see the module docstring).
     """
     return _detect(f, args, argnums, has_aux, on_unknown, kwargs)[0]
@@ -77,7 +77,7 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
 def _detect(f, args, argnums, has_aux, on_unknown, kwargs):
     if not args:
         raise InputError("hessian_sparsity needs at least one argument to differentiate")
-    argnums_t = tuple(sorted(set(_norm_argnums(argnums, len(args)))))
+    argnums_t = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
     grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
     analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown)
     return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t

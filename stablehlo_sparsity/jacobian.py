@@ -23,9 +23,9 @@ time, so a stencil's compressed Jacobian costs little more than its nonlinear te
 longer first compilation.
 
 Conventions (as in :func:`~stablehlo_sparsity.jacobian_sparsity` and asdex): rows are the flattened output
-leaves, columns the flattened leaves of the selected arguments in positional order.  Selected arguments must
-be real floating point; integer outputs have zero rows.  Keyword arguments given at preparation are static
-(bound into ``f``).
+leaves, columns the flattened leaves of the selected arguments in ``argnums`` order (as ``jax.jacfwd``).
+Selected arguments must be real floating point; integer outputs have zero rows.  Keyword arguments given at
+preparation are static (bound into ``f``).
 """
 
 from __future__ import annotations
@@ -389,7 +389,7 @@ class SparseJacobian(_Prepared):
         if not args:
             raise InputError("sparse_jacobian needs at least one argument to differentiate")
         self.constant_seeds = constant_seeds
-        self.argnums = tuple(sorted(set(_norm_argnums(argnums, len(args)))))
+        self.argnums = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
         self.has_aux = bool(has_aux)
         self.output = output
         self.with_value = bool(with_value)

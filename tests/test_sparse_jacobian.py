@@ -254,3 +254,17 @@ def test_seeds_computed_in_the_program(mode):
     assert "stablehlo.compare" in text and "stablehlo.iota" in text
     const = sparse_jacobian(stencil, *ARGS, argnums=(0, 1), mode=mode, constant_seeds=True).as_text()
     assert "stablehlo.iota" not in const
+
+
+def test_columns_follow_argnums_order():
+    """As jax.jacfwd and jacobian_sparsity: argnums=(1, 0) puts the columns of the second argument first."""
+    def f(x, y):
+        return jnp.concatenate([x[:2] * y, jnp.sin(x)])
+
+    args = (jnp.linspace(0.1, 1.0, 3), jnp.linspace(-1.0, 1.0, 2))
+    jac = sparse_jacobian(f, *args, argnums=(1, 0), output="dense")
+    assert jac.pattern == ss.jacobian_sparsity(f, *args, argnums=(1, 0))
+    np.testing.assert_allclose(np.asarray(jac(*args)), _flat_jacobian(f, args, (1, 0)), rtol=1e-13)
+    h = ss.sparse_hessian(lambda x, y: jnp.sum(x[:2] ** 2 * y ** 3), *args, argnums=(1, 0), output="dense")
+    got = np.asarray(h(*args))
+    assert got.shape == (5, 5) and got[0, 0] != 0 and got[0, 2] != 0 and got[4, 4] == 0
