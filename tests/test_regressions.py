@@ -14,11 +14,11 @@ Failures whose input lives in the hostile corpus are tested there (``test_hostil
   index of 2^31 makes StableHLO's *parser* allocate ~17 GB for 40 s (upstream); a small index is an error.
 * ``attribute_shape_overflow.mlir`` — found by the fuzz run: a ``dense<0> : tensor<9223372036854775807x2xi64>``
   property makes the parser raise ``ValueError`` ("SmallVector unable to grow"); ``parse_module`` now turns it
-  into ``InputError``; the driver's own parser entry still reports an internal error (reported, xfail).
+  into ``InputError``, and so does the driver's parser entry (exit 1).
 * ``deep_regions.mlir`` — 400 nested regions: ``RecursionError`` (driver exit 2); now ``InputError`` at the
   entry.  3,000 nested regions crash MLIR's parser itself (SIGSEGV): ``parse_module`` now refuses bracket
-  nesting above ``MAX_NESTING`` first (``test_nesting_that_would_crash_the_parser_is_refused_first``); the
-  driver's parser entry does not yet (reported, xfail).
+  nesting above ``MAX_NESTING`` first (``test_nesting_that_would_crash_the_parser_is_refused_first``), and
+  so does the driver (``test_driver_survives_nesting_that_crashes_the_parser``).
 * ``test_api_rejects_non_module_arguments`` — ``analyze_module(bytes | None | 123)`` raised
   ``AttributeError``; now ``InputError`` (UTF-8 bytes are accepted as text).
 

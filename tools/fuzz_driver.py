@@ -38,9 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FINDINGS = ("internal", "traceback", "crash", "hang", "oom")
 #: Seeds of known, reported problems (they would be re-found by every run): the analysis takes minutes on
-#: the first (tests/test_regressions.py); the driver reports the second as an internal error
-#: (tests/test_hostile_inputs.py, xfail).
-SKIP_SEEDS = {"long_known_loop.mlir", "attribute_shape_overflow.mlir"}
+#: this one (tests/test_regressions.py, xfail).
+SKIP_SEEDS = {"long_known_loop.mlir"}
 
 INTERESTING_TOKENS = [
     "f8E4M3FN", "i4", "f16", "bf16", "i1", "complex<f32>", "tensor<?x", "tensor<*x", "tensor<0x", "tensor<1x",
