@@ -205,10 +205,10 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
             try:
                 return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
                                                    observer)
-            except SparsityError:
-                raise
             except Exception as e:
-                if not auto:
+                # The inner lowering reports JAX's refusal as an InputError; any other analysis error stands.
+                cannot_form = isinstance(e, InputError) and str(e.message).startswith("could not lower")
+                if not auto or (isinstance(e, SparsityError) and not cannot_form):
                     raise
                 # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
                 # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.

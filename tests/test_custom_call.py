@@ -247,3 +247,15 @@ def test_jvp_program_pattern_matches_primal_on_ordinary_code():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SparsityWarning)
             assert np.array_equal(jvp_pattern(f, x).todense(), jacobian_sparsity(f, x).todense())
+
+
+def test_custom_vjp_that_jax_cannot_differentiate_falls_back_to_the_primal_with_a_warning():
+    """custom_vjp feeding a data-dependent while_loop: JAX forms neither a JVP nor a VJP program, so the
+    API analyzes the primal and warns that the custom rule is unseen (not an InputError)."""
+    def f(x):
+        y = reversed_vjp(x)
+        return jax.lax.while_loop(lambda s: jnp.abs(s[0]) < 3.0, lambda s: s * 1.5, y)
+
+    with pytest.warns(SparsityWarning, match="custom derivative rule"):
+        pat = jacobian_sparsity(f, X)
+    assert pat.shape == (5, 5) and pat.nnz > 0
