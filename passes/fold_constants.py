@@ -7,7 +7,9 @@ Runs the interpreter's constant lattice over every function (arguments unknown; 
   (a ``DenseElementsAttr`` for small or splat values, a short summary string for big ones; an array of
   them, with ``unit`` for unknown results, on multi-result ops), or
 * with ``materialize=True``, replaces every use of a folded value by a new ``stablehlo.constant`` and erases
-  the ops (and original constants) left dead, so the module shows exactly what was resolved.
+  the ops (and original constants) left dead.  Only values every backend computes bit for bit are
+  rewritten (no rounded float, no NaN), and only where a literal cannot change how XLA evaluates the
+  users (see :func:`_rewritable`): the rewritten module computes exactly the same bits as the original.
 
 ``stablehlo.constant`` ops themselves are not counted.  Usable from Python
 (:func:`fold_constants`) and as a Python-defined MLIR pass (:func:`run_pass`)::
@@ -96,11 +98,14 @@ def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_
     ops: list = []
     _walk(mop, ops)
     count = 0
+    rewritable = _rewritable(ops, lattice) if materialize else None
     with mop.context:
         for op in ops:
             if op.name == "stablehlo.constant" or len(op.results) == 0:
                 continue
             consts = [lattice.value(r) for r in op.results]
+            if materialize:
+                consts = [c if r in rewritable else None for r, c in zip(op.results, consts)]
             if all(c is None for c in consts):
                 continue
             if materialize:
@@ -127,6 +132,75 @@ def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_
         if materialize:
             _erase_dead(mop)
     return count
+
+
+#: Ops whose operand positions take integers that only select elements (indices, starts, predicates):
+#: a literal there lets XLA simplify the data movement, never change a rounding.
+_INDEX_OPERANDS = {"stablehlo.gather": 1, "stablehlo.dynamic_slice": 1, "stablehlo.dynamic_update_slice": 2,
+                   "stablehlo.select": 0}
+
+
+def _safe_use(use, rewritable: set) -> bool:
+    """Whether turning the used value into a literal cannot change what XLA computes for this user.
+
+    A literal can change XLA's evaluation of a *rounding* user: XLA folds constant subexpressions with its
+    own evaluator (``c / 500`` divides, the runtime multiplies by ``1/500``), rewrites ``x / c`` as
+    ``x · (1/c)`` only when ``c`` is a constant, reassociates with constants.  Safe users: ones removed as
+    well (every result rewritten), ``func.return``, integer/boolean computations (exact, however
+    evaluated), and element-selecting operands (indices, starts, predicates)."""
+    from stablehlo_sparsity.folding.exactness import is_float
+    from stablehlo_sparsity.values import tensor_type
+
+    user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+    name = user.name
+    if name == "func.return":
+        return True
+    if len(user.results) and all(r in rewritable for r in user.results):
+        return True
+    if _INDEX_OPERANDS.get(name, -1) >= 0 and use.operand_number >= _INDEX_OPERANDS[name] and \
+            (name != "stablehlo.select" or use.operand_number == 0):
+        return True
+    if user.regions or name == "func.call":
+        return False
+    try:
+        return not any(is_float(tensor_type(r.type).dtype) for r in user.results)
+    except Exception:  # noqa: BLE001 — tokens, tuples …
+        return False
+
+
+#: Sources XLA does not constant-fold (cheap to compute, large as literals), and ops whose folding XLA
+#: leaves to run time.
+_NOT_FOLDED_BY_XLA = frozenset({"stablehlo.iota", "stablehlo.rng", "stablehlo.rng_bit_generator",
+                                "stablehlo.custom_call", "func.call"})
+
+
+def _literal_rooted(ops) -> set:
+    """Values computed from literals alone, by ops XLA constant-folds itself (no iota, call or region):
+    XLA already sees them as constants, so a literal in their place changes nothing it does."""
+    rooted: set = set()
+    for op in ops:  # pre-order: definitions come before uses
+        if op.regions or op.name in _NOT_FOLDED_BY_XLA:
+            continue
+        if op.name == "stablehlo.constant" or all(v in rooted for v in op.operands):
+            rooted.update(op.results)
+    return rooted
+
+
+def _rewritable(ops, lattice) -> set:
+    """The folded values a materializing pass may turn into literals without changing any bit XLA computes:
+    trusted constants (folding/constants.py) that XLA would fold itself (:func:`_literal_rooted`) or all of
+    whose uses are safe (:func:`_safe_use`), to a fixed point (a use by an op rewritten itself is safe)."""
+    rooted = _literal_rooted(ops)
+    values = {r for op in ops if op.name != "stablehlo.constant" for r in op.results
+              if lattice.value(r) is not None}
+    changed = True
+    while changed:
+        changed = False
+        for v in list(values):
+            if v not in rooted and not all(_safe_use(u, values) for u in v.uses):
+                values.discard(v)
+                changed = True
+    return values
 
 
 def _erase_dead(mop) -> None:

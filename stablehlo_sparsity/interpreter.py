@@ -16,6 +16,8 @@ import numpy as np
 
 from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
                      format_location)
+from .folding.exactness import Undecided, result_uncertainties
+from .rules.registry import NotFoldable
 from .lattice import Deps, nnz_budget
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
@@ -102,7 +104,7 @@ class Interpreter:
 
     def call(self, name: str, args: list[AbstractValue]) -> list[AbstractValue]:
         """Analyze ``@name`` on the given abstract arguments (memoized per argument lattice)."""
-        key = (name, tuple((id(a.deps), id(a.const)) for a in args))
+        key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty)) for a in args))
         hit = self._call_cache.get(key)
         if hit is not None:
             return hit[1]
@@ -196,7 +198,14 @@ class Interpreter:
             except _NotFoldable:
                 consts = None
             if consts is not None:
-                results = [AbstractValue(t, Deps.empty(t.size, self.n), _cast(c, t)) for t, c in zip(rtypes, consts)]
+                consts = [_cast(c, t) for t, c in zip(rtypes, consts)]
+                try:  # how far XLA's values may be from the folded ones (folding/exactness.py)
+                    uncertainties = result_uncertainties(self, op, args, consts)
+                except Undecided:  # an integer/boolean result hangs on an uncertain float: unknown
+                    uncertainties = None
+                if uncertainties is not None:
+                    results = [AbstractValue(t, Deps.empty(t.size, self.n), c, u)
+                               for t, c, u in zip(rtypes, consts, uncertainties)]
 
         # 2. the index-set lattice
         if results is None:
@@ -218,14 +227,14 @@ class Interpreter:
             results = []
             for t, o in zip(rtypes, out):
                 if isinstance(o, AbstractValue):
-                    av = o if o.type == t else AbstractValue(t, o.deps, o.const)
+                    av = o if o.type == t else AbstractValue(t, o.deps, o.const, o.uncertainty)
                 else:
                     av = AbstractValue(t, o)
                 if av.deps.rows != t.size:
                     raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements", self.location(op))
                 if av.const is not None or not is_differentiable(t.dtype):
                     if not av.deps.is_empty:
-                        av = AbstractValue(t, Deps.empty(t.size, self.n), av.const)
+                        av = av.with_deps(Deps.empty(t.size, self.n))
                 results.append(av)
         if self.observer is not None:
             self.observer(op, results)
@@ -277,10 +286,6 @@ def _collect_outer(op, interp: Interpreter, out: list) -> None:
                 _collect_outer(inner, interp, out)
 
 
-class _NotFoldable(Exception):
-    """Raised by a fold rule that declines (the op then goes through its index-set rule)."""
-
-
 def _has_free_inputs(op) -> bool:
     """Ops with regions may read values from outside through their bodies; fold rules handle those."""
     return False
@@ -301,4 +306,4 @@ def _sym_name(op) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-NotFoldable = _NotFoldable
+_NotFoldable = NotFoldable

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import DynamicShapeError, UnsupportedTypeError
 from .lattice import Deps
+
+if TYPE_CHECKING:
+    from .folding.exactness import Uncertainty
 
 try:  # bfloat16 and friends come with jax
     import ml_dtypes
@@ -17,7 +21,7 @@ try:  # bfloat16 and friends come with jax
 except Exception:  # pragma: no cover
     _BF16 = None
 
-__all__ = ["AbstractValue", "TensorType", "tensor_type", "element_dtype", "is_differentiable"]
+__all__ = ["AbstractValue", "TensorType", "tensor_type", "element_dtype", "is_differentiable", "same_constant"]
 
 _SIMPLE = {
     "f16": np.float16,
@@ -93,13 +97,31 @@ def _tensor_type(t, location: str | None) -> TensorType:
     return TensorType(tuple(int(d) for d in rt.shape), element_dtype(str(rt.element_type), location))
 
 
+def same_constant(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """The one notion of "the same constant" in this code base: same dtype, shape and **bits**.
+
+    ``-0.0`` and ``+0.0`` differ (``1/x`` tells them apart), a NaN equals only a NaN with the same payload.
+    Two unknowns are not the same constant."""
+    if a is None or b is None:
+        return False
+    if a is b:
+        return True
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
 @dataclass(frozen=True, eq=False)
 class AbstractValue:
-    """One tensor in the abstract interpretation: its type, index sets, and constant value if known."""
+    """One tensor in the abstract interpretation: its type, index sets, and constant value if known.
+
+    ``uncertainty`` (only with ``const``, only for floats): how far the value XLA computes may be from
+    ``const`` on any backend — ``None`` means exact.  See :mod:`stablehlo_sparsity.folding.exactness`; rules
+    read known values through its queries (``maybe_nonzero``, ``surely``) rather than ``const`` itself."""
 
     type: TensorType
     deps: Deps
     const: np.ndarray | None = None
+    uncertainty: "Uncertainty | None" = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -116,3 +138,11 @@ class AbstractValue:
     @property
     def is_const(self) -> bool:
         return self.const is not None
+
+    @property
+    def is_exact(self) -> bool:
+        """A known value every backend computes bit for bit (up to the sign of zero and NaN payloads)."""
+        return self.const is not None and (self.uncertainty is None or self.uncertainty.exact)
+
+    def with_deps(self, deps: Deps) -> "AbstractValue":
+        return AbstractValue(self.type, deps, self.const, self.uncertainty)

@@ -1,6 +1,7 @@
 """The constant lattice over a whole module, as seen by the interpreter (for the fold-constants pass).
 
-Per SSA value the lattice is ``unseen ⊑ c ⊑ varies`` (``c`` a known array)::
+Per SSA value the lattice is ``unseen ⊑ c ⊑ varies`` (``c`` a known array that every backend computes bit for
+bit, see :func:`trusted_constant`; the same constant means the same bits, :func:`~..values.same_constant`)::
 
     unseen ∨ c  = c
     c ∨ c       = c
@@ -23,7 +24,7 @@ import numpy as np
 from ..errors import SparsityWarning
 from ..interpreter import AnalysisOptions, Interpreter
 from ..lattice import Deps
-from ..values import AbstractValue, tensor_type
+from ..values import AbstractValue, same_constant, tensor_type
 
 __all__ = ["VARIES", "ConstantLattice", "observe_constants"]
 
@@ -46,10 +47,16 @@ class _ModuleView:
         self.context = module_op.context
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+def trusted_constant(av) -> np.ndarray | None:
+    """The value's constant if the program may be rewritten to use it: every backend computes exactly these
+    bits (folding/exactness.py) — so not a rounded float, and not a NaN (backends disagree on payloads)."""
+    if not av.is_exact:
+        return None
+    c = np.asarray(av.const)
+    if c.dtype.kind in "fc" or c.dtype.name == "bfloat16":
+        if np.isnan(c.astype(np.complex128 if c.dtype.kind == "c" else np.float64)).any():
+            return None
+    return c
 
 
 class ConstantLattice:
@@ -60,7 +67,7 @@ class ConstantLattice:
 
     def observe(self, op, results) -> None:
         for r, av in zip(op.results, results):
-            self.join(r, av.const)
+            self.join(r, trusted_constant(av))
 
     def join(self, value, const) -> None:
         old = self.state.get(value)
@@ -70,7 +77,7 @@ class ConstantLattice:
             self.state[value] = VARIES
         elif old is None:
             self.state[value] = const
-        elif not _same(old, const):
+        elif not same_constant(old, const):
             self.state[value] = VARIES
 
     def poison(self, op) -> None:

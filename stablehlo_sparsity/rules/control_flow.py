@@ -50,8 +50,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..folding.exactness import join as join_uncertainty
+from ..folding.exactness import same_uncertainty
 from ..lattice import Deps
-from ..values import AbstractValue, is_differentiable
+from ..values import AbstractValue, is_differentiable, same_constant
 from .reduction import captured_values as region_captures
 from .registry import deps_rule
 
@@ -59,15 +61,6 @@ S = "stablehlo."
 
 
 # ---------------------------------------------------------------- the join of abstract values
-def _same_const(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Bitwise equality of two known constants (NaN payloads compare equal, -0.0 ≠ 0.0: conservative)."""
-    if a is None or b is None:
-        return False
-    if a is b:
-        return True
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
 def _parts_subset(sub: Deps, sup: Deps) -> bool:
     """Cheap check that ``sub ⊆ sup`` because every lazy part of ``sub`` is literally a part of ``sup``."""
     if sub is sup or sub.is_empty:
@@ -83,17 +76,19 @@ def join(a: AbstractValue, b: AbstractValue) -> AbstractValue:
         return a
     deps = a.deps if _parts_subset(b.deps, a.deps) else (b.deps if _parts_subset(a.deps, b.deps)
                                                           else Deps.union(a.deps, b.deps))
-    const = a.const if _same_const(a.const, b.const) else None
-    if deps is a.deps and const is a.const:
+    const = a.const if same_constant(a.const, b.const) else None
+    # the same folded bits with different error bounds: widen (folding/exactness.py), so loops settle
+    uncertainty = join_uncertainty(a.uncertainty, b.uncertainty) if const is not None else None
+    if deps is a.deps and const is a.const and uncertainty is a.uncertainty:
         return a
-    return AbstractValue(a.type, deps, const)
+    return AbstractValue(a.type, deps, const, uncertainty)
 
 
 def _grew(old: AbstractValue, new: AbstractValue) -> bool:
     """Whether ``new = old ⊔ x`` is strictly above ``old`` (``new ⊒ old`` holds by construction)."""
     if new is old:
         return False
-    if (old.const is None) != (new.const is None):
+    if (old.const is None) != (new.const is None) or not same_uncertainty(old.uncertainty, new.uncertainty):
         return True
     if new.deps is old.deps:
         return False
@@ -221,8 +216,8 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
         new = [join(s, o) for s, o in zip(state, out)]
         if any(n.deps is not s.deps and n.deps.nnz != s.deps.nnz for s, n in zip(state, new)):
             return None  # an index set grew (n ⊒ s, so equal iff as many nonzeros)
-        if all(n is s or _same_const(n.const, s.const) or (n.const is None and s.const is None)
-               for s, n in zip(state, new)):
+        if all(n is s or (same_constant(n.const, s.const) and same_uncertainty(n.uncertainty, s.uncertainty))
+               or (n.const is None and s.const is None) for s, n in zip(state, new)):
             return state
         state = new
     return None
@@ -258,7 +253,7 @@ def _while(ctx, op, args):
             break
         new = _run_body(ctx, body, carry, mark)
         steps += 1
-        moving = [not _same_const(a.const, b.const) and not (a.const is None and b.const is None)
+        moving = [not same_constant(a.const, b.const) and not (a.const is None and b.const is None)
                   for a, b in zip(carry, new)]
         if exits is not None and not any(moving):
             # A data-dependent exit and no constant that could ever decide it: exact iterates would only

@@ -33,10 +33,10 @@ import numpy as np
 
 from ..attrs import bool_list, dense_array, i64_list, int_attr, positions
 from ..errors import InputError, PatternTooLargeError
-from ..interpreter import NotFoldable
 from ..lattice import Deps
 from .reduction import group_union_members
-from .registry import deps_rule, fold_rule
+from ..folding.exactness import maybe_nonzero, sum_of_products_trust
+from .registry import NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["ConvGeometry", "conv_geometry", "conv_np"]
 
@@ -271,7 +271,8 @@ def _convolution(ctx, op, args):
     parts = []
     if not lhs.deps.is_empty:
         lhs_pos = geo.lhs_positions(lhs.shape)
-        w = geo.rhs_canonical(rhs.const) if rhs.const is not None else None
+        # only exact zero taps prune (folding/exactness.py): the kernel's may-be-nonzero mask
+        w = geo.rhs_canonical(maybe_nonzero(rhs)) if rhs.const is not None else None
         if w is not None and not np.all(w != 0):
             d = _lhs_part_known_kernel(ctx, op, geo, lhs.deps, None if geo.lhs_is_canonical else lhs_pos, w)
             if d is not None:
@@ -283,7 +284,7 @@ def _convolution(ctx, op, args):
         rhs_pos = geo.rhs_canonical(positions(rhs.shape))
         x = None
         if lhs.const is not None:
-            x = np.asarray(lhs.const).transpose(geo.lhs_perm).reshape(geo.N, geo.C, geo.Sp_in)
+            x = maybe_nonzero(lhs).transpose(geo.lhs_perm).reshape(geo.N, geo.C, geo.Sp_in)
         if x is not None and not np.all(x != 0):
             parts.append(_rhs_part_known_lhs(ctx, op, geo, rhs.deps, rhs_pos, x).gather_rows(out_rows))
         else:
@@ -321,3 +322,16 @@ def _convolution_fold(ctx, op, consts):
         raise NotFoldable  # the im2col buffer would exceed the folding budget
     with np.errstate(all="ignore"):
         return [conv_np(geo, lhs, rhs, t.shape, t.dtype)]
+
+
+@error_rule(S + "convolution")
+def _convolution_trust(ctx, op, args, consts):
+    """A sum of products per output element (``feature_group``'s channels × kernel taps), in any order."""
+    lhs, rhs = args
+    (t,) = ctx.result_types(op)
+    geo = conv_geometry(ctx, op, lhs.shape, rhs.shape)
+
+    def contract(a, b):
+        return conv_np(geo, a, b, t.shape, np.float64)
+
+    return [sum_of_products_trust(lhs, rhs, consts[0], contract, geo.Cg * geo.T)]

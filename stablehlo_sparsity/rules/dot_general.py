@@ -22,10 +22,10 @@ import numpy as np
 
 from ..attrs import positions
 from ..errors import PatternTooLargeError
-from ..interpreter import NotFoldable
 from ..lattice import Deps
 from .reduction import group_union_lists, group_union_members
-from .registry import deps_rule, fold_rule
+from ..folding.exactness import maybe_nonzero, sum_of_products_trust
+from .registry import NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["contraction_deps", "contraction_np"]
 
@@ -88,13 +88,16 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
     J = R.shape[1]
     out = B * I * J
     parts = []
-    # A known operand without zeros prunes nothing: the generic (lazy, smaller) path gives the same sets.
-    lhs_known = lhs.const is not None and not np.all(np.asarray(lhs.const) != 0)
-    rhs_known = rhs.const is not None and not np.all(np.asarray(rhs.const) != 0)
+    # A known operand without (certain) zeros prunes nothing: the generic (lazy, smaller) path gives the same
+    # sets.  Only exact zeros prune (folding/exactness.py): ``maybe_nonzero`` is the operand's nonzero mask.
+    lhs_nz = maybe_nonzero(lhs) if lhs.const is not None else None
+    rhs_nz = maybe_nonzero(rhs) if rhs.const is not None else None
+    lhs_known = lhs_nz is not None and not np.all(lhs_nz)
+    rhs_known = rhs_nz is not None and not np.all(rhs_nz)
     # Contributions of lhs's elements (their derivative is a value of rhs, and vice versa).
     if not lhs.deps.is_empty:
         if rhs_known:
-            known = np.asarray(rhs.const).reshape(-1)[R]                            # (B, J, C)
+            known = rhs_nz.reshape(-1)[R]                                           # (B, J, C)
             parts.append(_known_rows_lhs(ctx, op, known, lhs.deps, L, I, J))
         else:
             grouped = group_union_members(lhs.deps, L.transpose(2, 0, 1).reshape(C, B * I))
@@ -102,7 +105,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
             parts.append(grouped.gather_rows(row))
     if not rhs.deps.is_empty:
         if lhs_known:
-            known = np.asarray(lhs.const).reshape(-1)[L]                            # (B, I, C)
+            known = lhs_nz.reshape(-1)[L]                                           # (B, I, C)
             parts.append(_known_side(ctx, op, known, rhs.deps, R.transpose(0, 2, 1), I, J))
         else:
             grouped = group_union_members(rhs.deps, R.transpose(2, 0, 1).reshape(C, B * J))
@@ -163,3 +166,16 @@ def _dot_general_fold(ctx, op, consts):
     lb, rb, lc, rc = _dims(op)
     with np.errstate(all="ignore"):
         return [contraction_np(lhs, rhs, lb, rb, lc, rc, t.dtype)]
+
+
+@error_rule(S + "dot_general", S + "dot")
+def _dot_general_trust(ctx, op, args, consts):
+    """A sum of products in a backend-chosen order (on TPU, of ``bf16``-rounded inputs by default)."""
+    lhs, rhs = args
+    lb, rb, lc, rc = _dims(op)
+    n = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+
+    def contract(a, b):
+        return contraction_np(a, b, lb, rb, lc, rc, np.float64)
+
+    return [sum_of_products_trust(lhs, rhs, consts[0], contract, n)]

@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import enum_text
-from ..interpreter import NotFoldable
+from ..folding.exactness import error_array, surely
 from ..lattice import Deps
-from .registry import deps_rule, fold_rule
+from .registry import NotFoldable, deps_rule, fold_rule
 
 S = "stablehlo."
 
@@ -316,8 +316,8 @@ def _value_aware_rule(ctx, op, args):
         d = _rows(a, t.size)
         if i in table and not d.is_empty:
             j, pred = table[i]
-            if args[j].const is not None:
-                d = d.mask_rows(~np.asarray(pred(_values(args[j], t.shape)), bool))
+            if args[j].const is not None:  # only where the known value is exact (folding/exactness.py)
+                d = d.mask_rows(~surely(args[j], pred, t.shape).ravel())
         parts.append(d)
     return [Deps.union(*parts)]
 
@@ -375,8 +375,11 @@ def _clamp(ctx, op, args):
     (t,) = ctx.result_types(op)
     dx = x.deps
     if lo.const is not None and hi.const is not None and not dx.is_empty:
+        # min >= max only where certain: lo − err_lo >= hi + err_hi (folding/exactness.py)
         with np.errstate(invalid="ignore"):
-            dx = dx.mask_rows(~(_values(lo, t.shape) >= _values(hi, t.shape)))
+            low = _values(lo, t.shape) - np.broadcast_to(error_array(lo), t.shape).ravel()
+            high = _values(hi, t.shape) + np.broadcast_to(error_array(hi), t.shape).ravel()
+            dx = dx.mask_rows(~(low >= high))
     return [Deps.union(_rows(lo, t.size), dx, _rows(hi, t.size))]
 
 

@@ -41,9 +41,10 @@ from ..folding.index_maps import (
     scatter_targets,
     window_union_matrix,
 )
-from ..interpreter import NotFoldable
 from ..lattice import Deps
-from .registry import deps_rule, fold_rule
+from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
+                                 positional, smallest_normal, sum_is_exact, sum_rounding, unknown_float)
+from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
 
@@ -361,3 +362,64 @@ def _check_exact_accumulation(res, t, u, ufunc):
         raise NotFoldable
     if np.abs(vals).sum() >= 2.0 ** np.finfo(np.real(vals).dtype).nmant:
         raise NotFoldable
+
+
+# ====================================================================== trust (folding/exactness.py)
+@error_rule(S + "gather", S + "dynamic_slice", S + "dynamic_update_slice")
+def _moved(ctx, op, args, consts):
+    """Gathers and slices copy elements (their indices are integers, hence exact)."""
+    data = (0, 1) if op.operation.name == S + "dynamic_update_slice" else (0,)
+    return positional(ctx, op, args, FOLD_RULES[op.operation.name], data=data)
+
+
+@error_rule(S + "scatter")
+def _scatter_trust(ctx, op, args, consts):
+    """§scatter: replaced and kept elements carry their source's bound; a combiner is one more node per
+    update — ``max``/``min`` keep the largest bound, ``add`` is a sum (exact on one grid, see
+    :func:`~stablehlo_sparsity.folding.exactness.sum_is_exact`), any other combiner is trusted only on
+    exact operands."""
+    n = (len(args) - 1) // 2
+    inputs, indices, updates = args[:n], args[n], args[n + 1:]
+    body = _BodySummary(op, n)
+    tg = scatter_targets(inputs[0].shape, indices.const, updates[0].shape, ScatterDims.from_op(op))
+    t = tg.target[tg.certain]
+    out = []
+    for j, c in enumerate(consts):
+        x, u, kind = inputs[j], updates[j], body.kind[j]
+        exact_in = x.is_exact and u.is_exact
+        if not is_float(c.dtype):
+            if not exact_in:
+                raise Undecided
+            out.append(None)
+            continue
+        ex = error_array(x).ravel().copy()
+        eu = error_array(u).ravel()[tg.certain]
+        if kind == "keep":
+            err = ex
+        elif kind == "replace":
+            ex[t] = eu
+            err = ex
+        elif kind in (np.maximum, np.minimum):
+            np.maximum.at(ex, t, eu)
+            err = ex
+            hit = np.zeros(ex.shape, bool)
+            hit[t] = True
+            err = np.where(hit & (np.asarray(c).ravel() == 0), np.maximum(err, smallest_normal(c.dtype)), err)
+        elif kind is np.add:
+            leaf = np.abs(np.asarray(x.const).ravel()).astype(np.float64)
+            np.add.at(leaf, t, np.abs(np.asarray(u.const).ravel()[tg.certain]).astype(np.float64))
+            count = np.ones(leaf.shape, np.int64)
+            np.add.at(count, t, 1)
+            low = lowest_bit_exponent(np.asarray(x.const).ravel()).copy()
+            np.minimum.at(low, t, lowest_bit_exponent(np.asarray(u.const).ravel()[tg.certain]))
+            tree = AddTree(leaf, int(count.max(initial=1)), low)
+            np.add.at(ex, t, eu)
+            exact = ((count == 1) | sum_is_exact(tree, c.dtype)) & (ex == 0)
+            err = np.where(exact, 0.0, ex + sum_rounding(tree, c.dtype))
+        elif exact_in:
+            err = np.zeros(ex.shape)
+        else:
+            out.append(unknown_float(c))
+            continue
+        out.append(finalize(c, np.asarray(err).reshape(c.shape)))
+    return out

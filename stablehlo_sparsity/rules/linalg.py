@@ -31,9 +31,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..attrs import enum_text, i64_list, positions
-from ..interpreter import NotFoldable
 from ..lattice import CsrPart, Deps, IndexPart, check_nnz
-from .registry import deps_rule, fold_rule
+from ..folding.exactness import untrusted
+from .registry import NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
 
@@ -470,6 +470,12 @@ def _fft(ctx, op, args):
     (x,) = args
     L = len(i64_list(op, "fft_length"))
     return batch_union(ctx, [x], len(x.shape) - L, ctx.result_types(op))
+
+
+@error_rule(S + "fft")
+def _fft_trust(ctx, op, args, consts):
+    """§fft: rounded sums of rounded twiddle products in a backend-chosen order: decides nothing."""
+    return untrusted(ctx, op, args, consts)
 
 
 @fold_rule(S + "fft")

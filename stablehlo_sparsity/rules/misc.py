@@ -35,7 +35,8 @@ from ..attrs import dense_array, i64_list, int_attr, positions
 from ..errors import DynamicShapeError, UnsupportedOpError
 from ..lattice import Deps
 from ..values import AbstractValue
-from .registry import DEPS_RULES, FOLD_RULES, deps_rule, fold_rule
+from ..folding.exactness import error_array, finalize, literal_uncertainty, positional, unknown_float
+from .registry import DEPS_RULES, FOLD_RULES, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
 C = "chlo."
@@ -160,7 +161,7 @@ def _map(ctx, op, args):
         av = ctx.value(v)
         captured.append(av)
         deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
-        outer_env[v] = AbstractValue(av.type, deps, av.const)
+        outer_env[v] = av.with_deps(deps)
     block = list(region.blocks)[0]
     sym = []
     for i, ba in enumerate(block.arguments):
@@ -275,14 +276,14 @@ def _constant_like(ctx, op, args):
     (t,) = ctx.result_types(op)
     v = _attr_scalar(op.attributes["value"])
     const = None if v is None else np.full(t.shape, v, dtype=t.dtype)
-    return [AbstractValue(t, ctx.empty(t.size), const)]
+    return [AbstractValue(t, ctx.empty(t.size), const, None if const is None else literal_uncertainty(const))]
 
 
 def _chlo_constant(ctx, op, args):
     (t,) = ctx.result_types(op)
     arr = dense_array(op.attributes["value"])
     const = None if arr is None else np.asarray(arr).reshape(t.shape).astype(t.dtype)
-    return [AbstractValue(t, ctx.empty(t.size), const)]
+    return [AbstractValue(t, ctx.empty(t.size), const, None if const is None else literal_uncertainty(const))]
 
 
 # ====================================================================== dynamic shapes
@@ -487,3 +488,31 @@ _register_if_free(S + "broadcast", _broadcast, _broadcast_fold)
 _register_if_free(S + "map", _map)
 _register_if_free(C + "constant_like", _constant_like)
 _register_if_free(C + "constant", _chlo_constant)
+
+
+# ====================================================================== trust (folding/exactness.py)
+error_rule(S + "dynamic_broadcast_in_dim", S + "dynamic_reshape", S + "broadcast")(
+    lambda ctx, op, args, consts: positional(ctx, op, args, FOLD_RULES[op.operation.name], data=(0,)))
+
+
+def _chlo_trust_rules():
+    """Error rules of the folded CHLO elementwise ops (the model is in :mod:`.elementwise_trust`)."""
+    from .elementwise_trust import is_finite_rule, product_rule, transcendental_rule
+
+    monotone = {"acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
+                "atan": np.arctan, "atanh": np.arctanh, "sinh": np.sinh}
+    rules = {name: transcendental_rule(fn, floor=1.0) for name, fn in monotone.items()}
+    rules["cosh"] = transcendental_rule(None)
+    rules["tan"] = transcendental_rule(None, floor="x")
+    rules["square"] = lambda ctx, op, args, consts: product_rule(ctx, op, [args[0], args[0]], consts)
+    rules["conj"] = lambda ctx, op, args, consts: [finalize(consts[0], error_array(args[0]))]
+    rules["next_after"] = lambda ctx, op, args, consts: [
+        finalize(consts[0], 0.0) if all(a.is_exact for a in args) else unknown_float(consts[0])]
+    for name in ("is_inf", "is_neg_inf", "is_pos_inf"):
+        rules[name] = is_finite_rule
+    for name, rule in rules.items():
+        if C + name in FOLD_RULES:
+            error_rule(C + name)(rule)
+
+
+_chlo_trust_rules()

@@ -41,10 +41,12 @@ import scipy.sparse as sp
 
 from ..attrs import i64_list, positions
 from ..errors import InputError
-from ..interpreter import Interpreter, NotFoldable, _Frame
 from ..lattice import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, gather_csr_rows
 from ..values import AbstractValue, is_differentiable, tensor_type
-from .registry import FOLD_RULES, deps_rule, fold_rule
+from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, finalize, is_float,
+                                 largest_finite, precision_bits, result_uncertainties, significant_bits,
+                                 smallest_normal, sum_is_exact, sum_rounding, unknown_float, untrusted)
+from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["reduce_groups", "group_union_table", "group_union_members", "group_union_lists", "union_all_rows", "body_dependence", "simple_body", "eval_body_np",
            "captured_values"]
@@ -236,6 +238,8 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
         if key in cache:
             return cache[key]
     width = k + 1  # column k: anything captured from the enclosing region
+    from ..interpreter import Interpreter, _Frame  # the rules package is imported by the interpreter
+
     sub = Interpreter(ctx.module, width, ctx.options)
     outer_env = {}
     captured = []
@@ -243,7 +247,7 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
         av = ctx.value(v)
         captured.append(av)
         deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
-        outer_env[v] = AbstractValue(av.type, deps, av.const)
+        outer_env[v] = av.with_deps(deps)
     args = []
     for i, ba in enumerate(bargs):
         t = tensor_type(ba.type)
@@ -332,6 +336,31 @@ def eval_body_np(ctx, region, arrays: list[np.ndarray]) -> list[np.ndarray]:
     raise NotFoldable
 
 
+def eval_body_trusted(ctx, region, values: list) -> list:
+    """:func:`eval_body_np` with error bounds: ``values`` are abstract values (``const`` and ``uncertainty``
+    on whole arrays, ``deps`` unused), and so are the results.  Each body op folds and its error rule bounds
+    it (folding/exactness.py); an integer or boolean that hangs on an uncertain float raises ``Undecided``."""
+    from ..values import AbstractValue, TensorType
+
+    allowed = _elementwise_names()
+    block = list(region.blocks)[0]
+    env = dict(zip(block.arguments, values))
+    for bop in block.operations:
+        name = bop.operation.name
+        if name == "stablehlo.return":
+            return [env[v] for v in bop.operands]
+        if name not in allowed or len(bop.regions) or name not in FOLD_RULES:
+            raise NotFoldable
+        ins = [env[v] if v in env else ctx.value(v) for v in bop.operands]
+        if any(a.const is None for a in ins):
+            raise NotFoldable
+        (out,) = FOLD_RULES[name](ctx, bop, [np.asarray(a.const) for a in ins])
+        out = np.asarray(out)
+        (u,) = result_uncertainties(ctx, bop, ins, [out])
+        env[bop.results[0]] = AbstractValue(TensorType(out.shape, out.dtype), None, out, u)
+    raise NotFoldable
+
+
 # ---------------------------------------------------------------- reduce
 def _split(op, args):
     k = len(args) // 2
@@ -412,3 +441,110 @@ def _tree_fold(ctx, region, inputs, inits, dims):
             return [np.array(i) for i in init_b]
         res = eval_body_np(ctx, region, init_b + [x[..., 0] for x in xs])
     return [np.broadcast_to(r, out_shape) for r in res]
+
+
+# ---------------------------------------------------------------- trust (folding/exactness.py)
+#: Body ops that never round: a body made of these (argmax, logical reductions …) computes, on exact
+#: operands, the same result in any order.
+_NON_ROUNDING = frozenset({S + "compare", S + "select", S + "maximum", S + "minimum", S + "and", S + "or",
+                           S + "xor", S + "not", S + "constant", S + "return"})
+
+
+def body_rounds(region) -> bool:
+    """Whether a body may round a float (an op outside :data:`_NON_ROUNDING` with a float result)."""
+    from ..values import tensor_type
+
+    for block in region.blocks:
+        for inner in block.operations:
+            if inner.operation.name not in _NON_ROUNDING and any(
+                    is_float(tensor_type(r.type).dtype) for r in inner.results):
+                return True
+            if any(body_rounds(r) for r in inner.regions):
+                return True
+    return False
+
+
+def grouped_trust(ctx, op, args, consts, k: int, reduce_groups, group_size: int) -> list:
+    """Error model shared by §reduce and §reduce_window.
+
+    ``reduce_groups(array, init, ufunc)`` reduces an operand-shaped float64 array over each result element's
+    group (padding and holes hold ``init``) and combines with ``init``.  An ``add`` body makes each result a
+    sum of its group (exact on one grid, else bounded for any order); ``maximum``/``minimum`` keep the
+    largest bound; other bodies are trusted only when every operand and captured value is exact and the
+    body never rounds."""
+    inputs, inits = args[:k], args[k:]
+    region = op.regions[0]
+    captured = [ctx.value(v) for v in captured_values(region)]
+    fns = simple_body(region, k)
+    if fns is None:
+        if all(a.is_exact for a in args + captured) and not body_rounds(region):
+            return [finalize(c, 0.0) for c in consts]
+        return untrusted(ctx, op, args + captured, consts)
+    out = []
+    for fn, x, init, c in zip(fns, inputs, inits, consts):
+        exact_in = x.is_exact and init.is_exact
+        if not is_float(c.dtype) or (exact_in and fn in (np.bitwise_and, np.bitwise_or)):
+            if not exact_in:
+                raise Undecided
+            out.append(None)
+            continue
+        shape = x.shape
+        e_x, e_init = np.broadcast_to(error_array(x), shape), float(np.asarray(error_array(init)).reshape(()))
+        if fn is np.add:
+            tx, ti = add_tree_of(x), add_tree_of(init)
+            leaf = reduce_groups(np.broadcast_to(tx.leaf_sum, shape), float(np.reshape(ti.leaf_sum, ())), np.add)
+            low = reduce_groups(np.broadcast_to(tx.low_exp, shape), float(np.reshape(ti.low_exp, ())), np.minimum)
+            tree = AddTree(leaf, tx.leaves * max(group_size, 1) + ti.leaves, low)
+            carried = reduce_groups(e_x, e_init, np.add)
+            with np.errstate(invalid="ignore"):
+                exact = sum_is_exact(tree, c.dtype) & (carried == 0)
+                err = np.where(exact, 0.0, carried + sum_rounding(tree, c.dtype))
+            out.append(finalize(c, err, tree))
+        elif fn in (np.maximum, np.minimum) and c.dtype.kind != "c":
+            err = reduce_groups(e_x, e_init, np.maximum)
+            if np.any(np.asarray(c) == 0):  # ±0 in one group: the sign of the result is not certain
+                xv, iv = np.asarray(x.const), np.asarray(init.const).reshape(())
+                pos = reduce_groups(((xv == 0) & ~np.signbit(xv)).astype(np.float64), float((iv == 0) & ~np.signbit(iv)),
+                                    np.maximum)
+                neg = reduce_groups(((xv == 0) & np.signbit(xv)).astype(np.float64), float((iv == 0) & np.signbit(iv)),
+                                    np.maximum)
+                clash = (np.asarray(c) == 0) & (pos > 0) & (neg > 0)
+                err = np.where(clash, np.maximum(err, smallest_normal(c.dtype)), err)
+            out.append(finalize(c, err))
+        elif fn is np.multiply and exact_in and c.dtype.kind != "c":
+            out.append(finalize(c, np.where(_exact_products(x, init, c, reduce_groups), 0.0, np.inf)))
+        else:  # a product of uncertain values (or a complex max): not modeled
+            out.append(unknown_float(c))
+    return out
+
+
+def _exact_products(x, init, c, reduce_groups) -> np.ndarray:
+    """Where a product of exact values is exact in any order: a zero factor among finite ones, or the
+    factors' significant bits add up to at most ``p`` and every partial product stays in the normal range
+    (then every sub-product is representable, so reassociation changes nothing)."""
+    xv, iv = np.asarray(x.const, np.float64), float(np.asarray(init.const, np.float64).reshape(()))
+    with np.errstate(all="ignore"):
+        finite = reduce_groups((~np.isfinite(xv)).astype(np.float64), float(not np.isfinite(iv)), np.maximum) == 0
+        zero = reduce_groups((xv == 0).astype(np.float64), float(iv == 0), np.maximum) > 0
+        bits = reduce_groups(significant_bits(xv), float(significant_bits(np.asarray(iv))), np.add)
+        mag = np.abs(xv)
+        up = reduce_groups(np.log2(np.maximum(mag, 1.0)), float(np.log2(max(abs(iv), 1.0))), np.add)
+        down = reduce_groups(np.log2(np.where(mag == 0, 1.0, np.minimum(mag, 1.0))),
+                             float(np.log2(min(abs(iv), 1.0) if iv != 0 else 1.0)), np.add)
+        in_range = (up < np.log2(largest_finite(c.dtype))) & (down >= np.log2(smallest_normal(c.dtype)))
+        return finite & (zero | ((bits <= precision_bits(c.dtype)) & in_range))
+
+
+@error_rule(S + "reduce")
+def _reduce_trust(ctx, op, args, consts):
+    k = len(args) // 2
+    dims = tuple(sorted(i64_list(op, "dimensions")))
+    shape = args[0].shape
+    g = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+
+    def reduce_groups(arr, init, fn):
+        if g == 0:
+            return np.full(tuple(s for d, s in enumerate(shape) if d not in dims), init, np.float64)
+        return fn(fn.reduce(np.asarray(arr, np.float64), axis=dims), init)
+
+    return grouped_trust(ctx, op, args, consts, k, reduce_groups, g)

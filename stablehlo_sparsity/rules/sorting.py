@@ -32,11 +32,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import int_attr
-from ..interpreter import NotFoldable
 from ..lattice import Deps
 from ..values import AbstractValue
-from .reduction import eval_body_np
-from .registry import deps_rule, fold_rule
+from ..folding.exactness import Uncertainty, Undecided, error_array
+from ..values import TensorType
+from .reduction import captured_values, eval_body_np, eval_body_trusted
+from .registry import NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
 
@@ -81,39 +82,64 @@ def _comparator_reads(region, k: int) -> list[int]:
     return [i for i in range(k) if bargs[2 * i] in used or bargs[2 * i + 1] in used]
 
 
-def sort_permutation(ctx, op, keys: dict[int, np.ndarray], shape, dim: int, k: int) -> np.ndarray | None:
+def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k: int) -> np.ndarray | None:
     """Source position of every output element along ``dim`` (``shape`` moved so ``dim`` is last:
-    ``(B, m)``), computed from the known operands ``keys`` the comparator reads; ``None`` if unknown."""
+    ``(B, m)``), computed from the known operands ``keys`` the comparator reads; ``None`` if not certain.
+
+    Certain means: every backend orders the slice this way.  With uncertain float keys
+    (folding/exactness.py) the comparator is evaluated with error bounds, and one undecided pair leaves the
+    order unknown; a sort that is not stable leaves the order of ties to the backend, so ties make it
+    unknown too."""
     shape = tuple(shape)
     m = shape[dim]
     b = int(np.prod(shape, dtype=np.int64)) // max(m, 1)
     if b * m * m > min(ctx.options.max_fold_elements, MAX_PAIRS):
         return None
     region = op.regions[0]
+    trusted = all(keys[i].is_exact for i in keys) and all(
+        ctx.value(v).uncertainty is None for v in captured_values(region))
     pairs = []
     for i in range(k):
         if i in keys:
-            x = np.moveaxis(np.asarray(keys[i]), dim, -1).reshape(b, m)
+            x = np.moveaxis(np.asarray(keys[i].const), dim, -1).reshape(b, m)
+            e = None if trusted or keys[i].uncertainty is None else np.moveaxis(
+                error_array(keys[i]), dim, -1).reshape(b, m)
         else:  # not read by the comparator: any value of the right type
-            x = np.zeros((b, m), dtype=_operand_dtype(ctx, op, i))
-        pairs.append(np.broadcast_to(x[:, :, None], (b, m, m)))
-        pairs.append(np.broadcast_to(x[:, None, :], (b, m, m)))
+            x, e = np.zeros((b, m), dtype=_operand_dtype(ctx, op, i)), None
+        for sel in ((slice(None), slice(None), None), (slice(None), None, slice(None))):
+            xp = np.broadcast_to(x[sel], (b, m, m))
+            if trusted:
+                pairs.append(xp)
+            else:
+                u = None if e is None else Uncertainty(np.broadcast_to(e[sel], (b, m, m)))
+                pairs.append(AbstractValue(TensorType(xp.shape, xp.dtype), None, xp, u))
     try:
         with np.errstate(all="ignore"):
-            (less,) = eval_body_np(ctx, region, pairs)
-    except NotFoldable:
+            if trusted:
+                (less,) = eval_body_np(ctx, region, pairs)
+            else:
+                (less,) = (v.const for v in eval_body_trusted(ctx, region, pairs))
+    except (NotFoldable, Undecided):
         return None
     less = np.broadcast_to(np.asarray(less, dtype=bool), (b, m, m))
     # less[b, i, j] = comparator(x_i, x_j) ("x_i before x_j").
     before = less.sum(axis=1)  # #{j : x_j before x_i}
     ties = ~less & ~np.swapaxes(less, 1, 2)
     ties &= np.tril(np.ones((m, m), dtype=bool), -1)[None, :, :].swapaxes(1, 2)  # keep j < i: [b, j, i]
+    if ties.any() and not _is_stable(op):
+        return None  # §sort: an unstable sort may put equal keys in either order
     pos = before + ties.sum(axis=1)
     if not np.array_equal(np.sort(pos, axis=1), np.broadcast_to(np.arange(m), (b, m))):
         return None  # not a strict weak order: no conclusion
     src = np.empty_like(pos)
     np.put_along_axis(src, pos, np.broadcast_to(np.arange(m), (b, m)), axis=1)
     return src  # (b, m): output slot p of slice b takes element src[b, p]
+
+
+def _is_stable(op) -> bool:
+    from jaxlib.mlir import ir
+
+    return "is_stable" in op.attributes and ir.BoolAttr(op.attributes["is_stable"]).value
 
 
 def _operand_dtype(ctx, op, i):
@@ -142,7 +168,7 @@ def _sort(ctx, op, args):
     reads = _comparator_reads(op.regions[0], k)
     src = None
     if all(args[i].const is not None for i in reads) and any(not a.deps.is_empty for a in args):
-        src = sort_permutation(ctx, op, {i: args[i].const for i in reads}, shape, dim, k)
+        src = sort_permutation(ctx, op, {i: args[i] for i in reads}, shape, dim, k)
     out = []
     for a in args:
         if a.deps.is_empty:
@@ -160,11 +186,33 @@ def _sort_fold(ctx, op, consts):
     shape = consts[0].shape
     dim = _norm_dim(op, len(shape))
     reads = _comparator_reads(op.regions[0], k)
-    src = sort_permutation(ctx, op, {i: consts[i] for i in reads}, shape, dim, k)
+    src = sort_permutation(ctx, op, {i: _exact_key(consts[i]) for i in reads}, shape, dim, k)
     if src is None:
         raise NotFoldable
     idx = _gather_map(shape, dim, src)
     return [np.asarray(c).ravel()[idx].reshape(shape) for c in consts]
+
+
+def _exact_key(c) -> AbstractValue:
+    c = np.asarray(c)
+    return AbstractValue(TensorType(c.shape, c.dtype), None, c)
+
+
+@error_rule(S + "sort")
+def _sort_trust(ctx, op, args, consts):
+    """The fold took the order of the folded keys; it stands only if every backend orders them so (then
+    each element carries its source's bound to its new place)."""
+    if all(a.uncertainty is None for a in args):
+        return [None] * len(consts)
+    k = len(args)
+    shape = args[0].shape
+    dim = _norm_dim(op, len(shape))
+    reads = _comparator_reads(op.regions[0], k)
+    src = sort_permutation(ctx, op, {i: args[i] for i in reads}, shape, dim, k)
+    if src is None:
+        raise Undecided
+    idx = _gather_map(shape, dim, src)
+    return [None if a.uncertainty is None else Uncertainty(error_array(a).ravel()[idx].reshape(shape)) for a in args]
 
 
 # ---------------------------------------------------------------- chlo.top_k
@@ -200,3 +248,24 @@ def _top_k_fold(ctx, op, consts):
 
 
 __all__ = ["slice_union", "sort_permutation", "AbstractValue"]
+
+
+@error_rule("chlo.top_k")
+def _top_k_trust(ctx, op, args, consts):
+    """The fold's choice and order stand only if the row's values are certainly ordered: sorted, every two
+    neighbours are farther apart than their bounds (then all intervals are disjoint)."""
+    (x,) = args
+    values, indices = consts
+    if x.uncertainty is None:
+        return [None, None]
+    v = np.asarray(x.const, np.float64)
+    e = np.broadcast_to(error_array(x), v.shape)
+    order = np.argsort(v, axis=-1, kind="stable")
+    vs, es = np.take_along_axis(v, order, -1), np.take_along_axis(e, order, -1)
+    with np.errstate(invalid="ignore"):
+        apart = (vs[..., 1:] - vs[..., :-1]) > (es[..., 1:] + es[..., :-1])
+        both_exact = (es[..., 1:] == 0) & (es[..., :-1] == 0)
+    if not np.all(apart | both_exact):
+        raise Undecided
+    moved = np.take_along_axis(e, np.asarray(indices, np.int64), -1)
+    return [Uncertainty(moved) if np.any(moved) else None, None]

@@ -16,10 +16,10 @@ import re
 import numpy as np
 
 from ..attrs import dense_array, i64_list, int_attr, positions
-from ..interpreter import NotFoldable
 from ..lattice import Deps
 from ..values import AbstractValue
-from .registry import deps_rule, fold_rule
+from ..folding.exactness import finalize, literal_uncertainty, positional
+from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
 
@@ -230,3 +230,24 @@ def _literal_from_text(text: str, t) -> np.ndarray | None:
 
 
 __all__ = ["pad_np", "slice_np", "broadcast_in_dim_np", "transpose_np", "reverse_np", "AbstractValue"]
+
+
+# ---------------------------------------------------------------- trust (folding/exactness.py)
+def _moved(ctx, op, args, consts):
+    """Moves copy elements: each result element carries the bound of the element it copies."""
+    return positional(ctx, op, args, FOLD_RULES[op.operation.name])
+
+
+error_rule(*(S + n for n in (*_ONE_OPERAND, "reshape", "concatenate", "pad")))(_moved)
+
+
+@error_rule(S + "constant")
+def _constant_trust(ctx, op, args, consts):
+    """A literal is exact (a subnormal one may be flushed by a backend)."""
+    return [literal_uncertainty(c) for c in consts]
+
+
+@error_rule(S + "iota")
+def _iota_trust(ctx, op, args, consts):
+    """Integers converted to the element type, correctly rounded: the same everywhere."""
+    return [finalize(c, 0.0) for c in consts]

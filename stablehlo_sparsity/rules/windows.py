@@ -37,10 +37,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..attrs import dense_array, i64_list
-from ..interpreter import NotFoldable
 from ..lattice import Deps
-from .reduction import body_dependence, eval_body_np, simple_body
-from .registry import deps_rule, fold_rule
+from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
+from .registry import NotFoldable, deps_rule, error_rule, fold_rule
 from .structural import pad_np
 
 S = "stablehlo."
@@ -242,3 +241,22 @@ def _select_and_scatter(ctx, op, args):
 
 
 __all__ = ["window_taps", "along_dim", "windowed"]
+
+
+# ---------------------------------------------------------------- trust (folding/exactness.py)
+@error_rule(S + "reduce_window")
+def _reduce_window_trust(ctx, op, args, consts):
+    """§reduce_window: each result is a reduction of its window (padding and holes hold the init value)."""
+    k = len(args) // 2
+    out_shape = ctx.result_types(op)[0].shape
+    rank = len(out_shape)
+    axes = tuple(range(rank, 2 * rank))
+    wdims = _window_attrs(op, rank)[0]
+
+    def reduce_groups(arr, init, fn):
+        view = _window_view(np.asarray(arr, np.float64), init, op, out_shape)
+        if view.size == 0 or 0 in view.shape[rank:]:
+            return np.full(out_shape, init, np.float64)
+        return fn(fn.reduce(view, axis=axes), init)
+
+    return grouped_trust(ctx, op, args, consts, k, reduce_groups, int(np.prod(wdims, dtype=np.int64)))
