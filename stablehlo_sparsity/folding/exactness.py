@@ -34,9 +34,10 @@ Exact by construction: literals (except subnormals), integer arithmetic, structu
 ``maximum``/``minimum``/``abs``/``negate`` of exact values, comparisons and conversions of exact values.
 Rounded float arithmetic is exact only where no evaluation can round:
 
-* a **sum** (an add/subtract tree, a reduction, a dot product) is exact when all its leaves are exact
-  multiples of ``2^q`` whose absolute values add up to at most ``2^(p + q)`` (``p`` the precision in bits):
-  then every partial sum, in any order, is representable.  So add trees remember their leaves
+* a **sum** of two exact leaves is one correctly rounded add, the same everywhere; a longer sum (an
+  add/subtract tree, a reduction, a dot product) is exact when all its leaves are exact multiples of ``2^q``
+  whose absolute values add up to at most ``2^(p + q)`` (``p`` the precision in bits): then every partial
+  sum, in any order, is representable.  So add trees remember their leaves
   (:class:`AddTree`: ``Σ|leaf|``, the number of leaves, the smallest ``q``) — through reassociation, a
   cancelling sum of rounded constants is never mistaken for an exact zero;
 * a **product** is exact when its exact value is representable (then every sub-product of a chain is too,
@@ -297,7 +298,7 @@ def finalize(value, err, tree: AddTree | None = None) -> Uncertainty | None:
         err = np.where(np.isnan(err), np.inf, err)
     if tree is None and not np.any(err):
         return None
-    if err.ndim and np.all(err == err.flat[0]):
+    if err.ndim and err.size and np.all(err == err.flat[0]):
         err = np.asarray(err.flat[0])  # a uniform bound: keep one number
     return Uncertainty(err, tree)
 
