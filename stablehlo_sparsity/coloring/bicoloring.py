@@ -32,8 +32,10 @@ the augmented graph that SparseMatrixColorings.jl colors):
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import Bicoloring, Coloring, _check_recolor, _color_distance2, color_columns, color_rows, lower_bound
+from ._numba import njit
 from .graph import Bipartite, as_csr
 
 __all__ = ["color_bidirectional", "bidirectional_or", "split_candidates"]
@@ -73,44 +75,98 @@ def _side_bound(n_active: np.ndarray, n_selected: np.ndarray) -> int:
     return int(b.max())
 
 
-def _score(n: int, m: int, rows, cols, fwd) -> tuple[int, int]:
-    """The two clique bounds of a split (forward side, reverse side), in O(nnz)."""
-    act_c = np.bincount(cols[fwd], minlength=n) > 0
-    act_r = np.bincount(rows[~fwd], minlength=m) > 0
-    lf = _side_bound(np.bincount(rows[act_c[cols]], minlength=m), np.bincount(rows[fwd], minlength=m))
-    lr = _side_bound(np.bincount(cols[act_r[rows]], minlength=n), np.bincount(cols[~fwd], minlength=n))
-    return lf, lr
+@njit
+def _split_bound(m, n, indptr, indices, fwd, stop):
+    """The lower bound of a split (forward clique + reverse clique) in three compiled passes over the
+    nonzeros; returns early (a value ≥ ``stop``) when the forward part alone reaches ``stop``."""
+    act_c = np.zeros(n, np.bool_)
+    act_r = np.zeros(m, np.bool_)
+    for i in range(m):
+        for p in range(indptr[i], indptr[i + 1]):
+            if fwd[p]:
+                act_c[indices[p]] = True
+            else:
+                act_r[i] = True
+    lf = 0
+    for i in range(m):
+        na = 0
+        ns = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            if act_c[indices[p]]:
+                na += 1
+            if fwd[p]:
+                ns += 1
+        if ns > 0:
+            b = ns + (1 if na > ns else 0)
+            if b > lf:
+                lf = b
+    if lf >= stop:
+        return lf
+    na_c = np.zeros(n, np.int64)
+    ns_c = np.zeros(n, np.int64)
+    for i in range(m):
+        if not act_r[i]:
+            continue
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            na_c[j] += 1
+            if not fwd[p]:
+                ns_c[j] += 1
+    lr = 0
+    for j in range(n):
+        if ns_c[j] > 0:
+            b = ns_c[j] + (1 if na_c[j] > ns_c[j] else 0)
+            if b > lr:
+                lr = b
+    return lf + lr
 
 
 # ----------------------------------------------------------------------------------------------- splits
-def split_candidates(pattern, max_thresholds: int = 6):
+def split_candidates(pattern, max_thresholds: int = 4):
     """Candidate splits of the nonzeros of ``pattern`` (CSR order), as ``(name, forward mask)`` pairs:
-    density comparisons and count thresholds (see the module docstring).  Cheap: O(nnz) each."""
-    csr = as_csr(pattern)
+
+    * ``denser-side``: forward iff the row is sparser than the column (ties forward, or ties reverse);
+    * thresholds, when some rows (columns) are much denser than the typical one (more than twice the
+      median count): rows with more than ``t`` nonzeros reverse, columns with more than ``u`` forward
+      (a nonzero in both: the sparser side), the rest forward or reverse — for a few ``t``, ``u`` between
+      the median and the largest count.
+    """
+    csr = pattern if isinstance(pattern, sp.csr_array) else as_csr(pattern)
     m, n = csr.shape
-    rows = np.repeat(np.arange(m), np.diff(csr.indptr))
-    cols = csr.indices
-    dr = np.diff(csr.indptr)[rows]
-    dc = np.bincount(cols, minlength=n)[cols]
-    yield "denser-side", dr < dc
+    rc = np.diff(csr.indptr)
+    cc = np.bincount(csr.indices, minlength=n)
+    dr = np.repeat(rc, rc)
+    dc = cc[csr.indices]
+    yield "denser-side/tie-reverse", dr < dc
     yield "denser-side/tie-forward", dr <= dc
-    # thresholds: the distinct counts, thinned to a few, from the top
+    trs = _thresholds(rc, max_thresholds)
+    tcs = _thresholds(cc, max_thresholds)
+    if not trs and not tcs:
+        return
+    trs = trs or [int(rc.max())]
+    tcs = tcs or [int(cc.max())]
+    sparser_row = dr <= dc
     for default_fwd in (True, False):
-        for tr in _thresholds(np.diff(csr.indptr), max_thresholds):
-            for tc in _thresholds(np.bincount(cols, minlength=n), max_thresholds):
-                heavy_r = dr > tr
+        for tr in trs:
+            heavy_r = dr > tr
+            for tc in tcs:
                 heavy_c = dc > tc
-                fwd = np.where(heavy_r & heavy_c, dr <= dc,
-                               np.where(heavy_r, False, np.where(heavy_c, True, default_fwd)))
-                yield f"rows>{tr}:rev,cols>{tc}:fwd,rest:{'fwd' if default_fwd else 'rev'}", fwd
+                fwd = np.where(heavy_r, heavy_c & sparser_row, heavy_c | default_fwd)
+                yield f"rows>{tr}:reverse,cols>{tc}:forward,rest:{'forward' if default_fwd else 'reverse'}", fwd
 
 
 def _thresholds(counts: np.ndarray, k: int) -> list[int]:
-    u = np.unique(counts[counts > 0])
-    if len(u) == 0:
+    """Up to ``k`` thresholds ``t`` (a count is heavy when ``> t``) from the median count to just below the
+    largest; none when nothing is denser than twice the median."""
+    nz = counts[counts > 0]
+    if len(nz) == 0:
         return []
-    # a threshold t makes the counts > t heavy; t = max means "none heavy"
-    cand = np.unique(np.concatenate([u[:-1], u[-1:]]))
+    med = float(np.median(nz))
+    top = int(nz.max())
+    if top <= 2 * med:
+        return []
+    u = np.unique(nz)
+    cand = u[(u >= med) & (u < top)]
     if len(cand) > k:
         cand = cand[np.unique(np.linspace(0, len(cand) - 1, k).round().astype(int))]
     return [int(t) for t in cand]
@@ -146,9 +202,16 @@ def color_bidirectional(pattern, order: str = "best", recolor: str = "auto", see
     """
     _check_recolor(recolor)
     kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations)
-    cols = color_columns(pattern, **kw)
-    rows = color_rows(pattern, **kw)
-    return _bicolor(as_csr(pattern), [cols, rows], kw, max_candidates)
+    csr = as_csr(pattern)
+    cols = color_columns(csr, **kw)
+    rows = color_rows(csr, **kw)
+    found, tried = _bicolor(csr, [cols, rows], kw, max_candidates)
+    if found is not None:
+        return found
+    lb = lower_bound(csr, "bidirectional") if csr.nnz else 0
+    best = rows if rows.num_colors < cols.num_colors else cols
+    out = _as_bicoloring(best, csr, lb)
+    return Bicoloring.from_sides(out.column_colors, out.row_colors, csr.shape, out.order, lb, tried)
 
 
 def bidirectional_or(pattern, incumbent: Coloring, order: str = "best", recolor: str = "auto", seed: int = 0,
@@ -158,50 +221,53 @@ def bidirectional_or(pattern, incumbent: Coloring, order: str = "best", recolor:
     ``pattern``) if the split candidates find one, else ``incumbent`` — what ``mode="auto"`` uses.  Splits
     whose score cannot beat the incumbent are never colored, so this is cheap when it cannot win."""
     kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations)
-    best = _bicolor(as_csr(pattern), [incumbent], kw, max_candidates)
-    return best if best.num_colors < incumbent.num_colors else incumbent
+    found, _ = _bicolor(as_csr(pattern), [incumbent], kw, max_candidates)
+    return incumbent if found is None else found
 
 
-def _as_bicoloring(c: Coloring, shape, lb: int) -> Bicoloring:
-    m, n = shape
-    if isinstance(c, Bicoloring):
-        return c
+def _as_bicoloring(c: Coloring, csr, lb: int) -> Bicoloring:
+    """A one-direction coloring as a Bicoloring; empty columns (rows) are left out of the seeds."""
+    m, n = csr.shape
     none_c, none_r = np.full(n, -1, np.int32), np.full(m, -1, np.int32)
     if c.kind == "column":
-        return Bicoloring.from_sides(c.colors, none_r, shape, "forward:" + c.order, lb, c.tried)
-    return Bicoloring.from_sides(none_c, c.colors, shape, "reverse:" + c.order, lb, c.tried)
+        used = np.bincount(csr.indices, minlength=n) > 0
+        return Bicoloring.from_sides(np.where(used, c.colors, -1), none_r, (m, n), "forward:" + c.order, lb)
+    used = np.diff(csr.indptr) > 0
+    return Bicoloring.from_sides(none_c, np.where(used, c.colors, -1), (m, n), "reverse:" + c.order, lb)
 
 
-def _bicolor(csr, unidirectional: list, kw: dict, max_candidates: int) -> Bicoloring:
+def _bicolor(csr, unidirectional: list, kw: dict, max_candidates: int):
+    """``(a Bicoloring with fewer products than every coloring in unidirectional, or None; tried)``."""
     m, n = csr.shape
-    lb = lower_bound(csr, "bidirectional")
+    lb = lower_bound(csr, "bidirectional") if csr.nnz else 0
     best = min(unidirectional, key=lambda c: c.num_colors)
     tried = {("forward" if c.kind == "column" else "reverse"): c.num_colors for c in unidirectional}
     if csr.nnz == 0:
-        return Bicoloring.from_sides(np.full(n, -1), np.full(m, -1), (m, n), "empty", 0, tried)
+        return None, tried
     rows = np.repeat(np.arange(m), np.diff(csr.indptr))
     cols = csr.indices.astype(np.int64)
-    csc_order = np.lexsort((rows, cols))
+    best_k, best_c = best.num_colors, None
     scored = {}
     for name, fwd in split_candidates(csr):
         if fwd.all() or not fwd.any():
             continue  # a unidirectional split: already colored
-        key = np.packbits(fwd).tobytes()
+        key = hash(np.packbits(fwd).tobytes())
         if key in scored:
             continue
-        lf, lr = _score(n, m, rows, cols, fwd)
-        scored[key] = (lf + lr, name, fwd)
-    best_k, best_c = best.num_colors, None
+        score = int(_split_bound(m, n, csr.indptr, csr.indices, fwd, best_k))
+        scored[key] = (score, name, fwd)
+    csc_order = None
     for score, name, fwd in sorted(scored.values(), key=lambda t: t[0])[:max_candidates]:
         if score >= best_k:
             break
+        if csc_order is None:
+            csc_order = np.lexsort((rows, cols))
         cc, rc, kc, kr, how = _color_split(csr, rows, cols, csc_order, fwd, kw["order"], kw["recolor"],
                                            kw["seed"], kw["iterations"], kw["tabu_iterations"])
         tried[name] = kc + kr
         if kc + kr < best_k:
             best_k, best_c = kc + kr, (cc, rc, f"{name} ({how})")
     if best_c is None:
-        out = _as_bicoloring(best, (m, n), lb)
-        return Bicoloring.from_sides(out.column_colors, out.row_colors, (m, n), out.order, lb, tried)
+        return None, tried
     cc, rc, how = best_c
-    return Bicoloring.from_sides(cc, rc, (m, n), how, lb, tried)
+    return Bicoloring.from_sides(cc, rc, (m, n), how, lb, tried), tried
