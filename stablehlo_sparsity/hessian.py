@@ -24,7 +24,9 @@ often fewer colors (a banded Hessian of half-bandwidth ``w``: ``w + 1`` against 
 entry recovered by substitution along the two-colored trees — inside the same XLA program, as one
 segmented prefix sum.  Its rounding error grows with the length of those chains
 (:attr:`SparseHessian.longest_chain`), where direct recovery reads each entry from one product.
-``mode="auto"`` substitutes only when that saves products; ``"direct"`` (star) is the default.
+``mode="auto"`` substitutes only when that saves products and the longest chain keeps the worst-case
+rounding error within half of the digits of the input dtype (``chain · eps ≤ √eps``: chains up to about
+2,900 in float32); ``"direct"`` (star) is the default.
 """
 
 from __future__ import annotations
@@ -99,15 +101,22 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
                      order: str = "best", recolor: str = "auto", seed: int = 0, mode: str = "direct",
                      **kwargs) -> Coloring:
     """Detect the Hessian pattern of ``f`` and color it: star (``mode="direct"``), acyclic
-    (``"substitution"``) or acyclic only when it needs fewer colors (``"auto"``)."""
+    (``"substitution"``) or acyclic only when that pays (``"auto"``, see :func:`sparse_hessian`)."""
+    import jax
+    import jax.numpy as jnp
+
     pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, **kwargs)
-    return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
+    sel = [args[i] for i in dict.fromkeys(_norm_argnums(argnums, len(args)))]
+    dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
+    return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
 
 
-def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, options: ColoringOptions) -> Coloring:
-    """The coloring for ``mode`` (see :data:`HESSIAN_MODES`); a given ``coloring`` must be a star coloring
-    for ``"direct"``, star or acyclic otherwise (a star coloring is acyclic)."""
-    from .coloring import check_coloring, color_acyclic
+def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, options: ColoringOptions, dtype):
+    """``(coloring, substitution plan or None)`` for ``mode`` (see :data:`HESSIAN_MODES`).  A given
+    ``coloring`` must be a star coloring for ``"direct"``, star or acyclic otherwise (a star coloring is
+    acyclic).  ``"auto"`` substitutes when the acyclic coloring needs fewer colors and its longest chain
+    keeps the worst-case rounding error within half the digits of ``dtype`` (``chain · eps ≤ √eps``)."""
+    from .coloring import DecompressionPlan, check_coloring, color_acyclic
 
     if mode not in HESSIAN_MODES:
         raise InputError(f"mode must be one of {', '.join(HESSIAN_MODES)}, got {mode!r}")
@@ -116,14 +125,19 @@ def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, opti
         if not isinstance(coloring, Coloring) or coloring.kind not in kinds or coloring.shape != pattern.shape:
             raise InputError(f"coloring must be a {' or '.join(kinds)} Coloring of the Hessian pattern")
         check_coloring(pattern, coloring, raise_on_error=True)
-        return coloring
+        plan = None if mode == "direct" else DecompressionPlan(pattern, coloring, "acyclic")
+        return coloring, plan
     if mode == "direct":
-        return color_star(pattern, **options.kwargs())
+        return color_star(pattern, **options.kwargs()), None
     acyclic = color_acyclic(pattern, **options.kwargs())
+    plan = DecompressionPlan(pattern, acyclic)
     if mode == "substitution":
-        return acyclic
+        return acyclic, plan
     star = color_star(pattern, **options.kwargs())
-    return acyclic if acyclic.num_colors < star.num_colors else star
+    eps = float(np.finfo(dtype).eps)
+    if acyclic.num_colors < star.num_colors and plan.longest_chain * eps <= eps ** 0.5:
+        return acyclic, plan
+    return star, None
 
 
 class SparseHessian(_Prepared):
@@ -155,11 +169,12 @@ class SparseHessian(_Prepared):
         _check_inputs(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)), "sparse_hessian")
         self._fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
         opts = coloring_options or ColoringOptions()
-        coloring = _choose_hessian_coloring(self.pattern, mode, coloring, opts)
+        x_dtype = jax.numpy.result_type(*jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)))
+        coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, opts, x_dtype)
         self.coloring = coloring
-        self.mode = "substitution" if coloring.kind == "acyclic" else "direct"
+        self.mode = "direct" if plan is None else "substitution"
         if self.mode == "substitution":
-            self._prepare_substitution()
+            self._prepare_substitution(plan)
             return
         n = self.pattern.shape[0]
         k = coloring.num_colors
@@ -215,12 +230,10 @@ class SparseHessian(_Prepared):
             return y, aux, self._plan.jax_values_from_stacked(jnp.ravel(comp))
         return y, aux, static_gather(jnp.ravel(comp), self._gather)
 
-    def _prepare_substitution(self):
-        """The acyclic coloring's substitution plan (static index arrays; see
+    def _prepare_substitution(self, plan):
+        """Keep the substitution plan (static index arrays; see
         :class:`~stablehlo_sparsity.coloring.DecompressionPlan`)."""
-        from .coloring import DecompressionPlan
-
-        self._plan = DecompressionPlan(self.pattern, self.coloring, "acyclic")
+        self._plan = plan
         rows, cols = self.pattern.to_coo()
         t = _index_dtype(max(self.pattern.shape[0], 1))
         self._rows, self._cols = rows.astype(t), cols.astype(t)
@@ -248,7 +261,8 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
     Hessian-vector products in one XLA program and decompresses symmetrically with one static gather.
     ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
-    ``"auto"``: substitution only when it needs fewer products (see the module docstring)."""
+    ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
+    dtype (see the module docstring)."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
                          on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode)

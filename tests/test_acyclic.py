@@ -174,6 +174,9 @@ def test_substitution_modes_and_containers():
     assert hessian_coloring(tridiagonal_chain, x).num_colors == 3               # the default stays direct (star)
     # auto keeps star coloring when substitution saves nothing (a diagonal Hessian: one color either way)
     assert hessian_coloring(lambda v: jnp.sum(v ** 3), x, mode="auto").kind == "star"
+    # … and when the chains are too long for the dtype: a path of 7,000 has a chain of 3,500 > 1/√eps(f32)
+    assert hessian_coloring(tridiagonal_chain, jnp.ones(7000, jnp.float32), mode="auto").kind == "star"
+    assert hessian_coloring(tridiagonal_chain, jnp.ones(7000, jnp.float64), mode="auto").kind == "acyclic"
     np.testing.assert_allclose(auto(x).todense(), jax.hessian(tridiagonal_chain)(x), atol=1e-12)
     # value and Hessian, under vmap: one Hessian per point
     xs = jnp.stack([x, 0.5 * x])

@@ -84,6 +84,10 @@ BEST_STAR_ORDERS = ("natural", "largest_first", "smallest_last", "dynamic_larges
 #: ``recolor="auto"`` runs tabu search only on graphs up to this many vertices (its memory is O(n·colors)).
 TABU_MAX_VERTICES = 300_000
 
+#: :func:`color_acyclic` also runs :func:`color_star` (and keeps it if it needs fewer colors) up to this many
+#: vertices; above, the star coloring's cost (about as much again) is not paid.
+STAR_FALLBACK_MAX_VERTICES = 200_000
+
 
 @dataclass(frozen=True)
 class Coloring:
@@ -351,17 +355,19 @@ def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int
 
     Every two colors induce a forest (see :mod:`.acyclic`); the Hessian is recovered from ``B = H S`` by
     substitution along those trees (:func:`~.decompress.decompress`, ``sparse_hessian(mode="substitution")``).
-    Never more colors than :func:`color_star` with the same options: a star coloring is acyclic, and the
-    best of the two is returned (``order`` names the winner, ``star:…`` when the star coloring won).
-    ``order``, ``recolor`` and ``iterations`` as for :func:`color_star`.  The lower bound is 3 unless the
-    graph is a forest (2) or has no edges (1).
+    ``order``, ``recolor`` and ``iterations`` as for :func:`color_star`, except that the default number of
+    recoloring passes shrinks on large graphs (about 5·10⁷ neighbour visits in all, at least 3 passes).
+    Up to :data:`STAR_FALLBACK_MAX_VERTICES` vertices, never more colors than :func:`color_star` with the same
+    options: a star coloring is acyclic, and the better of the two is returned (``order`` names the winner,
+    ``star:…`` when the star coloring won; in our tests and benchmarks it never did).  The lower bound is 3
+    unless the graph is a forest (2) or has no edges (1).
     """
     from .acyclic import edge_ids, greedy_acyclic
     from .star import greedy_star
 
     acyclic = _color_adjacency(pattern, "acyclic", greedy_acyclic, _acyclic_lower_bound, order, recolor, seed,
-                               iterations, edge_ids)
-    if acyclic.num_colors <= acyclic.lower_bound:
+                               iterations, edge_ids, work_budget=50_000_000)
+    if acyclic.num_colors <= acyclic.lower_bound or len(acyclic.colors) > STAR_FALLBACK_MAX_VERTICES:
         return acyclic
     star = _color_adjacency(pattern, "acyclic", greedy_star, _acyclic_lower_bound, order, recolor, seed,
                             iterations)
@@ -372,10 +378,12 @@ def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int
     return acyclic
 
 
-def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterations, extra=None) -> Coloring:
+def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterations, extra=None,
+                     work_budget: int | None = None) -> Coloring:
     """Greedy ``kernel`` coloring of the adjacency graph of the symmetrized ``pattern`` over the orderings,
     then iterated recoloring over the color classes (accepted only when not worse: neither star nor
-    acyclic colorings are monotone under that move)."""
+    acyclic colorings are monotone under that move).  With ``work_budget`` the default number of passes
+    is capped at about ``work_budget`` neighbour-of-neighbour visits (at least 3)."""
     from .orderings import conflict_degrees, order_vertices
 
     _check_recolor(recolor)
@@ -412,7 +420,12 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
         rng = np.random.default_rng(seed)
         improved = False
         stall = 0
-        for it in range(30 if iterations is None else int(iterations)):
+        passes = 30 if iterations is None else int(iterations)
+        if iterations is None and work_budget is not None:
+            deg = np.diff(g.ptr).astype(np.int64)
+            walk = int(deg[g.nbr].sum())  # Σ_v Σ_{w ~ v} deg(w): one pass's neighbour-of-neighbour visits
+            passes = min(passes, max(3, work_budget // max(walk, 1)))
+        for it in range(passes):
             if k <= lb or stall >= 10:
                 break
             rank = np.arange(k)[::-1] if it % 2 == 0 else rng.permutation(k)

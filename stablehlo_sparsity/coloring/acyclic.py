@@ -125,15 +125,29 @@ def _greedy_acyclic(nv, ptr, nbr, eid, ne, order):
     return colors, k
 
 
+@njit
+def _mirror(nv, ptr, nbr):
+    """For a symmetric CSR with sorted rows: the position of the entry ``v→u`` for every entry ``u→v``.
+    Rows are visited in increasing ``u``, which is the order of the columns of each row ``v``: one cursor
+    per row suffices (O(nnz), no sort)."""
+    cursor = ptr[:-1].astype(np.int64)
+    mirror = np.empty(len(nbr), np.int64)
+    for u in range(nv):
+        for p in range(ptr[u], ptr[u + 1]):
+            v = nbr[p]
+            mirror[p] = cursor[v]
+            cursor[v] += 1
+    return mirror
+
+
 def edge_ids(nv: int, ptr: np.ndarray, nbr: np.ndarray) -> tuple[np.ndarray, int]:
     """For a symmetric adjacency CSR without self-loops: the undirected edge id of every entry (both
     directions of an edge share it) and the number of edges."""
     t = ptr.dtype
     rows = np.repeat(np.arange(nv, dtype=t), np.diff(ptr))
-    cols = nbr
-    mirror = np.lexsort((rows, cols))  # entries sorted by (col, row) are the mirrors of CSR order
-    upper = rows < cols
-    ids = np.empty(len(cols), np.int64)
+    mirror = _mirror(nv, ptr, nbr)
+    upper = rows < nbr
+    ids = np.empty(len(nbr), np.int64)
     ids[upper] = np.arange(int(upper.sum()))
     ids[~upper] = ids[mirror[~upper]]
     return ids.astype(t, copy=False), int(upper.sum())
@@ -280,40 +294,68 @@ class Forest:
         return int(self.size[nonroot].max()) if nonroot.any() else 0
 
 
-def two_colored_forest(nv: int, ptr: np.ndarray, nbr: np.ndarray, colors: np.ndarray) -> Forest | None:
-    """The forest of two-colored trees of ``colors`` on the adjacency graph ``(ptr, nbr)`` (no self-loops);
-    ``None`` if ``colors`` is not an acyclic coloring (an edge inside one color, or a two-colored cycle).
+@njit
+def _tree_vertices(nv, ptr, nbr, colors, mirror):
+    """Tree-vertex ``tv[p]`` of every entry ``p = u→v``: ``u`` in the two-colored tree of colors
+    ``{c(u), c(v)}`` — one per distinct neighbour color of ``u``, numbered row by row.  Also the forest's
+    adjacency (CSR over tree-vertices), each tree-vertex's vertex and other color, and ``ok = False`` if two
+    neighbours share a color.  O(nnz)."""
+    k = 0
+    for u in range(nv):
+        if colors[u] + 1 > k:
+            k = colors[u] + 1
+    local = np.full(k + 1, -1, np.int64)
+    seen = np.full(k + 1, -1, np.int64)
+    tv = np.empty(len(nbr), np.int64)
+    nt = 0
+    ok = True
+    for u in range(nv):
+        cu = colors[u]
+        for p in range(ptr[u], ptr[u + 1]):
+            cv = colors[nbr[p]]
+            if cv == cu:
+                ok = False
+            if seen[cv] != u:
+                seen[cv] = u
+                local[cv] = nt
+                nt += 1
+            tv[p] = local[cv]
+    vertex = np.empty(nt, np.int64)
+    other = np.empty(nt, np.int64)
+    count = np.zeros(nt + 1, np.int64)
+    for u in range(nv):
+        for p in range(ptr[u], ptr[u + 1]):
+            t = tv[p]
+            vertex[t] = u
+            other[t] = colors[nbr[p]]
+            count[t + 1] += 1
+    for t in range(nt):
+        count[t + 1] += count[t]
+    tptr = count.copy()
+    fill = count[:-1].copy()
+    tadj = np.empty(len(nbr), np.int64)
+    for p in range(len(nbr)):
+        t = tv[p]
+        tadj[fill[t]] = tv[mirror[p]]
+        fill[t] += 1
+    return tv, nt, vertex, other, tptr, tadj, ok
 
-    Vectorized: each entry ``u→v`` belongs to the tree-vertex ``(color pair, u)``; tree-vertices of one
-    pair joined by an edge are neighbours.  Only the rooting and the preorder are a compiled walk."""
-    c = np.asarray(colors, np.int64)
-    t = np.int64
-    rows = np.repeat(np.arange(nv, dtype=t), np.diff(ptr))
-    cols = np.asarray(nbr, t)
-    if len(cols) == 0:
-        z = np.zeros(0, t)
+
+def two_colored_forest(nv: int, ptr: np.ndarray, nbr: np.ndarray, colors: np.ndarray) -> Forest | None:
+    """The forest of two-colored trees of ``colors`` on the adjacency graph ``(ptr, nbr)`` (symmetric, sorted
+    rows, no self-loops); ``None`` if ``colors`` is not an acyclic coloring (an edge inside one color, or a
+    two-colored cycle).  Compiled, O(nnz): tree-vertices ``(color pair, u)``, then rooting and preorder."""
+    c = np.ascontiguousarray(colors, np.int64)
+    if len(nbr) == 0:
+        z = np.zeros(0, np.int64)
         return Forest(z, z, z, z, z, z, np.zeros(0, np.int8), z)
-    cu, cv = c[rows], c[cols]
-    if (cu == cv).any():
+    mirror = _mirror(nv, ptr, nbr)
+    tv, nt, vertex, other, tptr, tadj, ok = _tree_vertices(nv, ptr, nbr, c, mirror)
+    if not ok:
         return None
-    k = int(c.max()) + 1
-    pair = np.minimum(cu, cv) * k + np.maximum(cu, cv)
-    key = pair * nv + rows                                   # (pair, u): u's tree-vertex in this pair
-    uniq, tv = np.unique(key, return_inverse=True)
-    nt = len(uniq)
-    mirror = np.lexsort((rows, cols))
-    # neighbours of each tree-vertex: the tree-vertices of the other ends, grouped by tree-vertex
-    order = np.argsort(tv, kind="stable")
-    tadj = tv[mirror][order]
-    tptr = np.zeros(nt + 1, t)
-    np.cumsum(np.bincount(tv, minlength=nt), out=tptr[1:])
     pre, pos, par, size, parity, ok = _layout(nt, tptr, tadj)
     if not ok:
         return None
-    vertex = uniq % nv
-    pr = uniq // nv
-    lo, hi = pr // k, pr % k
-    other = np.where(c[vertex] == lo, hi, lo)
     a, b = tv, tv[mirror]
     child = np.where(par[a] == b, a, b)
     return Forest(vertex, other, pre, pos, par, size, parity, child)

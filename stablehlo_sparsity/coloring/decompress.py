@@ -164,13 +164,12 @@ class DecompressionPlan:
         from .check import acyclic_violation
 
         n = csr.shape[0]
-        problem = acyclic_violation(csr, c)
-        if problem is not None:
-            raise InvalidColoringError(f"acyclic coloring: {problem}")
+        if len(c) != n or (n and c.min() < 0):
+            check_coloring(csr, c, "acyclic", raise_on_error=True)  # names the problem
         g = adjacency(csr)
         forest = two_colored_forest(g.nv, g.ptr, g.nbr, c)
-        if forest is None:  # pragma: no cover - acyclic_violation said it is a forest
-            raise InvalidColoringError("acyclic coloring: the two-colored subgraphs are not forests")
+        if forest is None:  # not acyclic: the independent checker names an edge or a cycle
+            raise InvalidColoringError(f"acyclic coloring: {acyclic_violation(csr, c)}")
         pre = forest.preorder
         nt = len(pre)
         b_index = forest.other[pre] * n + forest.vertex[pre]
