@@ -220,29 +220,10 @@ def _choose_coloring(pattern: SparsityPattern, mode: str, coloring, options: Col
         from .coloring import color_bidirectional
 
         return color_bidirectional(pattern, **options.kwargs())
-    return _with_bidirectional(pattern, _choose_unidirectional(pattern, options), options)
+    # auto: the fewest products among forward, reverse and bidirectional (ties: forward, then reverse)
+    from .coloring.bicoloring import color_fewest_products
 
-
-def _with_bidirectional(pattern: SparsityPattern, best: Coloring, options: ColoringOptions) -> Coloring:
-    """``mode="auto"``: a bidirectional coloring when it needs fewer products than ``best``.  A single
-    product is a one-direction coloring, so with ``best`` at 2 or fewer there is nothing to win; split
-    candidates whose lower bound cannot win are skipped without coloring (cheap on stencils)."""
-    if best.num_colors < 3:
-        return best
-    from .coloring.bicoloring import bidirectional_or
-
-    return bidirectional_or(pattern, best, **options.kwargs())
-
-
-def _choose_unidirectional(pattern: SparsityPattern, options: ColoringOptions) -> Coloring:
-    cols = color_columns(pattern, **options.kwargs())
-    if cols.num_colors <= cols.lower_bound:
-        # Forward reached its lower bound; reverse can only win if its own bound is smaller.
-        col_counts = pattern.col_counts()
-        if pattern.nnz == 0 or int(col_counts.max()) >= cols.num_colors:
-            return cols
-    rows = color_rows(pattern, **options.kwargs())
-    return rows if rows.num_colors < cols.num_colors else cols
+    return color_fewest_products(pattern, **options.kwargs())
 
 
 def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from stablehlo_sparsity import InputError, jacobian_coloring, sparse_jacobian, value_and_sparse_jacobian
 from stablehlo_sparsity.coloring import (Bicoloring, InvalidColoringError, check_coloring, color_bidirectional,
                                          color_columns, color_rows, lower_bound)
-from stablehlo_sparsity.coloring.bicoloring import bidirectional_or, split_candidates
+from stablehlo_sparsity.coloring.bicoloring import color_fewest_products, split_candidates
 
 FAST = settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
@@ -141,12 +141,18 @@ def test_bordered_block_diagonal():
     assert check_coloring(a, b) and b.num_colors <= 8 < color_columns(a).num_colors
 
 
-def test_auto_helper_keeps_the_incumbent_when_it_cannot_win():
+def test_fewest_products():
     tri = sp.csr_array(sp.diags_array([np.ones(50)] * 3, offsets=[-1, 0, 1], shape=(50, 50), dtype=bool))
-    inc = color_columns(tri)
-    assert bidirectional_or(tri, inc) is inc
-    out = bidirectional_or(arrowhead(100), color_columns(arrowhead(100)))
+    c = color_fewest_products(tri)
+    assert c.kind == "column" and c.num_colors == 3                             # ties go forward
+    dense_row = sp.lil_array(tri)
+    dense_row[-1, :] = True                                                     # forward 50, reverse 4
+    assert color_fewest_products(sp.csr_array(dense_row)).kind == "row"
+    # an arrowhead: the splits are colored first, and the one-direction colorings (n colors, quadratic
+    # work) are skipped: their lower bounds (n) already lose
+    out = color_fewest_products(arrowhead(100_000))
     assert isinstance(out, Bicoloring) and out.num_colors == 3
+    assert "forward" not in out.tried and "reverse" not in out.tried
     names = [name for name, _ in split_candidates(arrowhead(100))]
     assert names[:2] == ["denser-side/tie-reverse", "denser-side/tie-forward"]
     assert color_bidirectional(sp.csr_array((3, 4), dtype=bool)).num_colors == 0

@@ -38,7 +38,7 @@ from . import Bicoloring, Coloring, _check_recolor, _color_distance2, color_colu
 from ._numba import njit
 from .graph import Bipartite, as_csr
 
-__all__ = ["color_bidirectional", "bidirectional_or", "split_candidates"]
+__all__ = ["color_bidirectional", "color_fewest_products", "split_candidates"]
 
 
 # ----------------------------------------------------------------------------------------------- one side
@@ -195,34 +195,34 @@ def color_bidirectional(pattern, order: str = "best", recolor: str = "auto", see
                         iterations: int | None = None, tabu_iterations: int | None = None,
                         max_candidates: int = 8) -> Bicoloring:
     """A bidirectional coloring of ``pattern`` with as few products (JVPs + VJPs) as this heuristic finds,
-    never more than :func:`~.color_columns` or :func:`~.color_rows` (see the module docstring).
+    never more than :func:`~.color_columns` or :func:`~.color_rows` (see the module docstring); a
+    one-direction coloring, when that is the best, comes back as a Bicoloring with an empty side.
 
     ``order`` / ``recolor`` / ``seed`` / ``iterations`` / ``tabu_iterations`` as for :func:`~.color_columns`,
     applied to each side; at most ``max_candidates`` splits are colored (best score first).
     """
-    _check_recolor(recolor)
-    kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations)
     csr = as_csr(pattern)
-    cols = color_columns(csr, **kw)
-    rows = color_rows(csr, **kw)
-    found, tried = _bicolor(csr, [cols, rows], kw, max_candidates)
-    if found is not None:
-        return found
+    best, tried = _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates)
+    if isinstance(best, Bicoloring):
+        return best
     lb = lower_bound(csr, "bidirectional") if csr.nnz else 0
-    best = rows if rows.num_colors < cols.num_colors else cols
     out = _as_bicoloring(best, csr, lb)
     return Bicoloring.from_sides(out.column_colors, out.row_colors, csr.shape, out.order, lb, tried)
 
 
-def bidirectional_or(pattern, incumbent: Coloring, order: str = "best", recolor: str = "auto", seed: int = 0,
-                     iterations: int | None = None, tabu_iterations: int | None = None,
-                     max_candidates: int = 8) -> Coloring:
-    """A :class:`Bicoloring` with fewer products than ``incumbent`` (a column or row coloring of
-    ``pattern``) if the split candidates find one, else ``incumbent`` — what ``mode="auto"`` uses.  Splits
-    whose score cannot beat the incumbent are never colored, so this is cheap when it cannot win."""
-    kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations)
-    found, _ = _bicolor(as_csr(pattern), [incumbent], kw, max_candidates)
-    return incumbent if found is None else found
+def color_fewest_products(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
+                          iterations: int | None = None, tabu_iterations: int | None = None,
+                          max_candidates: int = 8) -> Coloring:
+    """The column, row or bidirectional coloring with the fewest products (ties: forward, then reverse,
+    then bidirectional) — ``sparse_jacobian(mode="auto")``.
+
+    Colorings that cannot win are not computed: a direction whose lower bound (the densest row, or
+    column) is already beaten, and split candidates whose bound is (on stencils, all of them: the split
+    step then costs a few compiled passes over the nonzeros).  When a split's bound is below both
+    one-direction bounds (dense rows *and* dense columns) the splits are colored first, which spares the
+    one-direction colorings of an arrowhead (quadratic in ``n``)."""
+    best, _ = _fewest(as_csr(pattern), order, recolor, seed, iterations, tabu_iterations, max_candidates)
+    return best
 
 
 def _as_bicoloring(c: Coloring, csr, lb: int) -> Bicoloring:
@@ -236,38 +236,79 @@ def _as_bicoloring(c: Coloring, csr, lb: int) -> Bicoloring:
     return Bicoloring.from_sides(none_c, np.where(used, c.colors, -1), (m, n), "reverse:" + c.order, lb)
 
 
-def _bicolor(csr, unidirectional: list, kw: dict, max_candidates: int):
-    """``(a Bicoloring with fewer products than every coloring in unidirectional, or None; tried)``."""
+def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates):
+    """``(best coloring, {candidate: products})`` over forward, reverse and the split candidates."""
+    _check_recolor(recolor)
+    kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations)
     m, n = csr.shape
-    lb = lower_bound(csr, "bidirectional") if csr.nnz else 0
-    best = min(unidirectional, key=lambda c: c.num_colors)
-    tried = {("forward" if c.kind == "column" else "reverse"): c.num_colors for c in unidirectional}
     if csr.nnz == 0:
-        return None, tried
+        return color_columns(csr, **kw), {}
+    lb_f = int(np.diff(csr.indptr).max())
+    lb_r = int(np.bincount(csr.indices, minlength=n).max())
     rows = np.repeat(np.arange(m), np.diff(csr.indptr))
     cols = csr.indices.astype(np.int64)
-    best_k, best_c = best.num_colors, None
+    scored = _scored_splits(csr, min(lb_f, lb_r))
+    tried = {}
+    split_state = {"csc": None}
+
+    def splits(beat):
+        return _color_splits(csr, rows, cols, split_state, scored, beat, kw, max_candidates, tried)
+
+    def k(c):
+        return np.inf if c is None else c.num_colors
+
+    best = None
+    splits_first = bool(scored) and scored[0][0] < min(lb_f, lb_r)
+    if splits_first:
+        best = splits(np.inf)
+    if lb_f <= k(best):
+        c = color_columns(csr, **kw)
+        tried["forward"] = c.num_colors
+        if c.num_colors <= k(best):
+            best = c
+    if lb_r < k(best) or (isinstance(best, Bicoloring) and lb_r <= k(best)):
+        c = color_rows(csr, **kw)
+        tried["reverse"] = c.num_colors
+        if c.num_colors < k(best) or (isinstance(best, Bicoloring) and c.num_colors == k(best)):
+            best = c
+    if not splits_first and k(best) >= 3:  # one or two products: a split cannot do better
+        found = splits(k(best))
+        if found is not None:
+            best = found
+    return best, tried
+
+
+def _scored_splits(csr, stop: int) -> list:
+    """The distinct split candidates (one-direction splits left out), with their bounds, best first; a
+    bound at or above ``stop`` may be truncated to its forward part (still a lower bound)."""
+    m, n = csr.shape
     scored = {}
     for name, fwd in split_candidates(csr):
         if fwd.all() or not fwd.any():
-            continue  # a unidirectional split: already colored
-        key = hash(np.packbits(fwd).tobytes())
-        if key in scored:
             continue
-        score = int(_split_bound(m, n, csr.indptr, csr.indices, fwd, best_k))
-        scored[key] = (score, name, fwd)
-    csc_order = None
-    for score, name, fwd in sorted(scored.values(), key=lambda t: t[0])[:max_candidates]:
+        key = hash(np.packbits(fwd).tobytes())
+        if key not in scored:
+            scored[key] = (int(_split_bound(m, n, csr.indptr, csr.indices, fwd, stop)), name, fwd)
+    return sorted(scored.values(), key=lambda t: t[0])
+
+
+def _color_splits(csr, rows, cols, state, scored, beat, kw, max_candidates, tried):
+    """The best Bicoloring among the first ``max_candidates`` splits whose bound is below ``beat`` (and
+    below the best found so far), or None."""
+    m, n = csr.shape
+    best = None
+    best_k = beat
+    for score, name, fwd in scored[:max_candidates]:
         if score >= best_k:
             break
-        if csc_order is None:
-            csc_order = np.lexsort((rows, cols))
-        cc, rc, kc, kr, how = _color_split(csr, rows, cols, csc_order, fwd, kw["order"], kw["recolor"],
+        if state["csc"] is None:
+            state["csc"] = np.lexsort((rows, cols))
+        cc, rc, kc, kr, how = _color_split(csr, rows, cols, state["csc"], fwd, kw["order"], kw["recolor"],
                                            kw["seed"], kw["iterations"], kw["tabu_iterations"])
         tried[name] = kc + kr
         if kc + kr < best_k:
-            best_k, best_c = kc + kr, (cc, rc, f"{name} ({how})")
-    if best_c is None:
-        return None, tried
-    cc, rc, how = best_c
-    return Bicoloring.from_sides(cc, rc, (m, n), how, lb, tried), tried
+            best_k, best = kc + kr, (cc, rc, f"{name} ({how})")
+    if best is None:
+        return None
+    cc, rc, how = best
+    return Bicoloring.from_sides(cc, rc, (m, n), how, lower_bound(csr, "bidirectional"), tried)
