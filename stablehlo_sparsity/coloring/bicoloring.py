@@ -58,8 +58,10 @@ def _side(nv: int, nother: int, other: np.ndarray, vert: np.ndarray, sel: np.nda
     optr = np.zeros(2 * nother + 1, t)
     np.cumsum(np.concatenate([n_a, n_s]), out=optr[1:])
     onbr = np.concatenate([vert[in_a], vert[sel]]).astype(t)
-    handle = np.where(sel, other, nother + other)[in_a]
-    owner = vert[in_a]
+    # an active vertex read on the other side walks to the selected list of that row: skip empty lists
+    walk = in_a & (sel | (n_s[other] > 0))
+    handle = np.where(sel, other, nother + other)[walk]
+    owner = vert[walk]
     order = np.argsort(owner, kind="stable")
     ptr = np.zeros(nv + 1, t)
     np.cumsum(np.bincount(owner, minlength=nv), out=ptr[1:])
@@ -173,7 +175,8 @@ def _thresholds(counts: np.ndarray, k: int) -> list[int]:
 
 
 # ----------------------------------------------------------------------------------------------- coloring
-def _color_split(csr, rows, cols, csc_order, fwd, order, recolor, seed, iterations, tabu_iterations):
+def _color_split(csr, rows, cols, csc_order, fwd, order="best", recolor="auto", seed=0, iterations=None,
+                 tabu_iterations=None):
     """Color both sides of one split: ``(column_colors, row_colors, kc, kr, how)``."""
     m, n = csr.shape
     gc, lbc, act_c = _side(n, m, rows, cols, fwd)
@@ -293,22 +296,35 @@ def _scored_splits(csr, stop: int) -> list:
 
 
 def _color_splits(csr, rows, cols, state, scored, beat, kw, max_candidates, tried):
-    """The best Bicoloring among the first ``max_candidates`` splits whose bound is below ``beat`` (and
-    below the best found so far), or None."""
+    """The best Bicoloring among the first ``max_candidates`` splits whose bound is below ``beat``, or None.
+
+    Each split is screened with one greedy pass per side (DSATUR, or the requested ``order``; no
+    recoloring), then the best screened split is colored with the full options (orderings, tabu,
+    iterated greedy) — recoloring every candidate would cost more than all the rest together."""
     m, n = csr.shape
-    best = None
+    screen = dict(kw, order="dsatur" if kw["order"] == "best" else kw["order"], recolor="none")
+    cands = []
     best_k = beat
     for score, name, fwd in scored[:max_candidates]:
         if score >= best_k:
             break
         if state["csc"] is None:
             state["csc"] = np.lexsort((rows, cols))
-        cc, rc, kc, kr, how = _color_split(csr, rows, cols, state["csc"], fwd, kw["order"], kw["recolor"],
-                                           kw["seed"], kw["iterations"], kw["tabu_iterations"])
-        tried[name] = kc + kr
-        if kc + kr < best_k:
-            best_k, best = kc + kr, (cc, rc, f"{name} ({how})")
-    if best is None:
+        out = _color_split(csr, rows, cols, state["csc"], fwd, **screen)
+        k = out[2] + out[3]
+        cands.append((k, name, fwd, out))
+        best_k = min(best_k, k)
+    if not cands:
         return None
-    cc, rc, how = best
-    return Bicoloring.from_sides(cc, rc, (m, n), how, lower_bound(csr, "bidirectional"), tried)
+    k, name, fwd, out = min(cands, key=lambda t: t[0])
+    if kw["recolor"] != "none" or kw["order"] == "best":
+        full = _color_split(csr, rows, cols, state["csc"], fwd, **kw)
+        if full[2] + full[3] <= k:
+            out = full
+    for k_, name_, _, _ in cands:
+        tried[name_] = k_
+    cc, rc, kc, kr, how = out
+    tried[name] = kc + kr
+    if kc + kr >= beat:
+        return None
+    return Bicoloring.from_sides(cc, rc, (m, n), f"{name} ({how})", lower_bound(csr, "bidirectional"), tried)

@@ -445,6 +445,11 @@ def dsatur(nv, ptr, nbr, optr, onbr, d2: bool, max_tracked_colors: int = 64, deg
         deg0 = np.bincount(owner, weights=other[nbr], minlength=nv)
     else:
         deg0 = np.diff(ptr)
-    deg0 = np.minimum(deg0, 20_000_000 // (64 * words + 1) - 1).astype(np.int32)
+    # The priority keys span saturation · (max degree + 1): a few vertices of huge degree (a dense row seen
+    # from the columns) would make the bucket scan cost O(max degree) per pick.  Their tie-break is capped
+    # at 8× the median degree: ties among such outliers are rare and cheap to lose.
+    if nv:
+        deg0 = np.minimum(deg0, max(64, 8 * int(np.median(deg0))))
+    deg0 = np.clip(deg0, 0, 20_000_000 // (64 * words + 1) - 1).astype(np.int32)
     colors, k = _dsatur(nv, ptr, nbr, optr, onbr, d2, words, deg0)
     return colors, int(k)
