@@ -438,10 +438,11 @@ class SparseJacobian(_Prepared):
     def _compressed(self, args, mode=None, colors=None, k=None):
         """``(value, aux, compressed)`` with compressed ``(k, m)`` (forward) or ``(k, n)`` (reverse); ``mode``,
         ``colors`` and ``k`` default to this Jacobian's (a bidirectional one asks for each side)."""
-        mode = self.mode if mode is None else mode
-        colors = self._colors if colors is None else colors
         import jax
         import jax.numpy as jnp
+
+        mode = self.mode if mode is None else mode
+        colors = self._colors if colors is None else colors
 
         sel = tuple(args[i] for i in self.argnums)
         sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)

@@ -18,24 +18,25 @@ the augmented graph that SparseMatrixColorings.jl colors):
    (that row would need as many forward colors as it has nonzeros), of a column denser than its row in
    forward; thresholds on the counts give more candidates ("heavy rows reverse, heavy columns forward, the
    rest one way").  A column is *active* (colored) iff one of its nonzeros is ``F``; a row iff one is ``R``.
-2. **Score.** A cheap lower bound per split, vectorized: in a row with ``f ≥ 1`` forward nonzeros and
-   ``a`` active columns, ``f + [a > f]`` columns pairwise conflict (likewise for columns): the sum of the
-   two largest such cliques.  Splits are colored best score first, while their score can beat the best
-   coloring found; the unidirectional colorings (everything ``F``, everything ``R``) are candidates too, so
-   a bicoloring never needs more products than :func:`~.color_columns` or :func:`~.color_rows`.
+2. **Score.** A lower bound per split, in a few compiled passes over the nonzeros: in a row with
+   ``f ≥ 1`` forward nonzeros and ``a`` active columns, ``f + [a > f]`` columns pairwise conflict
+   (likewise for columns); the score is the sum of the two largest such cliques.  Only splits whose score
+   can beat the best coloring found are colored, best score first.  The one-direction colorings
+   (everything ``F``, everything ``R``) are candidates too — computed only when their own lower bound (the
+   densest row, or column) can win — so a bicoloring never needs more products than
+   :func:`~.color_columns` or :func:`~.color_rows`.
 3. **Color.** With the split fixed the two sides are independent: columns ``j, j'`` conflict iff some row
    holds both, active, and one of the two nonzeros is ``F``.  That is a distance-2 walk through *handles*
    (per row: its active columns, and its ``F`` columns), so the column kernels run unchanged — orderings,
-   DSATUR, tabu and iterated greedy (:mod:`.greedy`).
+   DSATUR, tabu and iterated greedy (:mod:`.greedy`).  Each candidate is screened with one greedy pass per
+   side; the best is then colored with the full options.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import Bicoloring, Coloring, _check_recolor, _color_distance2, color_columns, color_rows, lower_bound
-from ._numba import njit
 from .graph import Bipartite, as_csr
 
 __all__ = ["color_bidirectional", "color_fewest_products", "split_candidates"]
@@ -77,52 +78,6 @@ def _side_bound(n_active: np.ndarray, n_selected: np.ndarray) -> int:
     return int(b.max())
 
 
-@njit
-def _split_bound(m, n, indptr, indices, fwd, stop):
-    """The lower bound of a split (forward clique + reverse clique) in three compiled passes over the
-    nonzeros; returns early (a value ≥ ``stop``) when the forward part alone reaches ``stop``."""
-    act_c = np.zeros(n, np.bool_)
-    act_r = np.zeros(m, np.bool_)
-    for i in range(m):
-        for p in range(indptr[i], indptr[i + 1]):
-            if fwd[p]:
-                act_c[indices[p]] = True
-            else:
-                act_r[i] = True
-    lf = 0
-    for i in range(m):
-        na = 0
-        ns = 0
-        for p in range(indptr[i], indptr[i + 1]):
-            if act_c[indices[p]]:
-                na += 1
-            if fwd[p]:
-                ns += 1
-        if ns > 0:
-            b = ns + (1 if na > ns else 0)
-            if b > lf:
-                lf = b
-    if lf >= stop:
-        return lf
-    na_c = np.zeros(n, np.int64)
-    ns_c = np.zeros(n, np.int64)
-    for i in range(m):
-        if not act_r[i]:
-            continue
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            na_c[j] += 1
-            if not fwd[p]:
-                ns_c[j] += 1
-    lr = 0
-    for j in range(n):
-        if ns_c[j] > 0:
-            b = ns_c[j] + (1 if na_c[j] > ns_c[j] else 0)
-            if b > lr:
-                lr = b
-    return lf + lr
-
-
 # ----------------------------------------------------------------------------------------------- splits
 def split_candidates(pattern, max_thresholds: int = 4):
     """Candidate splits of the nonzeros of ``pattern`` (CSR order), as ``(name, forward mask)`` pairs:
@@ -133,7 +88,7 @@ def split_candidates(pattern, max_thresholds: int = 4):
       (a nonzero in both: the sparser side), the rest forward or reverse — for a few ``t``, ``u`` between
       the median and the largest count.
     """
-    csr = pattern if isinstance(pattern, sp.csr_array) else as_csr(pattern)
+    csr = as_csr(pattern)
     m, n = csr.shape
     rc = np.diff(csr.indptr)
     cc = np.bincount(csr.indices, minlength=n)
@@ -284,6 +239,8 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
 def _scored_splits(csr, stop: int) -> list:
     """The distinct split candidates (one-direction splits left out), with their bounds, best first; a
     bound at or above ``stop`` may be truncated to its forward part (still a lower bound)."""
+    from .greedy import split_bound  # compiled: imported on first use, like every numba kernel
+
     m, n = csr.shape
     scored = {}
     for name, fwd in split_candidates(csr):
@@ -291,7 +248,7 @@ def _scored_splits(csr, stop: int) -> list:
             continue
         key = hash(np.packbits(fwd).tobytes())
         if key not in scored:
-            scored[key] = (int(_split_bound(m, n, csr.indptr, csr.indices, fwd, stop)), name, fwd)
+            scored[key] = (int(split_bound(m, n, csr.indptr, csr.indices, fwd, stop)), name, fwd)
     return sorted(scored.values(), key=lambda t: t[0])
 
 
