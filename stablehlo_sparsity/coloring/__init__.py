@@ -18,7 +18,7 @@
   takes 3 products instead of ``n``; :mod:`.bicoloring`);
 * :func:`check_coloring` — validity check of every kind, vectorized;
 * :func:`seed_matrix`, :func:`decompress`, :class:`DecompressionPlan` — seeds and decompression for products
-  computed anywhere (:mod:`.decompress`).
+  computed anywhere (:mod:`.decompression`).
 
 ``order`` is one of :data:`ORDERS`, ``"dsatur"`` (column/row only) or ``"best"`` (the default): try DSATUR
 and the deterministic orderings, keep the fewest colors, stop early at the lower bound (the largest number of nonzeros in one row — those columns
@@ -175,7 +175,7 @@ class Bicoloring(Coloring):
 
     def seed_matrix(self, dtype=np.float64):
         """``(S_c, S_r)``: ``n × num_column_colors`` and ``m × num_row_colors`` 0/1 seeds."""
-        from .decompress import seed_matrix
+        from .decompression import seed_matrix
 
         return seed_matrix(self, dtype=dtype)
 
@@ -354,7 +354,7 @@ def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int
     """Acyclic coloring of the symmetrized square ``pattern``, for Hessians recovered by substitution.
 
     Every two colors induce a forest (see :mod:`.acyclic`); the Hessian is recovered from ``B = H S`` by
-    substitution along those trees (:func:`~.decompress.decompress`, ``sparse_hessian(mode="substitution")``).
+    substitution along those trees (:func:`~.decompression.decompress`, ``sparse_hessian(mode="substitution")``).
     ``order``, ``recolor`` and ``iterations`` as for :func:`color_star`, except that the default number of
     recoloring passes shrinks on large graphs (about 5·10⁷ neighbour visits in all, at least 3 passes).
     Up to :data:`STAR_FALLBACK_MAX_VERTICES` vertices, never more colors than :func:`color_star` with the same
@@ -442,4 +442,4 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
 
 # Defined after Coloring / Bicoloring, which they use.
 from .bicoloring import color_bidirectional  # noqa: E402
-from .decompress import KINDS, DecompressionPlan, compress, decompress, seed_matrix  # noqa: E402
+from .decompression import KINDS, DecompressionPlan, compress, decompress, seed_matrix  # noqa: E402

@@ -18,7 +18,7 @@ every edge of ``T`` follows.  Rooting ``T`` at ``r`` and writing ``h(t)`` for th
 
 a signed subtree sum.  Laid out in depth-first preorder a subtree is a contiguous range, so the whole
 substitution is one gather, one prefix sum (segmented per tree) and a difference of two gathers — no
-level-by-level loop, whatever the depth of the trees (:mod:`.decompress`).
+level-by-level loop, whatever the depth of the trees (:mod:`.decompression`).
 
 The greedy kernel is Algorithm 3.1 of Gebremedhin, Tarafdar, Manne & Pothen, "New acyclic and star
 coloring algorithms with application to computing Hessians", SIAM J. Sci. Comput. 29 (2007): the
