@@ -18,6 +18,15 @@ Evaluation.  With a star coloring ``c`` of the symmetric pattern (see :mod:`stab
 the compressed ``B = H S`` takes one Hessian-vector product per color — forward-over-reverse,
 ``jvp(grad f)``, ``vmap``-ed over the seeds — and every nonzero is read directly: ``H[i, j] = B[i, c[j]]``
 when ``j`` is the only neighbour of ``i`` with its color, else ``B[j, c[i]]`` (one static gather).
+
+``mode="substitution"`` uses an acyclic coloring instead (:mod:`stablehlo_sparsity.coloring.acyclic`):
+often fewer colors (a banded Hessian of half-bandwidth ``w``: ``w + 1`` against about ``2w + 1``), every
+entry recovered by substitution along the two-colored trees — inside the same XLA program, as one
+segmented prefix sum.  Its rounding error grows with the length of those chains
+(:attr:`SparseHessian.longest_chain`), where direct recovery reads each entry from one product.
+``mode="auto"`` substitutes only when that saves products and the longest chain keeps the worst-case
+rounding error within half of the digits of the input dtype (``chain · eps ≤ √eps``: chains up to about
+2,900 in float32); ``"direct"`` (star) is the default.
 """
 
 from __future__ import annotations
@@ -34,7 +43,12 @@ from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, 
                        _seed_leaves, _struct, static_gather)
 from .pattern import SparsityPattern
 
-__all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian"]
+__all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
+           "HESSIAN_MODES"]
+
+#: ``mode`` of the sparse Hessian: star coloring and direct recovery, acyclic coloring and substitution, or
+#: substitution only when it needs fewer products.
+HESSIAN_MODES = ("direct", "substitution", "auto")
 
 
 def _scalar(fn, has_aux: bool):
@@ -84,10 +98,46 @@ def _detect(f, args, argnums, has_aux, on_unknown, kwargs):
 
 
 def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                     order: str = "best", recolor: str = "auto", seed: int = 0, **kwargs) -> Coloring:
-    """Detect the Hessian pattern of ``f`` and star-color it."""
-    return color_star(hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, **kwargs),
-                      order=order, recolor=recolor, seed=seed)
+                     order: str = "best", recolor: str = "auto", seed: int = 0, mode: str = "direct",
+                     **kwargs) -> Coloring:
+    """Detect the Hessian pattern of ``f`` and color it: star (``mode="direct"``), acyclic
+    (``"substitution"``) or acyclic only when that pays (``"auto"``, see :func:`sparse_hessian`)."""
+    import jax
+    import jax.numpy as jnp
+
+    pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, **kwargs)
+    sel = [args[i] for i in dict.fromkeys(_norm_argnums(argnums, len(args)))]
+    dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
+    return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
+
+
+def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, options: ColoringOptions, dtype):
+    """``(coloring, substitution plan or None)`` for ``mode`` (see :data:`HESSIAN_MODES`).  A given
+    ``coloring`` must be a star coloring for ``"direct"``, star or acyclic otherwise (a star coloring is
+    acyclic).  ``"auto"`` substitutes when the acyclic coloring needs fewer colors and its longest chain
+    keeps the worst-case rounding error within half the digits of ``dtype`` (``chain · eps ≤ √eps``)."""
+    from .coloring import DecompressionPlan, check_coloring, color_acyclic
+
+    if mode not in HESSIAN_MODES:
+        raise InputError(f"mode must be one of {', '.join(HESSIAN_MODES)}, got {mode!r}")
+    if coloring is not None:
+        kinds = ("star",) if mode == "direct" else ("star", "acyclic")
+        if not isinstance(coloring, Coloring) or coloring.kind not in kinds or coloring.shape != pattern.shape:
+            raise InputError(f"coloring must be a {' or '.join(kinds)} Coloring of the Hessian pattern")
+        check_coloring(pattern, coloring, raise_on_error=True)
+        plan = None if mode == "direct" else DecompressionPlan(pattern, coloring, "acyclic")
+        return coloring, plan
+    if mode == "direct":
+        return color_star(pattern, **options.kwargs()), None
+    acyclic = color_acyclic(pattern, **options.kwargs())
+    plan = DecompressionPlan(pattern, acyclic)
+    if mode == "substitution":
+        return acyclic, plan
+    star = color_star(pattern, **options.kwargs())
+    eps = float(np.finfo(dtype).eps)
+    if acyclic.num_colors < star.num_colors and plan.longest_chain * eps <= eps ** 0.5:
+        return acyclic, plan
+    return star, None
 
 
 class SparseHessian(_Prepared):
@@ -103,7 +153,7 @@ class SparseHessian(_Prepared):
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
-                 on_unknown: str = "error", constant_seeds: bool | None = None):
+                 on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct"):
         import jax
 
         self.constant_seeds = constant_seeds
@@ -119,11 +169,13 @@ class SparseHessian(_Prepared):
         _check_inputs(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)), "sparse_hessian")
         self._fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
         opts = coloring_options or ColoringOptions()
-        if coloring is None:
-            coloring = color_star(self.pattern, **opts.kwargs())
-        elif not isinstance(coloring, Coloring) or coloring.kind != "star" or coloring.shape != self.pattern.shape:
-            raise InputError("coloring must be a star Coloring of the Hessian pattern")
+        x_dtype = jax.numpy.result_type(*jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)))
+        coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, opts, x_dtype)
         self.coloring = coloring
+        self.mode = "direct" if plan is None else "substitution"
+        if self.mode == "substitution":
+            self._prepare_substitution(plan)
+            return
         n = self.pattern.shape[0]
         k = coloring.num_colors
         src = star_sources(self.pattern, coloring)
@@ -174,31 +226,54 @@ class SparseHessian(_Prepared):
                                       out_axes=(None, 0, None))(tangents)
         parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(gdot)]
         comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]   # Bᵀ, (k, n)
+        if self.mode == "substitution":
+            return y, aux, self._plan.jax_values_from_stacked(jnp.ravel(comp))
         return y, aux, static_gather(jnp.ravel(comp), self._gather)
+
+    def _prepare_substitution(self, plan):
+        """Keep the substitution plan (static index arrays; see
+        :class:`~stablehlo_sparsity.coloring.DecompressionPlan`)."""
+        self._plan = plan
+        rows, cols = self.pattern.to_coo()
+        t = _index_dtype(max(self.pattern.shape[0], 1))
+        self._rows, self._cols = rows.astype(t), cols.astype(t)
+        self._colors = self.coloring.colors.astype(np.int32)
+        self._reset_compiled()
+
+    @property
+    def longest_chain(self) -> int:
+        """The most Hessian-vector-product entries summed into one Hessian entry: 1 for direct recovery, the
+        largest two-colored subtree for substitution (the rounding error grows with it)."""
+        return self._plan.longest_chain if self.mode == "substitution" else 1
 
     def __repr__(self) -> str:
         n = self.shape[0]
+        how = ", by substitution" if self.mode == "substitution" else ""
         return (f"SparseHessian({n}×{n}, nnz={self.pattern.nnz}, {self.num_colors} Hessian-vector products "
-                f"per evaluation, output={self.output!r})")
+                f"per evaluation{how}, output={self.output!r})")
 
 
 def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                    coloring: Coloring | None = None, on_unknown: str = "error",
-                   constant_seeds: bool | None = None, **kwargs) -> SparseHessian:
+                   constant_seeds: bool | None = None, mode: str = "direct", **kwargs) -> SparseHessian:
     """Prepare a sparse Hessian of the scalar ``f`` at the shapes of ``args``: detection (through the
     gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
-    Hessian-vector products in one XLA program and decompresses symmetrically with one static gather."""
+    Hessian-vector products in one XLA program and decompresses symmetrically with one static gather.
+    ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
+    ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
+    dtype (see the module docstring)."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
-                         on_unknown=on_unknown, constant_seeds=constant_seeds)
+                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode)
 
 
 def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                              output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                              coloring: Coloring | None = None, on_unknown: str = "error",
-                             constant_seeds: bool | None = None, **kwargs) -> SparseHessian:
+                             constant_seeds: bool | None = None, mode: str = "direct",
+                             **kwargs) -> SparseHessian:
     """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds)
+                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode)

@@ -11,7 +11,10 @@ pattern, the seed matrix ``S`` (``n × k``, ``S[j, c[j]] = 1``) compresses the J
 JVP per color, ``vmap``-ed into a single batched forward pass.  Since no row holds two columns of one color,
 every nonzero is ``J[i, j] = B[i, c[j]]`` — decompression is one static gather from ``B`` into the pattern's
 CSR order.  Reverse mode is the transpose: a row coloring ``r``, ``C = W J`` from one VJP per row color,
-``J[i, j] = C[r[i], j]``.  ``mode="auto"`` takes whichever needs fewer colors (forward on a tie).
+``J[i, j] = C[r[i], j]``.  ``mode="bidirectional"`` mixes both (Coleman & Verma 1998): each nonzero is read
+from a JVP or from a VJP (:mod:`stablehlo_sparsity.coloring.bicoloring`), so a Jacobian with dense rows and
+dense columns (an arrowhead: 3 products instead of ``n``) stays cheap.  ``mode="auto"`` takes whichever
+needs the fewest products (forward on a tie, bidirectional only when it wins).
 
 The prepared callable is a plain JAX function: it can be called inside ``jax.jit``, ``vmap``-ed, lowered
 (:meth:`SparseJacobian.lower`, :meth:`SparseJacobian.as_text` — the seed matrix and the gather indices are
@@ -46,7 +49,7 @@ __all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "ja
            "ColoringOptions"]
 
 OUTPUTS = ("bcoo", "bcsr", "scipy", "dense", "values")
-MODES = ("auto", "forward", "reverse")
+MODES = ("auto", "forward", "reverse", "bidirectional")
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,8 @@ def _seed_leaves(colors: np.ndarray, k: int, leaves, constant: bool | None = Non
         out = []
         for sh, sz, o, dt in zip(shapes, sizes, offs, dts):
             seg = np.zeros((k, sz), dtype=dt)
-            seg[colors[o:o + sz], np.arange(sz)] = 1
+            on = np.flatnonzero(colors[o:o + sz] >= 0)  # -1: in no seed (bidirectional colorings)
+            seg[colors[o:o + sz][on], on] = 1
             out.append(seg.reshape((k,) + sh))
         return out
     ar = jnp.arange(k, dtype=jnp.int32)[:, None]
@@ -199,8 +203,9 @@ def _choose_coloring(pattern: SparsityPattern, mode: str, coloring, options: Col
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if coloring is not None:
-        if not isinstance(coloring, Coloring) or coloring.kind not in ("column", "row"):
-            raise InputError("coloring must be a column or row Coloring (see stablehlo_sparsity.coloring)")
+        if not isinstance(coloring, Coloring) or coloring.kind not in ("column", "row", "bidirectional"):
+            raise InputError("coloring must be a column, row or bidirectional Coloring (see "
+                             "stablehlo_sparsity.coloring)")
         if coloring.shape != pattern.shape:
             raise InputError(f"coloring is for a {coloring.shape} pattern, the Jacobian is {pattern.shape}")
         from .coloring import check_coloring
@@ -211,21 +216,22 @@ def _choose_coloring(pattern: SparsityPattern, mode: str, coloring, options: Col
         return color_columns(pattern, **options.kwargs())
     if mode == "reverse":
         return color_rows(pattern, **options.kwargs())
-    cols = color_columns(pattern, **options.kwargs())
-    if cols.num_colors <= cols.lower_bound:
-        # Forward reached its lower bound; reverse can only win if its own bound is smaller.
-        col_counts = pattern.col_counts()
-        if pattern.nnz == 0 or int(col_counts.max()) >= cols.num_colors:
-            return cols
-    rows = color_rows(pattern, **options.kwargs())
-    return rows if rows.num_colors < cols.num_colors else cols
+    if mode == "bidirectional":
+        from .coloring import color_bidirectional
+
+        return color_bidirectional(pattern, **options.kwargs())
+    # auto: the fewest products among forward, reverse and bidirectional (ties: forward, then reverse)
+    from .coloring.bicoloring import color_fewest_products
+
+    return color_fewest_products(pattern, **options.kwargs())
 
 
 def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       mode: str = "auto", order: str = "best", recolor: str = "auto", seed: int = 0,
                       **kwargs) -> Coloring:
     """Detect the Jacobian pattern of ``f`` and color it (columns for ``"forward"``, rows for ``"reverse"``,
-    the fewer colors for ``"auto"``)."""
+    both for ``"bidirectional"`` (a :class:`~stablehlo_sparsity.coloring.Bicoloring`), the fewest products
+    for ``"auto"``)."""
     pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).pattern
     return _choose_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
 
@@ -372,8 +378,8 @@ class SparseJacobian(_Prepared):
     ``((f(x), aux), J)``.
 
     Attributes: ``pattern`` (:class:`~stablehlo_sparsity.SparsityPattern`), ``coloring``
-    (:class:`~stablehlo_sparsity.coloring.Coloring`), ``mode`` (``"forward"`` or ``"reverse"``),
-    ``num_colors`` (JVPs or VJPs per evaluation), ``analysis`` (the detection result).
+    (:class:`~stablehlo_sparsity.coloring.Coloring`), ``mode`` (``"forward"``, ``"reverse"`` or
+    ``"bidirectional"``), ``num_colors`` (JVPs plus VJPs per evaluation), ``analysis`` (the detection result).
     """
 
     _what = "Jacobian"
@@ -402,12 +408,14 @@ class SparseJacobian(_Prepared):
                                           on_unknown=on_unknown, **(kwargs or {}))
         self.pattern = self.analysis.pattern
         self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
-        self.mode = "forward" if self.coloring.kind == "column" else "reverse"
+        self.mode = {"column": "forward", "row": "reverse"}.get(self.coloring.kind, "bidirectional")
         self._prepare_constants()
 
     # ------------------------------------------------------------------ constants
     def _prepare_constants(self):
         """Seeds and decompression indices from :attr:`coloring` (and fresh compiled wrappers)."""
+        if self.mode == "bidirectional":
+            return self._prepare_bidirectional()
         csr = self.pattern.to_scipy()
         m, n = csr.shape
         k = self.coloring.num_colors
@@ -427,10 +435,14 @@ class SparseJacobian(_Prepared):
         self._reset_compiled()
 
     # ------------------------------------------------------------------ evaluation
-    def _compressed(self, args):
-        """``(value, aux, compressed)`` with compressed ``(k, m)`` (forward) or ``(k, n)`` (reverse)."""
+    def _compressed(self, args, mode=None, colors=None, k=None):
+        """``(value, aux, compressed)`` with compressed ``(k, m)`` (forward) or ``(k, n)`` (reverse); ``mode``,
+        ``colors`` and ``k`` default to this Jacobian's (a bidirectional one asks for each side)."""
         import jax
         import jax.numpy as jnp
+
+        mode = self.mode if mode is None else mode
+        colors = self._colors if colors is None else colors
 
         sel = tuple(args[i] for i in self.argnums)
         sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)
@@ -443,16 +455,16 @@ class SparseJacobian(_Prepared):
         else:
             def h(*s):
                 return _float_outputs(h0(*s), x_dtype)
-        k = self.num_colors
+        k = self.num_colors if k is None else k
         m, n = self.shape
         if k == 0:
             out = h(*sel)
             y, aux = out if self.has_aux else (out, None)
             leaves = jax.tree_util.tree_leaves(y)
             dt = jnp.result_type(*leaves) if leaves else x_dtype
-            return y, aux, jnp.zeros((0, m if self.mode == "forward" else n), dt)
-        if self.mode == "forward":
-            tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves,
+            return y, aux, jnp.zeros((0, m if mode == "forward" else n), dt)
+        if mode == "forward":
+            tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(colors, k, sel_leaves,
                                                                                   self.constant_seeds))
             if self.has_aux:
                 y, ydot, aux = jax.vmap(lambda t: jax.jvp(h, sel, t, has_aux=True),
@@ -469,7 +481,7 @@ class SparseJacobian(_Prepared):
         else:
             (y, vjp_fn), aux = jax.vjp(h, *sel), None
         out_leaves, out_tree = jax.tree_util.tree_flatten(y)
-        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, _seed_leaves(self._colors, k, out_leaves,
+        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, _seed_leaves(colors, k, out_leaves,
                                                                                      self.constant_seeds)))
         parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(cts)]
         comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
@@ -478,12 +490,49 @@ class SparseJacobian(_Prepared):
     def _values(self, *args):
         import jax.numpy as jnp
 
+        if self.mode == "bidirectional":
+            return self._values_bidirectional(args)
         y, aux, comp = self._compressed(args)
         values = static_gather(jnp.ravel(comp), self._gather) if self.pattern.nnz else jnp.zeros((0,), comp.dtype)
         return y, aux, values
 
+    # ------------------------------------------------------------------ bidirectional
+    def _prepare_bidirectional(self):
+        """Seeds of both sides and one gather from ``[Bᵀ (kc × m), C (kr × n)]`` (JVPs then VJPs, one
+        product per row) into the CSR order (:class:`~stablehlo_sparsity.coloring.DecompressionPlan`)."""
+        from .coloring import DecompressionPlan
+
+        m, n = self.shape
+        rows, cols = self.pattern.to_coo()
+        t = _index_dtype(max(m, n, 1))
+        self._rows, self._cols = rows.astype(t), cols.astype(t)
+        plan = DecompressionPlan(self.pattern, self.coloring)
+        self._gather = plan.source.astype(_index_dtype(max(plan.num_products * max(m, n), 1)))
+        self._colors = self.coloring.colors.astype(np.int32)
+        self._colors_fwd = self.coloring.column_colors.astype(np.int32)
+        self._colors_rev = self.coloring.row_colors.astype(np.int32)
+        self._reset_compiled()
+
+    def _values_bidirectional(self, args):
+        import jax.numpy as jnp
+
+        kc, kr = self.coloring.num_column_colors, self.coloring.num_row_colors
+        y, aux, fwd = self._compressed(args, "forward", self._colors_fwd, kc)
+        if kr:
+            _, _, rev = self._compressed(args, "reverse", self._colors_rev, kr)
+            flat = jnp.concatenate([jnp.ravel(fwd), jnp.ravel(rev).astype(fwd.dtype)])
+        else:
+            flat = jnp.ravel(fwd)
+        values = static_gather(flat, self._gather) if self.pattern.nnz else jnp.zeros((0,), flat.dtype)
+        return y, aux, values
+
     def __repr__(self) -> str:
         m, n = self.shape
+        if self.mode == "bidirectional":
+            kc, kr = self.coloring.num_column_colors, self.coloring.num_row_colors
+            what = f"{kc} JVP{'s' * (kc != 1)} + {kr} VJP{'s' * (kr != 1)}"
+            return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, bidirectional mode: {what} per evaluation, "
+                    f"output={self.output!r})")
         what = "JVPs" if self.mode == "forward" else "VJPs"
         return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, {self.mode} mode: {self.num_colors} {what} "
                 f"per evaluation, output={self.output!r})")
@@ -497,7 +546,8 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     call of the returned :class:`SparseJacobian` evaluates ``num_colors`` JVPs (``mode="forward"``) or VJPs
     (``"reverse"``) in one batched XLA program and decompresses with one static gather.
 
-    ``mode="auto"`` picks the direction with fewer colors.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
+    ``mode="auto"`` picks the direction with fewer colors, or both directions (``"bidirectional"``: JVPs
+    and VJPs together) when that needs fewer products.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
     ``"dense"``, ``"scipy"`` or ``"values"``.  ``order`` / ``recolor`` / ``seed`` tune the coloring (see
     :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: literal seed
     constants (faster warm calls, longer compilation) or seeds computed in the program; ``None`` decides by

@@ -12,7 +12,13 @@
 * :func:`color_columns` — partial distance-2 coloring of the columns (forward mode: one JVP per color);
 * :func:`color_rows` — the same for rows (reverse mode: one VJP per color);
 * :func:`color_star` — star coloring of a symmetric pattern (Hessians, direct recovery);
-* :func:`check_coloring` — validity check, vectorized.
+* :func:`color_acyclic` — acyclic coloring of a symmetric pattern (Hessians, recovery by substitution:
+  fewer colors on banded and grid Hessians; :mod:`.acyclic`);
+* :func:`color_bidirectional` — forward and reverse products together (a :class:`Bicoloring`; an arrowhead
+  takes 3 products instead of ``n``; :mod:`.bicoloring`);
+* :func:`check_coloring` — validity check of every kind, vectorized;
+* :func:`seed_matrix`, :func:`decompress`, :class:`DecompressionPlan` — seeds and decompression for products
+  computed anywhere (:mod:`.decompression`).
 
 ``order`` is one of :data:`ORDERS`, ``"dsatur"`` (column/row only) or ``"best"`` (the default): try DSATUR
 and the deterministic orderings, keep the fewest colors, stop early at the lower bound (the largest number of nonzeros in one row — those columns
@@ -29,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .check import InvalidColoringError, check_coloring, star_sources
+from .check import InvalidColoringError, acyclic_violation, bidirectional_sources, check_coloring, star_sources
 from .graph import adjacency, as_csr, bipartite, symmetrize
 
 # The compiled kernels (greedy, orderings, star) import numba, which takes a while to import: they are
@@ -40,12 +46,22 @@ ORDERS = ("natural", "largest_first", "smallest_last", "incidence_degree", "dyna
 
 __all__ = [
     "Coloring",
+    "Bicoloring",
     "ORDERS",
     "METHODS",
     "color_columns",
     "color_rows",
     "color_star",
+    "color_acyclic",
+    "color_bidirectional",
     "check_coloring",
+    "KINDS",
+    "seed_matrix",
+    "compress",
+    "decompress",
+    "DecompressionPlan",
+    "bidirectional_sources",
+    "acyclic_violation",
     "lower_bound",
     "InvalidColoringError",
     "star_sources",
@@ -67,6 +83,10 @@ BEST_STAR_ORDERS = ("natural", "largest_first", "smallest_last", "dynamic_larges
 
 #: ``recolor="auto"`` runs tabu search only on graphs up to this many vertices (its memory is O(n·colors)).
 TABU_MAX_VERTICES = 300_000
+
+#: :func:`color_acyclic` also runs :func:`color_star` (and keeps it if it needs fewer colors) up to this many
+#: vertices; above, the star coloring's cost (about as much again) is not paid.
+STAR_FALLBACK_MAX_VERTICES = 200_000
 
 
 @dataclass(frozen=True)
@@ -108,9 +128,70 @@ class Coloring:
 
     def __repr__(self) -> str:
         m, n = self.shape
-        what = {"column": "columns", "row": "rows", "star": "variables (star)"}[self.kind]
+        what = {"column": "columns", "row": "rows", "star": "variables (star)",
+                "acyclic": "variables (acyclic)"}[self.kind]
         return (f"Coloring({self.num_colors} colors for {len(self.colors)} {what} of a {m}×{n} pattern, "
                 f"order={self.order!r}, lower bound {self.lower_bound})")
+
+
+@dataclass(frozen=True)
+class Bicoloring(Coloring):
+    """A bidirectional coloring of an ``m × n`` pattern: forward and reverse products together.
+
+    column_colors: ``int32`` ``(n,)``, a color in ``[0, num_column_colors)`` or ``-1`` (in no seed);
+    row_colors: ``int32`` ``(m,)``, a color in ``[0, num_row_colors)`` or ``-1``.
+    One evaluation takes ``num_column_colors`` JVPs (``B = J S_c``) and ``num_row_colors`` VJPs
+    (``C = S_rᵀ J``): :attr:`num_colors` is their sum.  Every nonzero is read directly from one side (see
+    :func:`~.check.bidirectional_sources`).  :attr:`colors` lists the columns' colors then the rows' shifted
+    by ``num_column_colors`` (``-1`` kept): one color space of ``num_colors`` products over the ``n + m``
+    vertices of the bipartite graph.  :meth:`seed_matrix` returns the pair ``(S_c, S_r)``.
+    """
+
+    column_colors: np.ndarray = None
+    row_colors: np.ndarray = None
+    num_column_colors: int = 0
+    num_row_colors: int = 0
+
+    @classmethod
+    def from_sides(cls, column_colors, row_colors, shape, order: str = "given", lower_bound: int = 0,
+                   tried: dict | None = None) -> "Bicoloring":
+        """A Bicoloring from the two color arrays (``-1``: in no seed); colors are relabelled by first
+        appearance on each side, so unused colors cost no product."""
+        cc = _canonical_partial(np.asarray(column_colors))
+        rc = _canonical_partial(np.asarray(row_colors))
+        kc = int(cc.max()) + 1 if len(cc) else 0
+        kr = int(rc.max()) + 1 if len(rc) else 0
+        kc, kr = max(kc, 0), max(kr, 0)
+        both = np.concatenate([cc, np.where(rc >= 0, rc + kc, -1)]).astype(np.int32)
+        return cls(both, kc + kr, "bidirectional", tuple(int(s) for s in shape), order, lower_bound,
+                   tried or {}, cc, rc, kc, kr)
+
+    @property
+    def mode(self) -> str:
+        """``"forward"`` (no VJP), ``"reverse"`` (no JVP) or ``"bidirectional"``."""
+        if self.num_row_colors == 0:
+            return "forward"
+        return "reverse" if self.num_column_colors == 0 else "bidirectional"
+
+    def seed_matrix(self, dtype=np.float64):
+        """``(S_c, S_r)``: ``n × num_column_colors`` and ``m × num_row_colors`` 0/1 seeds."""
+        from .decompression import seed_matrix
+
+        return seed_matrix(self, dtype=dtype)
+
+    def __repr__(self) -> str:
+        m, n = self.shape
+        return (f"Bicoloring({self.num_colors} products for a {m}×{n} pattern: {self.num_column_colors} JVPs "
+                f"over {int((self.column_colors >= 0).sum())} columns + {self.num_row_colors} VJPs over "
+                f"{int((self.row_colors >= 0).sum())} rows, order={self.order!r}, lower bound {self.lower_bound})")
+
+
+def _canonical_partial(colors: np.ndarray) -> np.ndarray:
+    """:func:`_canonical` on the colored vertices; ``-1`` (in no seed) stays."""
+    out = np.full(len(colors), -1, np.int32)
+    on = colors >= 0
+    out[on] = _canonical(colors[on])
+    return out
 
 
 def lower_bound(pattern, kind: str = "column") -> int:
@@ -126,7 +207,14 @@ def lower_bound(pattern, kind: str = "column") -> int:
         return int(np.bincount(csr.indices, minlength=csr.shape[1]).max())
     if kind == "star":
         return _star_lower_bound(adjacency(csr))
-    raise ValueError(f"kind must be 'column', 'row' or 'star', got {kind!r}")
+    if kind == "acyclic":
+        return _acyclic_lower_bound(adjacency(csr))
+    if kind == "bidirectional":
+        # One product is one JVP (every row holds at most one nonzero) or one VJP (every column does).
+        rows_ok = int(np.diff(csr.indptr).max()) <= 1
+        cols_ok = int(np.bincount(csr.indices, minlength=csr.shape[1]).max()) <= 1
+        return 1 if rows_ok or cols_ok else 2
+    raise ValueError(f"kind must be 'column', 'row', 'star', 'acyclic' or 'bidirectional', got {kind!r}")
 
 
 def _star_lower_bound(g) -> int:
@@ -138,6 +226,19 @@ def _star_lower_bound(g) -> int:
     deg = np.diff(g.ptr)
     owner = np.repeat(np.arange(g.nv), deg)
     return 2 if bool(((deg[owner] == 1) | (deg[g.nbr] == 1)).all()) else 3
+
+
+def _acyclic_lower_bound(g) -> int:
+    """1 without edges; 2 for a forest (any proper 2-coloring of a forest is acyclic); else 3 (a cycle
+    colored with two colors is a two-colored cycle).  A graph is a forest iff edges = vertices − components."""
+    if g.nv == 0 or len(g.nbr) == 0:
+        return 1
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    ncomp = connected_components(csr_array((np.ones(len(g.nbr), np.int8), g.nbr, g.ptr), shape=(g.nv, g.nv)),
+                                 directed=False, return_labels=False)
+    return 2 if len(g.nbr) // 2 == g.nv - ncomp else 3
 
 
 def _canonical(colors: np.ndarray) -> np.ndarray:
@@ -166,16 +267,24 @@ def _check_recolor(recolor: str) -> None:
 
 def _color_bipartite(csr, side: str, order: str, recolor: str, seed: int, iterations: int | None,
                      tabu_iterations: int | None) -> Coloring:
+    _check_recolor(recolor)
+    g = bipartite(csr, side)
+    shape = tuple(int(s) for s in csr.shape)
+    if csr.nnz == 0:
+        return Coloring(np.zeros(g.nv, np.int32), 0, side, shape, "empty", 0)
+    colors, k, how, lb, tried = _color_distance2(g, g.lower_bound, order, recolor, seed, iterations,
+                                                 tabu_iterations)
+    return Coloring(_canonical(colors), int(k), side, shape, how, lb, tried)
+
+
+def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations: int | None,
+                     tabu_iterations: int | None):
+    """Color the vertices of ``g`` (a :class:`~.graph.Bipartite` walk: ``v`` conflicts with every vertex two
+    steps away through ``ptr/nbr`` then ``optr/onbr``) with the orderings, DSATUR and recoloring of
+    :func:`color_columns`; ``lb`` is a lower bound (a target).  Returns ``(colors, k, how, lb, tried)``."""
     from .greedy import dsatur, greedy_color, iterated_greedy, tabu_reduce
     from .orderings import conflict_degrees, order_vertices
 
-    _check_recolor(recolor)
-    g = bipartite(csr, side)
-    kind = side
-    shape = tuple(int(s) for s in csr.shape)
-    if csr.nnz == 0:
-        return Coloring(np.zeros(g.nv, np.int32), 0, kind, shape, "empty", 0)
-    lb = g.lower_bound
     walk = (g.nv, g.ptr, g.nbr, g.optr, g.onbr, True)
     best = None
     tried = {}
@@ -206,7 +315,7 @@ def _color_bipartite(csr, side: str, order: str, recolor: str, seed: int, iterat
         c2, k2 = iterated_greedy(*walk, colors, iters, lb, patience=max(5, iters // 4), seed=seed)
         if k2 < k:
             colors, k, how = c2, k2, how + "+iterated"
-    return Coloring(_canonical(colors), int(k), kind, shape, how, lb, tried)
+    return colors, k, how, lb, tried
 
 
 def color_columns(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
@@ -235,24 +344,72 @@ def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 
     colorings are not monotone under that move, so each pass is accepted only if it does not use more
     colors.  The lower bound is 3 unless the graph is a star forest (2) or has no edges (1).
     """
-    from .orderings import conflict_degrees, order_vertices
     from .star import greedy_star
+
+    return _color_adjacency(pattern, "star", greedy_star, _star_lower_bound, order, recolor, seed, iterations)
+
+
+def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
+                  iterations: int | None = None) -> Coloring:
+    """Acyclic coloring of the symmetrized square ``pattern``, for Hessians recovered by substitution.
+
+    Every two colors induce a forest (see :mod:`.acyclic`); the Hessian is recovered from ``B = H S`` by
+    substitution along those trees (:func:`~.decompression.decompress`, ``sparse_hessian(mode="substitution")``).
+    ``order``, ``recolor`` and ``iterations`` as for :func:`color_star`, except that the default number of
+    recoloring passes shrinks on large graphs (about 5·10⁷ neighbour visits in all, at least 3 passes).
+    Up to :data:`STAR_FALLBACK_MAX_VERTICES` vertices, never more colors than :func:`color_star` with the same
+    options: a star coloring is acyclic, and the better of the two is returned (``order`` names the winner,
+    ``star:…`` when the star coloring won; in our tests and benchmarks it never did).  The lower bound is 3
+    unless the graph is a forest (2) or has no edges (1).
+    """
+    from .acyclic import edge_ids, greedy_acyclic
+    from .star import greedy_star
+
+    acyclic = _color_adjacency(pattern, "acyclic", greedy_acyclic, _acyclic_lower_bound, order, recolor, seed,
+                               iterations, edge_ids, work_budget=50_000_000)
+    if acyclic.num_colors <= acyclic.lower_bound or len(acyclic.colors) > STAR_FALLBACK_MAX_VERTICES:
+        return acyclic
+    star = _color_adjacency(pattern, "acyclic", greedy_star, _acyclic_lower_bound, order, recolor, seed,
+                            iterations)
+    if star.num_colors < acyclic.num_colors:
+        tried = dict(acyclic.tried, **{f"star:{k}": v for k, v in star.tried.items()})
+        return Coloring(star.colors, star.num_colors, "acyclic", star.shape, "star:" + star.order,
+                        acyclic.lower_bound, tried)
+    return acyclic
+
+
+def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterations, extra=None,
+                     work_budget: int | None = None) -> Coloring:
+    """Greedy ``kernel`` coloring of the adjacency graph of the symmetrized ``pattern`` over the orderings,
+    then iterated recoloring over the color classes (accepted only when not worse: neither star nor
+    acyclic colorings are monotone under that move).  With ``work_budget`` the default number of passes
+    is capped at about ``work_budget`` neighbour-of-neighbour visits (at least 3)."""
+    from .orderings import conflict_degrees, order_vertices
 
     _check_recolor(recolor)
     csr = symmetrize(pattern)
     n = csr.shape[0]
     shape = (n, n)
     if csr.nnz == 0:
-        return Coloring(np.zeros(n, np.int32), 0, "star", shape, "empty", 0)
+        return Coloring(np.zeros(n, np.int32), 0, kind, shape, "empty", 0)
     g = adjacency(csr)
-    lb = _star_lower_bound(g)
+    args = (g.nv, g.ptr, g.nbr)
+    if extra is not None:
+        aux = extra(*args)[0]
+
+        def run(order_v):
+            return kernel(*args, order_v, aux)
+    else:
+        def run(order_v):
+            return kernel(*args, order_v)
+    lb = bound(g)
     best = None
     tried = {}
     deg = None
     for name in _orders_to_try(order, star=True):
         if name != "natural" and name != "random" and deg is None:
             deg = conflict_degrees(g)
-        colors, k = greedy_star(g.nv, g.ptr, g.nbr, order_vertices(g, name, seed=seed, degrees=deg))
+        colors, k = run(order_vertices(g, name, seed=seed, degrees=deg))
         tried[name] = k
         if best is None or k < best[1]:
             best = (colors, k, name)
@@ -263,16 +420,26 @@ def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 
         rng = np.random.default_rng(seed)
         improved = False
         stall = 0
-        for it in range(30 if iterations is None else int(iterations)):
+        passes = 30 if iterations is None else int(iterations)
+        if iterations is None and work_budget is not None:
+            deg = np.diff(g.ptr).astype(np.int64)
+            walk = int(deg[g.nbr].sum())  # Σ_v Σ_{w ~ v} deg(w): one pass's neighbour-of-neighbour visits
+            passes = min(passes, max(3, work_budget // max(walk, 1)))
+        for it in range(passes):
             if k <= lb or stall >= 10:
                 break
             rank = np.arange(k)[::-1] if it % 2 == 0 else rng.permutation(k)
             order_v = np.argsort(rank[colors], kind="stable")
-            c2, k2 = greedy_star(g.nv, g.ptr, g.nbr, order_v)
+            c2, k2 = run(order_v)
             stall = 0 if k2 < k else stall + 1
             if k2 <= k:
                 improved |= k2 < k
                 colors, k = c2, k2
         if improved:
             how += "+iterated"
-    return Coloring(_canonical(colors), int(k), "star", shape, how, lb, tried)
+    return Coloring(_canonical(colors), int(k), kind, shape, how, lb, tried)
+
+
+# Defined after Coloring / Bicoloring, which they use.
+from .bicoloring import color_bidirectional  # noqa: E402
+from .decompression import KINDS, DecompressionPlan, compress, decompress, seed_matrix  # noqa: E402

@@ -7,15 +7,23 @@
   ``j`` is the only column of its color in row ``i`` (read ``B[i, color[j]]``), or ``i`` is the only column
   of its color in row ``j`` (read ``B[j, color[i]]``, by symmetry).  This is the *symmetrically
   orthogonal* condition of Coleman & Moré (1984); every star coloring satisfies it.
+* acyclic coloring: a distance-1 coloring of the adjacency graph (the diagonal is not an edge) in which
+  every two colors induce a forest — the condition for recovery by substitution (see :mod:`.acyclic`);
+* bidirectional coloring: column colors and row colors, ``-1`` meaning "in no seed"; with ``B = J S_c``
+  (one JVP per column color) and ``C = S_rᵀ J`` (one VJP per row color), every nonzero ``J[i, j]`` is read
+  directly from ``B[i, c_col[j]]`` (``j`` colored, and the only colored column of its color in row ``i``)
+  or from ``C[c_row[i], j]`` (``i`` colored, and the only colored row of its color in column ``j``).  This
+  is the exact condition for direct bidirectional recovery (Coleman & Verma 1998 call it a *direct
+  bicoloring* when it holds; a star bicoloring is a sufficient condition).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .graph import as_csr, symmetrize
+from .graph import adjacency, as_csr, symmetrize
 
-__all__ = ["check_coloring", "star_sources", "InvalidColoringError"]
+__all__ = ["check_coloring", "star_sources", "bidirectional_sources", "acyclic_violation", "InvalidColoringError"]
 
 
 class InvalidColoringError(ValueError):
@@ -55,13 +63,130 @@ def star_sources(pattern, colors) -> np.ndarray:
     return np.where(src >= 0, src, alt)
 
 
-def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool = False) -> bool:
-    """True iff ``colors`` is a valid ``kind`` coloring (``"column"``, ``"row"`` or ``"star"``) of ``pattern``.
+def _side_colors(colors, nv: int, what: str) -> np.ndarray:
+    c = np.asarray(colors)
+    if c.ndim != 1 or len(c) != nv:
+        raise InvalidColoringError(f"expected {nv} {what} colors, got an array of shape {c.shape}")
+    if not np.issubdtype(c.dtype, np.integer) and len(c):
+        raise InvalidColoringError(f"{what} colors must be integers, got {c.dtype}")
+    if nv and c.min() < -1:
+        raise InvalidColoringError(f"{what} colors must be >= -1 (-1: in no seed)")
+    return c.astype(np.int64)
 
-    ``colors`` is an integer array (one color per column, row, or variable) or a :class:`Coloring`.  With
-    ``raise_on_error`` an invalid coloring raises :class:`InvalidColoringError` naming a bad entry.
+
+def _bicolors(pattern, colors) -> tuple:
+    """``(csr, column_colors, row_colors)`` from a :class:`Bicoloring` or a ``(column_colors, row_colors)``
+    pair."""
+    csr = as_csr(pattern)
+    m, n = csr.shape
+    if hasattr(colors, "column_colors"):
+        cc, rc = colors.column_colors, colors.row_colors
+    else:
+        try:
+            cc, rc = colors
+        except (TypeError, ValueError):
+            raise InvalidColoringError("a bidirectional coloring is a Bicoloring or a (column_colors, row_colors) "
+                                       "pair") from None
+    return csr, _side_colors(cc, n, "column"), _side_colors(rc, m, "row")
+
+
+def bidirectional_sources(pattern, colors) -> np.ndarray:
+    """For each nonzero of ``pattern`` (CSR order): where it is read from, as a flat index into the
+    concatenation of ``B.ravel()`` (``B = J S_c``, ``m × kc``) and ``C.ravel()`` (``C = S_rᵀ J``, ``kr × n``),
+    the JVP side preferred; ``-1`` where neither side isolates it.  ``kc``, ``kr``: the largest column / row
+    color plus one."""
+    csr, cc, rc = _bicolors(pattern, colors)
+    m, n = csr.shape
+    kc = int(cc.max()) + 1 if n else 0
+    kr = int(rc.max()) + 1 if m else 0
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
+    cols = csr.indices.astype(np.int64)
+    src = np.full(len(cols), -1, np.int64)
+    # forward: j colored and alone with its color among the colored columns of row i
+    col_c = cc[cols]
+    on = col_c >= 0
+    uniq = np.zeros(len(cols), bool)
+    uniq[on] = _unique_in_row(rows[on], col_c[on], kc)
+    src[uniq] = rows[uniq] * kc + col_c[uniq]
+    # reverse: i colored and alone with its color among the colored rows of column j
+    row_c = rc[rows]
+    on = row_c >= 0
+    if (on & ~uniq).any():
+        alone = np.zeros(len(cols), bool)
+        alone[on] = _unique_in_row(cols[on], row_c[on], kr)
+        take = alone & ~uniq
+        src[take] = m * kc + row_c[take] * n + cols[take]
+    return src
+
+
+def acyclic_violation(pattern, colors):
+    """``None`` if ``colors`` is an acyclic coloring of the symmetrized ``pattern``, else a message naming
+    the problem: two adjacent vertices of one color, or two colors inducing a cycle.
+
+    Vectorized and independent of the coloring kernel: each edge ``u–v`` joins the tree-vertices
+    ``(pair, u)`` and ``(pair, v)`` of its color pair; every component of that graph must be a tree
+    (edges = vertices − 1)."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    g = adjacency(pattern)
+    c, _ = _colors_array(colors, g.nv)
+    rows = np.repeat(np.arange(g.nv, dtype=np.int64), np.diff(g.ptr))
+    cols = g.nbr.astype(np.int64)
+    same = np.flatnonzero(c[rows] == c[cols])
+    if len(same):
+        e = same[0]
+        return f"adjacent variables {rows[e]} and {cols[e]} share color {c[rows[e]]}"
+    if len(cols) == 0:
+        return None
+    k = int(c.max()) + 1
+    pair = np.minimum(c[rows], c[cols]) * k + np.maximum(c[rows], c[cols])
+    uniq, tv = np.unique(pair * g.nv + rows, return_inverse=True)
+    mirror = np.lexsort((rows, cols))
+    nt = len(uniq)
+    graph = csr_array((np.ones(len(tv), np.int8), (tv, tv[mirror])), shape=(nt, nt))
+    ncomp, label = connected_components(graph, directed=False)
+    nverts = np.bincount(label, minlength=ncomp)
+    nedges = np.bincount(label[tv], minlength=ncomp) // 2
+    bad = np.flatnonzero(nedges >= nverts)
+    if len(bad) == 0:
+        return None
+    t = int(np.flatnonzero(label == bad[0])[0])
+    p, v = divmod(int(uniq[t]), g.nv)
+    return (f"colors {p // k} and {p % k} induce a cycle through variable {v} "
+            f"({len(bad)} two-colored components with a cycle)")
+
+
+def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool = False) -> bool:
+    """True iff ``colors`` is a valid ``kind`` coloring of ``pattern``: ``"column"``, ``"row"``, ``"star"``
+    (direct symmetric recovery), ``"acyclic"`` (symmetric recovery by substitution) or ``"bidirectional"``.
+
+    ``colors`` is an integer array (one color per column, row, or variable), a ``(column_colors,
+    row_colors)`` pair for ``"bidirectional"`` (``-1``: in no seed), or a :class:`Coloring` (whose kind
+    wins).  With ``raise_on_error`` an invalid coloring raises :class:`InvalidColoringError` naming a bad
+    entry.
     """
     kind = getattr(colors, "kind", kind)
+    if kind == "acyclic":
+        problem = acyclic_violation(pattern, colors)
+        if problem is None:
+            return True
+        if raise_on_error:
+            raise InvalidColoringError(f"acyclic coloring: {problem}")
+        return False
+    if kind == "bidirectional":
+        src = bidirectional_sources(pattern, colors)
+        bad = np.flatnonzero(src < 0)
+        if len(bad) == 0:
+            return True
+        if raise_on_error:
+            csr = as_csr(pattern)
+            rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+            e = bad[0]
+            raise InvalidColoringError(
+                f"bidirectional coloring: entry ({rows[e]}, {csr.indices[e]}) is isolated neither by its column "
+                f"color nor by its row color ({len(bad)} such entries)")
+        return False
     csr = as_csr(pattern)
     if kind in ("star", "symmetric"):
         csr = symmetrize(csr)
@@ -79,7 +204,7 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
     if kind == "row":
         csr = as_csr(csr.T)
     elif kind != "column":
-        raise ValueError(f"kind must be 'column', 'row' or 'star', got {kind!r}")
+        raise ValueError(f"kind must be 'column', 'row', 'star', 'acyclic' or 'bidirectional', got {kind!r}")
     m, n = csr.shape
     c, k = _colors_array(colors, n)
     rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
