@@ -400,7 +400,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
         rows = [r.deps for r in results]
         m = int(sum(r.size for r in results))
         if m > opts.max_pattern_nnz:  # the (m × n) CSR needs m + 1 row pointers
-            from .interpreter import too_large
+            from .irtools import too_large
 
             raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, loc)
         if rows:

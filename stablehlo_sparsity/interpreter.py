@@ -1,9 +1,14 @@
 """The abstract interpreter: walks StableHLO functions and propagates the index-set and constant lattices.
 
 One frame per function invocation maps each SSA value to its :class:`AbstractValue`.  For every op the
-interpreter (1) folds it with NumPy when every operand is a known constant and a fold rule exists, else
-(2) applies the op's index-set rule from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable
+interpreter (1) folds it with NumPy when every operand is a known constant and a fold rule exists — and
+bounds how far XLA's value may be from the fold (its error rule, :mod:`.folding.exactness`) — else (2)
+applies the op's index-set rule from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable
 element types (integers, booleans) always get empty index sets: their derivative is zero.
+
+The interpreter is the :class:`~.rules.registry.RuleContext` every rule receives: rules ask it for types,
+values, locations, calls, regions (:meth:`Interpreter.run_region`, :meth:`Interpreter.interpret_symbolically`)
+and per-analysis memo tables, and never reach into its state.
 """
 
 from __future__ import annotations
@@ -14,11 +19,11 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
-                     format_location)
+from .errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError, format_location
 from .folding.exactness import Undecided, result_uncertainties
-from .rules.registry import NotFoldable
+from .irtools import functions, region_captures, too_large
 from .lattice import Deps, nnz_budget
+from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, NotFoldable
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
@@ -64,13 +69,11 @@ class Interpreter:
         self.observer = observer
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
-        self.functions = {}
-        for op in module.body.operations:
-            if op.operation.name == "func.func":
-                self.functions[_sym_name(op)] = op
+        self.functions = functions(module)
         self._call_cache: dict = {}
         self._call_stack: list[str] = []
         self._frames: list[_Frame] = []
+        self._memos: dict[str, dict] = {}
         self.warned: list[str] = []
 
     # ----------------------------------------------------------------- helpers for rules
@@ -95,6 +98,21 @@ class Interpreter:
     def value(self, v) -> AbstractValue:
         """The abstract value of an SSA value (also reachable from nested regions)."""
         return self._lookup_outer(v)
+
+    def memo(self, name: str) -> dict:
+        """A table that lives as long as this analysis, for a rule's answers that depend only on the IR
+        (e.g. what a reduction body reaches): loops re-run ops, and each answer is computed once."""
+        return self._memos.setdefault(name, {})
+
+    def interpret_symbolically(self, region, args: list[AbstractValue], outer: dict, width: int) -> list[AbstractValue]:
+        """Run ``region`` in a fresh analysis over ``width`` symbolic columns: ``args`` for its block
+        arguments, ``outer`` (SSA value -> abstract value) for the values it reads from outside.  What a body
+        reaches is read off the results (e.g. column ``i`` = operand ``i``); warnings carry over."""
+        sub = Interpreter(self.module, width, self.options)
+        sub._frames.append(_Frame(env=dict(outer)))
+        results = sub.run_region(region, args, new_frame=True)
+        self.warned.extend(sub.warned)
+        return results
 
     # ----------------------------------------------------------------- functions
     def function(self, name: str):
@@ -178,8 +196,6 @@ class Interpreter:
 
     # ----------------------------------------------------------------- ops
     def run_op(self, op) -> list[AbstractValue]:
-        from .rules.registry import DEPS_RULES, FOLD_RULES
-
         name = op.operation.name
         env = self._frames[-1].env
         args = [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
@@ -192,15 +208,15 @@ class Interpreter:
         # 1. the constant lattice: fold when every operand is known
         fold = FOLD_RULES.get(name)
         if results is None and fold is not None and all(a.const is not None for a in args) \
-                and not _has_free_inputs(op) and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
+                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
             try:
                 consts = fold(self, op, [a.const for a in args])
-            except _NotFoldable:
+            except NotFoldable:
                 consts = None
             if consts is not None:
                 consts = [_cast(c, t) for t, c in zip(rtypes, consts)]
                 try:  # how far XLA's values may be from the folded ones (folding/exactness.py)
-                    uncertainties = result_uncertainties(self, op, args, consts)
+                    uncertainties = result_uncertainties(ERROR_RULES.get(name), self, op, args, consts)
                 except Undecided:  # an integer/boolean result hangs on an uncertain float: unknown
                     uncertainties = None
                 if uncertainties is not None:
@@ -245,11 +261,7 @@ class Interpreter:
 
         Exception: when nothing the op reads (operands and values its regions capture) depends on an input,
         no result does either — empty index sets cost no memory, so the analysis goes on."""
-        captured = list(args)
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    _collect_outer(inner, self, captured)
+        captured = list(args) + [self.value(v) for v in region_captures(op)]
         if all(a.deps.is_empty for a in captured):
             return [AbstractValue(t, Deps.empty(t.size, self.n)) for t in rtypes]
         big = max([t.size for t in rtypes] + [a.size for a in args])
@@ -257,38 +269,9 @@ class Interpreter:
 
     def _conservative(self, op, args, rtypes) -> list[Deps]:
         self.warn(op, "no sparsity rule; every result element depends on every input of its operands (conservative)")
-        captured = list(args)
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    _collect_outer(inner, self, captured)
+        captured = list(args) + [self.value(v) for v in region_captures(op)]
         total = Deps.union(*[a.deps.reduce_all() for a in captured]) if captured else Deps.empty(1, self.n)
         return [total.broadcast_row(t.size) for t in rtypes]
-
-
-def too_large(subject: str, count: int, limit: int, location: str | None = None) -> PatternTooLargeError:
-    """The error for a pattern that would not fit: names the limit and how to raise it."""
-    return PatternTooLargeError(
-        f"{subject} {count:,} elements, above the limit max_pattern_nnz={limit:,} (its pattern needs at least "
-        f"one entry per element); refusing before allocating. Raise the limit with "
-        f"AnalysisOptions(max_pattern_nnz=...) if the memory is available", location)
-
-
-def _collect_outer(op, interp: Interpreter, out: list) -> None:
-    for v in op.operands:
-        for frame in reversed(interp._frames):
-            if v in frame.env:
-                out.append(frame.env[v])
-                break
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _collect_outer(inner, interp, out)
-
-
-def _has_free_inputs(op) -> bool:
-    """Ops with regions may read values from outside through their bodies; fold rules handle those."""
-    return False
 
 
 def _cast(value, t: TensorType) -> np.ndarray:
@@ -298,12 +281,3 @@ def _cast(value, t: TensorType) -> np.ndarray:
     if arr.shape != t.shape:
         arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr.reshape(t.shape)
     return arr
-
-
-def _sym_name(op) -> str:
-    from jaxlib.mlir import ir
-
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-_NotFoldable = NotFoldable

@@ -35,6 +35,8 @@ import contextvars
 import numpy as np
 import scipy.sparse as sp
 
+from .irtools import index_dtype, too_large
+
 __all__ = [
     "Deps",
     "IndexPart",
@@ -72,16 +74,12 @@ def check_nnz(nnz: int, what: str = "a value's index sets") -> None:
     """Refuse an allocation of ``nnz`` pattern entries above the active budget."""
     limit = _NNZ_BUDGET.get()
     if limit is not None and nnz > limit:
-        from .errors import PatternTooLargeError
-
-        raise PatternTooLargeError(
-            f"{what} would need {nnz:,} nonzeros, above the limit max_pattern_nnz={limit:,} "
-            f"(raise it with AnalysisOptions(max_pattern_nnz=...) if the memory is there: about 4 bytes per nonzero)")
+        raise too_large(f"{what} would need", nnz, limit, unit="nonzeros")
 
 
 def _col_dtype(n: int):
     """Column indices are int32 whenever they fit: half the memory traffic of int64."""
-    return np.int32 if n < 2**31 - 1 else np.int64
+    return index_dtype(n)
 
 
 def _as_index(a) -> np.ndarray:
@@ -105,7 +103,7 @@ def _empty_csr(k: int, n: int) -> sp.csr_array:
 
 def _make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical: bool = True) -> sp.csr_array:
     """Build a bool CSR array without scipy's O(nnz) validation (the inputs are ours and well formed)."""
-    idx_dtype = np.int32 if max(n, int(indptr[-1]) if len(indptr) else 0) < 2**31 - 1 else np.int64
+    idx_dtype = index_dtype(n, int(indptr[-1]) if len(indptr) else 0)
     m = sp.csr_array((k, n), dtype=bool)
     m.indptr = indptr.astype(idx_dtype, copy=False)
     m.indices = indices.astype(idx_dtype, copy=False)

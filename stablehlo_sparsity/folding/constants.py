@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import SparsityWarning
 from ..interpreter import AnalysisOptions, Interpreter
+from ..irtools import nested_ops
 from ..lattice import Deps
 from ..values import AbstractValue, same_constant, tensor_type
 
@@ -83,15 +84,9 @@ class ConstantLattice:
     def poison(self, op) -> None:
         """Every value defined inside ``op`` (a function) varies."""
 
-        def visit(o):
+        for o in [op, *nested_ops(op)]:
             for r in o.results:
                 self.state[r] = VARIES
-            for region in o.regions:
-                for block in region.blocks:
-                    for inner in block.operations:
-                        visit(inner)
-
-        visit(op)
 
     def value(self, v):
         """The constant of ``v`` (a NumPy array) or ``None`` if it is not one constant."""

@@ -308,7 +308,7 @@ def literal_uncertainty(value) -> Uncertainty | None:
     return finalize(value, 0.0)
 
 
-def unknown_float(value) -> Uncertainty:
+def unknown_float(value=None) -> Uncertainty:
     """A folded float about which no bound is claimed (an op without an error model)."""
     return Uncertainty(np.asarray(np.inf))
 
@@ -343,67 +343,21 @@ def _exact_operand(av) -> bool:
     return av.uncertainty is None or av.uncertainty.exact
 
 
-def result_uncertainties(ctx, op, args, consts) -> list[Uncertainty | None]:
-    """The uncertainty of each folded result of ``op`` (the interpreter's fold step).
+def result_uncertainties(rule, ctx, op, args, consts) -> list[Uncertainty | None]:
+    """The uncertainty of each folded result of ``op`` (the interpreter's fold step), by the op's error
+    ``rule`` (``None``: the op has none).
 
-    Integer/boolean results of exact operands are exact.  Otherwise the op's error rule decides; an op
-    without one trusts its float results for nothing and its integer results only from exact operands."""
-    from ..rules.registry import ERROR_RULES
-
+    Integer/boolean results of exact operands are exact.  Otherwise the rule decides; an op without one
+    trusts its float results for nothing and its integer results only from exact operands."""
     floats = [is_float(np.asarray(c).dtype) for c in consts]
     exact_in = all(_exact_operand(a) for a in args)
     if exact_in and not any(floats) and not op.regions:
         return [None] * len(consts)
-    rule = ERROR_RULES.get(op.operation.name)
     if rule is not None:
         return list(rule(ctx, op, args, consts))
     if not exact_in and not all(floats):
         raise Undecided
     return [unknown_float(c) if f else None for c, f in zip(consts, floats)]
-
-
-def positional(ctx, op, args, fold, data: tuple[int, ...] | None = None) -> list[Uncertainty | None]:
-    """Error bounds of an op that only moves elements (§reshape, §gather, §pad, §select …): each result
-    element is a copy of one element of a *data* operand, so it carries that element's bound.
-
-    The position map comes from the op's own fold rule applied to element positions (``int64``) in place of
-    the data operands (``data``: their indices, default all), the other operands (indices, predicates) as
-    they are.  Add trees do not survive a move (XLA does not reassociate through it)."""
-    data = tuple(range(len(args))) if data is None else data
-    if all(args[i].uncertainty is None for i in data):
-        return [None] * len(op.results)
-    consts, errs, offset = [], [], 0
-    for i, a in enumerate(args):
-        if i in data:
-            consts.append(np.arange(offset, offset + a.size, dtype=np.int64).reshape(a.shape))
-            errs.append(error_array(a).ravel())
-            offset += a.size
-        else:
-            consts.append(np.asarray(a.const))
-    flat = np.concatenate(errs) if errs else np.zeros(0)
-    from ..rules.registry import NotFoldable
-
-    try:
-        moved = fold(ctx, op, consts)
-    except NotFoldable:  # e.g. duplicate scatter targets: which copy lands is not known from positions
-        if not all(is_float(np.dtype(t)) for t in _result_dtypes(op)):
-            raise Undecided from None
-        return [Uncertainty(np.asarray(np.inf)) for _ in op.results]
-    out = []
-    for pos in moved:
-        pos = np.asarray(pos)
-        if pos.dtype.kind not in "iu":  # a fold that cannot move positions: trust nothing
-            out.append(Uncertainty(np.asarray(np.inf)))
-            continue
-        err = flat[pos] if flat.size else np.zeros(pos.shape)
-        out.append(None if not np.any(err) else Uncertainty(err))
-    return out
-
-
-def _result_dtypes(op) -> list:
-    from ..values import tensor_type
-
-    return [tensor_type(r.type).dtype for r in op.results]
 
 
 def exact_or_unknown(ctx, op, args, consts) -> list[Uncertainty | None]:

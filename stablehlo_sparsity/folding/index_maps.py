@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..irtools import num_elements
+
 __all__ = [
     "GatherDims",
     "ScatterDims",
@@ -47,13 +49,9 @@ def row_major_strides(shape) -> np.ndarray:
     return strides
 
 
-def _prod(xs) -> int:
-    return int(np.prod([int(x) for x in xs], dtype=np.int64))
-
-
 def _axis_coord(total: int, shape, axis: int) -> np.ndarray:
     """Coordinate along ``axis`` of every element ``0..total-1`` of a row-major array of ``shape``."""
-    inner = _prod(shape[axis + 1:])
+    inner = num_elements(shape[axis + 1:])
     return (np.arange(total, dtype=np.int64) // inner) % int(shape[axis])
 
 
@@ -71,7 +69,7 @@ def _indices_as_matrix(indices: np.ndarray, index_vector_dim: int) -> tuple[np.n
     else:
         idx = np.moveaxis(idx, index_vector_dim, -1)
     batch_shape = tuple(idx.shape[:-1])
-    return idx.reshape(_prod(batch_shape), idx.shape[-1]), batch_shape
+    return idx.reshape(num_elements(batch_shape), idx.shape[-1]), batch_shape
 
 
 def _to_layout(arr_bw: np.ndarray, batch_shape, window_shape, window_dims, rank: int) -> np.ndarray:
@@ -235,7 +233,7 @@ def scatter_targets(input_shape, indices: np.ndarray, updates_shape, dims: Scatt
     win_dims = dims.window_input_dims(rank)
     if len(win_dims) != len(window_shape):
         raise ValueError("update_window_dims do not match the input rank")
-    nwin = _prod(window_shape)
+    nwin = num_elements(window_shape)
     free = set(free_dims)
 
     # Per input dim: the start coordinate of each batch entry (B,) and the window offset of each window entry.

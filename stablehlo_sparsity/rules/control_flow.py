@@ -52,9 +52,9 @@ import numpy as np
 
 from ..folding.exactness import join as join_uncertainty
 from ..folding.exactness import same_uncertainty
+from ..irtools import region_captures
 from ..lattice import Deps
 from ..values import AbstractValue, is_differentiable, same_constant
-from .reduction import captured_values as region_captures
 from .registry import deps_rule
 
 S = "stablehlo."
@@ -132,29 +132,17 @@ def _condition(ctx, cond, carry) -> bool | None:
 
 def _run_body(ctx, body, carry, mark):
     out = ctx.run_region(body, carry)
-    _trim(ctx, mark)
+    ctx.call_cache_trim(mark)
     return list(out)
 
 
 def _mark(ctx):
-    f = getattr(ctx, "call_cache_mark", None)
-    return f() if f is not None else None
-
-
-def _trim(ctx, mark):
-    if mark is not None:
-        ctx.call_cache_trim(mark)
+    return ctx.call_cache_mark()
 
 
 def captured_values(ctx, op) -> list[AbstractValue]:
-    """Abstract values the regions of ``op`` read from outside ``op`` (through the interpreter's frames)."""
-    seen, out = set(), []
-    for region in op.regions:
-        for v in region_captures(region):
-            if v not in seen:
-                seen.add(v)
-                out.append(ctx.value(v))
-    return out
+    """Abstract values the regions of ``op`` read from outside ``op``."""
+    return [ctx.value(v) for v in region_captures(op)]
 
 
 # ---------------------------------------------------------------- while

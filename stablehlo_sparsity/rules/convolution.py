@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import bool_list, dense_array, i64_list, int_attr, positions
-from ..errors import InputError, PatternTooLargeError
+from ..errors import InputError
+from ..lattice import check_nnz
 from ..lattice import Deps
 from .reduction import group_union_members
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
@@ -172,10 +173,7 @@ def conv_geometry(ctx, op, lhs_shape, rhs_shape) -> ConvGeometry:
 
 
 def _check_budget(ctx, op, entries: int) -> None:
-    if entries > ctx.options.max_pattern_nnz:
-        raise PatternTooLargeError(
-            f"{op.operation.name}: the index table would need {entries} entries "
-            f"(max_pattern_nnz = {ctx.options.max_pattern_nnz})", ctx.location(op))
+    check_nnz(entries, f"the index table of {op.operation.name}")
 
 
 # ---------------------------------------------------------------- index sets

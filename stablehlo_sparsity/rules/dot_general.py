@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import positions
-from ..errors import PatternTooLargeError
+from ..lattice import check_nnz
 from ..lattice import Deps
 from .reduction import group_union_lists, group_union_members
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
@@ -53,10 +53,7 @@ def _layout(shape, batch, contract):
 
 
 def _check_budget(ctx, op, entries: int) -> None:
-    if entries > ctx.options.max_pattern_nnz:
-        raise PatternTooLargeError(
-            f"{op.operation.name}: the index sets would need {entries} entries "
-            f"(max_pattern_nnz = {ctx.options.max_pattern_nnz})", ctx.location(op))
+    check_nnz(entries, f"the index sets of {op.operation.name}")
 
 
 def _known_side(ctx, op, known: np.ndarray, other: Deps, other_pos: np.ndarray, I: int, J: int) -> Deps:

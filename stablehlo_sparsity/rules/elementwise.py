@@ -26,6 +26,7 @@ import numpy as np
 
 from ..attrs import enum_text
 from ..folding.exactness import error_array, surely
+from ..irtools import nested_ops, region_captures
 from ..lattice import Deps
 from .registry import NotFoldable, deps_rule, fold_rule
 
@@ -511,7 +512,7 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
         inputs, inside = list(src.operands), False
         if len(src.regions) or name == "func.call":
             in_place = False
-            inputs += _captures(src)
+            inputs += region_captures(src)
             inside = _has_float_bitcast(ctx, src, set())
         elif name not in _IN_PLACE:
             in_place = False
@@ -531,29 +532,6 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
     return Deps.union(*[a.deps.reduce_all() for a in sources]).broadcast_row(size)
 
 
-def _region_ops(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield inner
-                yield from _region_ops(inner)
-
-
-def _captures(op) -> list:
-    """Values an op's regions use but do not define (implicit captures from the enclosing scope)."""
-    defined, used = set(), []
-    for region in op.regions:
-        for block in region.blocks:
-            defined.update(block.arguments)
-    for inner in _region_ops(op):
-        for region in inner.regions:
-            for block in region.blocks:
-                defined.update(block.arguments)
-        defined.update(inner.results)
-        used.extend(inner.operands)
-    return [v for v in used if v not in defined]
-
-
 def _elem_is_floaty(mlir_type) -> bool:
     from ..values import tensor_type
 
@@ -567,14 +545,13 @@ def _has_float_bitcast(ctx, op, visited: set) -> bool:
     """Whether a float-to-integer ``bitcast_convert`` occurs inside ``op`` (its regions, or its callee)."""
     from jaxlib.mlir import ir
 
-    ops = list(_region_ops(op))
+    ops = nested_ops(op)
     if op.operation.name == "func.call":
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
         if callee in visited:
             return False
         visited.add(callee)
-        fn = ctx.function(callee)
-        ops = list(_region_ops(fn))
+        ops = nested_ops(ctx.function(callee))
     for inner in ops:
         if inner.operation.name == S + "bitcast_convert" and _elem_is_floaty(inner.operands[0].type) \
                 and not _elem_is_floaty(inner.results[0].type):

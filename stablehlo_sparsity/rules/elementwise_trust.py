@@ -25,10 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..folding.exactness import (K_TRANSCENDENTAL, AddTree, Uncertainty, Undecided, add_tree_of, error_array,
-                                 exact_or_unknown,
-                                 finalize, is_float, largest_finite, positional, smallest_normal, sum_is_exact,
-                                 sum_rounding, unit_roundoff, unknown_float)
-from .elementwise import _select_fold
+                                 exact_or_unknown, finalize, is_float, largest_finite, smallest_normal,
+                                 sum_is_exact, sum_rounding, unit_roundoff, unknown_float)
+from .structural import moved_uncertainty
 from .registry import error_rule
 
 S = "stablehlo."
@@ -224,7 +223,7 @@ def _clamp(ctx, op, args, consts):
 @error_rule(S + "select")
 def _select(ctx, op, args, consts):
     """§select: each element is a copy of ``on_true`` or ``on_false`` (the predicate is exact: a boolean)."""
-    return positional(ctx, op, args, _select_fold, data=(1, 2))
+    return moved_uncertainty(ctx, op, args, data=(1, 2))
 
 
 # ---------------------------------------------------------------------------------------------- step functions

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..irtools import num_elements
 from ..attrs import i64_list, positions
 from ..folding.index_maps import (
     GatherDims,
@@ -43,14 +44,11 @@ from ..folding.index_maps import (
 )
 from ..lattice import Deps
 from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
-                                 positional, smallest_normal, sum_is_exact, sum_rounding, unknown_float)
+                                 smallest_normal, sum_is_exact, sum_rounding, unknown_float)
+from .structural import moved_uncertainty
 from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
-
-
-def _prod(xs) -> int:
-    return int(np.prod([int(x) for x in xs], dtype=np.int64))
 
 
 def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
@@ -66,7 +64,7 @@ def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
                  f"dimension(s) {free} (conservative)")
     red_shape = tuple(int(sizes[d]) if d in free else int(shape[d]) for d in range(len(shape)))
     if deps.is_empty:
-        return ctx.empty(_prod(red_shape)), red_shape
+        return ctx.empty(num_elements(red_shape)), red_shape
     return deps.group_union(window_union_matrix(shape, sizes, free)), red_shape
 
 
@@ -294,7 +292,7 @@ def _scatter(ctx, op, args):
         ctx.warn(op, f"scatter indices are not known constants: updates may land anywhere along dimension(s) "
                      f"{free} and never replace (conservative)")
         red_shape = tuple(1 if d in free else int(s) for d, s in enumerate(shape))
-        k_red = _prod(red_shape)
+        k_red = num_elements(red_shape)
         tg = scatter_targets(red_shape, np.zeros(indices.shape, np.int64), updates[0].shape, dims, free_dims=free)
         expand = np.broadcast_to(positions(red_shape), shape).ravel()
         possible, certain = tg.written(k_red)[expand], np.zeros(k, bool)
@@ -369,7 +367,7 @@ def _check_exact_accumulation(res, t, u, ufunc):
 def _moved(ctx, op, args, consts):
     """Gathers and slices copy elements (their indices are integers, hence exact)."""
     data = (0, 1) if op.operation.name == S + "dynamic_update_slice" else (0,)
-    return positional(ctx, op, args, FOLD_RULES[op.operation.name], data=data)
+    return moved_uncertainty(ctx, op, args, data=data)
 
 
 @error_rule(S + "scatter")

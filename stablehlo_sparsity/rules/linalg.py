@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..irtools import num_elements
 from ..attrs import enum_text, i64_list, positions
 from ..lattice import CsrPart, Deps, IndexPart, check_nnz
 from ..folding.exactness import untrusted
@@ -48,10 +49,6 @@ __all__ = [
 
 
 # ====================================================================== batches
-def _prod(xs) -> int:
-    return int(np.prod([int(x) for x in xs], dtype=np.int64))
-
-
 def lazy_group_union(deps: Deps, groups) -> Deps:
     """``R @ S`` without materializing ``S``: each part's row map is composed with ``R`` first.
 
@@ -219,7 +216,7 @@ def batch_union(ctx, args, nb: int, rtypes) -> list[Deps]:
     n = ctx.n
     if bshape is None or nb == 0:
         bshape = ()
-    B = _prod(bshape)
+    B = num_elements(bshape)
     nb = len(bshape)
     per_batch = []
     glob = []
@@ -298,7 +295,7 @@ def triangular_solve_deps(a, b, *, left_side: bool, lower: bool, transpose: bool
     else:
         k = b.shape[-2]
     bshape = tuple(b.shape[:-2])
-    B = _prod(bshape)
+    B = num_elements(bshape)
     mm, xk = m * m, m * k
     a_map, x_map = triangular_solve_maps(m, k, left_side, lower, transpose)
     parts = []
@@ -352,7 +349,7 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
     """
     m = a.shape[-1]
     mm = m * m
-    B = _prod(a.shape[:-2])
+    B = num_elements(a.shape[:-2])
     if a.deps.is_empty or m == 0:
         return Deps.empty(a.size, n)
     # canonical: the lower factor of M with M[p, q] = a[a_map[p, q]]; result position of L[i, j] is r_map[i, j]
@@ -397,7 +394,7 @@ def _cholesky(ctx, op, args):
 def solve_columns_deps(ctx, matrix_args, rhs, nb: int) -> Deps:
     """``X = f(matrices) ⁻¹ · B`` for a dense inverse: ``X[b, :, j]`` depends on every matrix operand of
     batch ``b`` and on the column ``B[b, :, j]`` (e.g. tridiagonal solves)."""
-    B = _prod(rhs.shape[:nb])
+    B = num_elements(rhs.shape[:nb])
     m, k = rhs.shape[-2], rhs.shape[-1]
     (mat,) = batch_union(ctx, list(matrix_args), nb, [_T(tuple(rhs.shape))])
     if rhs.deps.is_empty or m == 0:
@@ -415,7 +412,7 @@ class _T:
 
     def __init__(self, shape):
         self.shape = tuple(shape)
-        self.size = _prod(shape)
+        self.size = num_elements(shape)
 
 
 # ====================================================================== column-ordered factorizations
@@ -425,7 +422,7 @@ def column_unions(x, nb: int) -> Deps:
     import scipy.sparse as sp
 
     m, ncol = x.shape[-2], x.shape[-1]
-    B = _prod(x.shape[:nb])
+    B = num_elements(x.shape[:nb])
     if x.deps.is_empty or x.size == 0:
         return Deps.empty(B * ncol, x.deps.n)
     # element (b, r, c) -> group b*n + c
@@ -446,7 +443,7 @@ def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
     column ``j`` when ``own_column``.  Columnwise factorizations (LU with partial pivoting, Householder QR)
     have this shape: step ``k`` reads only the columns ``0..k``."""
     ncol = x.shape[-1]
-    B = _prod(x.shape[:nb])
+    B = num_elements(x.shape[:nb])
     rows, cols = shape[-2], shape[-1]
     size = B * rows * cols
     if x.deps.is_empty or size == 0:

@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..irtools import num_elements
 from ..attrs import dense_array, i64_list, int_attr, positions
 from ..errors import DynamicShapeError, UnsupportedOpError
 from ..lattice import Deps
 from ..values import AbstractValue
-from ..folding.exactness import error_array, finalize, literal_uncertainty, positional, unknown_float
+from ..folding.exactness import error_array, finalize, literal_uncertainty, unknown_float
+from .structural import moved_uncertainty
 from .registry import DEPS_RULES, FOLD_RULES, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
@@ -50,14 +52,10 @@ def _register_if_free(name: str, rule=None, fold=None) -> None:
         fold_rule(name)(fold)
 
 
-def _prod(xs) -> int:
-    return int(np.prod([int(x) for x in xs], dtype=np.int64))
-
-
 def _feature_of(shape, feature_index: int) -> np.ndarray:
     """The feature (coordinate along ``feature_index``) of every element, in row-major order."""
-    stride = _prod(shape[feature_index + 1:])
-    return (np.arange(_prod(shape), dtype=np.int64) // max(stride, 1)) % max(int(shape[feature_index]), 1)
+    stride = num_elements(shape[feature_index + 1:])
+    return (np.arange(num_elements(shape), dtype=np.int64) // max(stride, 1)) % max(int(shape[feature_index]), 1)
 
 
 def _feature_groups(x, feature_index: int) -> Deps:
@@ -147,29 +145,21 @@ def _map(ctx, op, args):
     """§map: ``result[e] = computation(inputs…[e])`` — the union over the operands the computation reaches
     (found by running it once on symbolic scalars: operand ``i`` is column ``i`` of a ``k + 1``-column
     lattice, the last column standing for values captured from the enclosing region)."""
-    from ..interpreter import Interpreter, _Frame
     from ..values import tensor_type
-    from .reduction import captured_values, union_all_rows
+    from ..irtools import region_captures
+    from .reduction import symbolic_captures, union_all_rows
 
     (t,) = ctx.result_types(op)
     region = op.regions[0]
     k = len(args)
     width = k + 1
-    sub = Interpreter(ctx.module, width, ctx.options)
-    outer_env, captured = {}, []
-    for v in captured_values(region):
-        av = ctx.value(v)
-        captured.append(av)
-        deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
-        outer_env[v] = av.with_deps(deps)
+    outer_env, captured = symbolic_captures(ctx, region_captures(region), width)
     block = list(region.blocks)[0]
     sym = []
     for i, ba in enumerate(block.arguments):
         bt = tensor_type(ba.type)
         sym.append(AbstractValue(bt, Deps.identity(1, width, i).broadcast_row(bt.size)))
-    sub._frames.append(_Frame(env=outer_env))
-    (res,) = sub.run_region(region, sym, new_frame=True)
-    ctx.warned.extend(sub.warned)
+    (res,) = ctx.interpret_symbolically(region, sym, outer_env, width)
     reach = set(union_all_rows(res.deps).to_csr().indices.tolist()) if not res.deps.is_empty else set()
     parts = [args[i].deps for i in range(k) if i in reach and not args[i].deps.is_empty]
     if k in reach:
@@ -492,7 +482,7 @@ _register_if_free(C + "constant", _chlo_constant)
 
 # ====================================================================== trust (folding/exactness.py)
 error_rule(S + "dynamic_broadcast_in_dim", S + "dynamic_reshape", S + "broadcast")(
-    lambda ctx, op, args, consts: positional(ctx, op, args, FOLD_RULES[op.operation.name], data=(0,)))
+    lambda ctx, op, args, consts: moved_uncertainty(ctx, op, args, data=(0,)))
 
 
 def _chlo_trust_rules():

@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from ..attrs import i64_list, positions
 from ..errors import InputError
+from ..irtools import index_dtype, region_captures
 from ..lattice import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, gather_csr_rows
 from ..values import AbstractValue, is_differentiable, tensor_type
 from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, finalize, is_float,
@@ -49,7 +50,7 @@ from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, f
 from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["reduce_groups", "group_union_table", "group_union_members", "group_union_lists", "union_all_rows", "body_dependence", "simple_body", "eval_body_np",
-           "captured_values"]
+]
 
 S = "stablehlo."
 
@@ -58,7 +59,7 @@ S = "stablehlo."
 def _csr(indptr, indices, k: int, n: int, canonical: bool) -> sp.csr_array:
     """A bool CSR matrix from our own well-formed arrays (no scipy validation pass);
     ``canonical=False`` merges repeated entries per row."""
-    dt = np.int32 if max(n, len(indices)) < 2**31 - 1 else np.int64
+    dt = index_dtype(n, len(indices))
     m = sp.csr_array((k, n), dtype=bool)
     m.indptr = np.asarray(indptr, dt)
     m.indices = np.asarray(indices, dt)
@@ -180,37 +181,18 @@ def reduce_groups(deps: Deps, shape, dims) -> Deps:
 
 
 # ---------------------------------------------------------------- reading the body
-def _defined_inside(region, acc: set) -> None:
-    for block in region.blocks:
-        for a in block.arguments:
-            acc.add(a)
-        for op in block.operations:
-            for r in op.results:
-                acc.add(r)
-            for inner in op.regions:
-                _defined_inside(inner, acc)
-
-
-def _used_inside(region, acc: list) -> None:
-    for block in region.blocks:
-        for op in block.operations:
-            acc.extend(op.operands)
-            for inner in op.regions:
-                _used_inside(inner, acc)
-
-
-def captured_values(region) -> list:
-    """SSA values a region reads from its enclosing scope (StableHLO bodies are not isolated from above)."""
-    inside: set = set()
-    _defined_inside(region, inside)
-    used: list = []
-    _used_inside(region, used)
-    out, seen = [], set()
-    for v in used:
-        if v not in inside and v not in seen:
-            seen.add(v)
-            out.append(v)
-    return out
+def symbolic_captures(ctx, outer: list, width: int) -> tuple[dict, list]:
+    """For a symbolic run of a body (``ctx.interpret_symbolically``): every captured value stands for the
+    last column ``width - 1`` ("something from outside"), constants and all.  Returns the outer environment
+    and the captured abstract values."""
+    outer_env, captured = {}, []
+    for v in outer:
+        av = ctx.value(v)
+        captured.append(av)
+        deps = Deps.empty(av.size, width) if av.deps.is_empty else \
+            Deps.identity(1, width, width - 1).broadcast_row(av.size)
+        outer_env[v] = av.with_deps(deps)
+    return outer_env, captured
 
 
 def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
@@ -227,35 +209,23 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
     bargs = list(block.arguments)
     if len(bargs) != 2 * k:
         raise InputError(f"reduction body takes {len(bargs)} arguments for {k} operands", None)
-    outer = captured_values(region)
+    outer = region_captures(region)
     key = None
     if not outer:
         if simple_body(region, k) is not None:  # add/max/…: result j reads operand j only
             return np.eye(k, dtype=bool), np.zeros(k, bool), []
         # The answer depends only on the body then: memoize per op for this analysis (loops re-run ops).
-        cache = ctx.__dict__.setdefault("_reduce_body_cache", {})
+        cache = ctx.memo("reduce_body")
         key = region.owner.operation
         if key in cache:
             return cache[key]
     width = k + 1  # column k: anything captured from the enclosing region
-    from ..interpreter import Interpreter, _Frame  # the rules package is imported by the interpreter
-
-    sub = Interpreter(ctx.module, width, ctx.options)
-    outer_env = {}
-    captured = []
-    for v in outer:
-        av = ctx.value(v)
-        captured.append(av)
-        deps = Deps.empty(av.size, width) if av.deps.is_empty else Deps.identity(1, width, k).broadcast_row(av.size)
-        outer_env[v] = av.with_deps(deps)
+    outer_env, captured = symbolic_captures(ctx, outer, width)
     args = []
     for i, ba in enumerate(bargs):
         t = tensor_type(ba.type)
         args.append(AbstractValue(t, Deps.identity(1, width, i % k).broadcast_row(t.size)))
-    sub._frames.append(_Frame(env=outer_env))
-    results = sub.run_region(region, args, new_frame=True)
-    if hasattr(ctx, "warned"):
-        ctx.warned.extend(sub.warned)
+    results = ctx.interpret_symbolically(region, args, outer_env, width)
     reach = np.zeros((k, width), dtype=bool)
     for j, r in enumerate(results[:k]):
         if not r.deps.is_empty:
@@ -474,7 +444,7 @@ def grouped_trust(ctx, op, args, consts, k: int, reduce_groups, group_size: int)
     body never rounds."""
     inputs, inits = args[:k], args[k:]
     region = op.regions[0]
-    captured = [ctx.value(v) for v in captured_values(region)]
+    captured = [ctx.value(v) for v in region_captures(region)]
     fns = simple_body(region, k)
     if fns is None:
         if all(a.is_exact for a in args + captured) and not body_rounds(region):

@@ -36,7 +36,8 @@ from ..lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import Uncertainty, Undecided, error_array
 from ..values import TensorType
-from .reduction import captured_values, eval_body_np, eval_body_trusted
+from ..irtools import region_captures, region_ops
+from .reduction import eval_body_np, eval_body_trusted
 from .registry import NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
@@ -66,19 +67,8 @@ def slice_union(deps: Deps, shape, dim: int) -> Deps:
 # ---------------------------------------------------------------- the permutation of known keys
 def _comparator_reads(region, k: int) -> list[int]:
     """Operands whose block arguments (``2i``, ``2i+1``) the comparator uses."""
-    block = list(region.blocks)[0]
-    bargs = list(block.arguments)
-    used = set()
-
-    def visit(blk):
-        for o in blk.operations:
-            for v in o.operands:
-                used.add(v)
-            for r in o.regions:
-                for b in r.blocks:
-                    visit(b)
-
-    visit(block)
+    bargs = list(list(region.blocks)[0].arguments)
+    used = {v for op in region_ops(region) for v in op.operands}
     return [i for i in range(k) if bargs[2 * i] in used or bargs[2 * i + 1] in used]
 
 
@@ -97,7 +87,7 @@ def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k
         return None
     region = op.regions[0]
     trusted = all(keys[i].is_exact for i in keys) and all(
-        ctx.value(v).uncertainty is None for v in captured_values(region))
+        ctx.value(v).uncertainty is None for v in region_captures(region))
     pairs = []
     for i in range(k):
         if i in keys:

@@ -18,7 +18,8 @@ import numpy as np
 from ..attrs import dense_array, i64_list, int_attr, positions
 from ..lattice import Deps
 from ..values import AbstractValue
-from ..folding.exactness import finalize, literal_uncertainty, positional
+from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
+                                 unknown_float)
 from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 S = "stablehlo."
@@ -233,12 +234,50 @@ __all__ = ["pad_np", "slice_np", "broadcast_in_dim_np", "transpose_np", "reverse
 
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)
+def moved_uncertainty(ctx, op, args, data: tuple[int, ...] | None = None) -> list[Uncertainty | None]:
+    """Error bounds of an op that only moves elements (§reshape, §gather, §pad, §select …): each result
+    element is a copy of one element of a *data* operand, so it carries that element's bound.
+
+    The position map comes from the op's own fold rule applied to element positions (``int64``) in place of
+    the data operands (``data``: their indices, default all), the other operands (indices, predicates) as
+    they are — the position-map trick of the index-set rules, once more.  Add trees do not survive a move
+    (XLA does not reassociate through it)."""
+    data = tuple(range(len(args))) if data is None else data
+    if all(args[i].uncertainty is None for i in data):
+        return [None] * len(op.results)
+    consts, errs, offset = [], [], 0
+    for i, a in enumerate(args):
+        if i in data:
+            consts.append(np.arange(offset, offset + a.size, dtype=np.int64).reshape(a.shape))
+            errs.append(error_array(a).ravel())
+            offset += a.size
+        else:
+            consts.append(np.asarray(a.const))
+    flat = np.concatenate(errs) if errs else np.zeros(0)
+    try:
+        moved = FOLD_RULES[op.operation.name](ctx, op, consts)
+    except NotFoldable:  # e.g. duplicate scatter targets: which copy lands is not known from positions
+        if not all(is_float(t.dtype) for t in ctx.result_types(op)):
+            raise Undecided from None
+        return [unknown_float(None) for _ in op.results]
+    out: list[Uncertainty | None] = []
+    for pos in moved:
+        pos = np.asarray(pos)
+        if pos.dtype.kind not in "iu":  # a fold that cannot move positions: trust nothing
+            out.append(unknown_float(None))
+            continue
+        err = flat[pos] if flat.size else np.zeros(pos.shape)
+        out.append(None if not np.any(err) else Uncertainty(err))
+    return out
+
+
 def _moved(ctx, op, args, consts):
     """Moves copy elements: each result element carries the bound of the element it copies."""
-    return positional(ctx, op, args, FOLD_RULES[op.operation.name])
+    return moved_uncertainty(ctx, op, args)
 
 
-error_rule(*(S + n for n in (*_ONE_OPERAND, "reshape", "concatenate", "pad")))(_moved)
+error_rule("stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice", "stablehlo.reverse",
+           "stablehlo.reshape", "stablehlo.concatenate", "stablehlo.pad")(_moved)
 
 
 @error_rule(S + "constant")

@@ -1,0 +1,126 @@
+"""The IR toolkit: the few things every part of the analysis needs from jaxlib's MLIR bindings, once.
+
+* walks — :func:`nested_ops` (pre-order, on top of ``Operation.walk``), :func:`region_ops`;
+* :func:`region_captures` — the values a region (or an op's regions) reads from the enclosing scope
+  (StableHLO regions are not isolated from above);
+* functions — :func:`functions`, :func:`sym_name`, :func:`is_public`;
+* sizes — :func:`num_elements`, :func:`index_dtype` (``int32`` whenever it fits: half the memory traffic);
+* :func:`too_large` — the one error for a pattern that would not fit in memory.
+
+Nothing here interprets ops; the interpreter and the rules build on these.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .errors import PatternTooLargeError
+
+__all__ = ["nested_ops", "region_ops", "region_captures", "functions", "sym_name", "is_public", "num_elements",
+           "index_dtype", "INT32_LIMIT", "too_large", "BYTES_PER_NONZERO"]
+
+#: Indices below this fit in ``int32``.
+INT32_LIMIT = 2**31 - 1
+
+#: What the analysis costs per pattern nonzero at its peak (an ``int32`` column index, row pointers and the
+#: working copies of merges; measured by ``benchmarks/detect.py``), as the error message quotes it.
+BYTES_PER_NONZERO = 30
+
+
+# ---------------------------------------------------------------------------------------------- walks
+def _operation(op):
+    return op.operation if hasattr(op, "operation") else op
+
+
+def nested_ops(op) -> list:
+    """Every op nested in ``op`` (not ``op`` itself), in pre-order: definitions before uses."""
+    from jaxlib.mlir import ir
+
+    root = _operation(op)
+    out: list = []
+
+    def visit(o):
+        out.append(o)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, walk_order=ir.WalkOrder.PRE_ORDER)
+    return out[1:] if out and out[0] == root else out
+
+
+def region_ops(region) -> Iterator:
+    """Every op inside ``region`` (nested regions included), in pre-order."""
+    for block in region.blocks:
+        for op in block.operations:
+            yield op.operation
+            yield from nested_ops(op)
+
+
+def region_captures(regions) -> list:
+    """The SSA values that ops inside ``regions`` (one region, or an op: all its regions) use but that are
+    defined outside them — in first-use order, without repeats."""
+    if hasattr(regions, "regions"):
+        regions = list(_operation(regions).regions)
+    elif not isinstance(regions, (list, tuple)):
+        regions = [regions]
+    inside: set = set()
+    used: list = []
+    for region in regions:
+        for block in region.blocks:
+            inside.update(block.arguments)
+        for op in region_ops(region):
+            inside.update(op.results)
+            for r in op.regions:
+                for b in r.blocks:
+                    inside.update(b.arguments)
+            used.extend(op.operands)
+    out, seen = [], set()
+    for v in used:
+        if v not in inside and v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- functions
+def sym_name(op) -> str:
+    from jaxlib.mlir import ir
+
+    return ir.StringAttr(_operation(op).attributes["sym_name"]).value
+
+
+def is_public(fn) -> bool:
+    """A ``func.func`` without ``sym_visibility = "private"`` (or ``"nested"``)."""
+    attrs = _operation(fn).attributes
+    return "sym_visibility" not in attrs or str(attrs["sym_visibility"]).strip('"') == "public"
+
+
+def functions(module) -> dict:
+    """``name -> func.func`` op of a module (an ``ir.Module``, a ``builtin.module`` op, or anything with
+    ``.body``)."""
+    body = module.body if hasattr(module, "body") else _operation(module).regions[0].blocks[0]
+    return {sym_name(op): op for op in body.operations if op.operation.name == "func.func"}
+
+
+# ---------------------------------------------------------------------------------------------- sizes
+def num_elements(shape: Iterable[int]) -> int:
+    """The number of elements of a shape (exact Python integers: no overflow)."""
+    return math.prod(int(d) for d in shape)
+
+
+def index_dtype(*limits: int) -> type:
+    """``int32`` if every index below the given limits fits, else ``int64``."""
+    return np.int32 if max((int(x) for x in limits), default=0) < INT32_LIMIT else np.int64
+
+
+def too_large(subject: str, count: int, limit: int, location: str | None = None, *,
+              unit: str = "elements") -> PatternTooLargeError:
+    """The error for a pattern that would not fit: what, how many, the limit, the cost, how to raise it."""
+    per_entry = "its pattern needs at least one entry per element" if unit == "elements" else \
+        f"about {BYTES_PER_NONZERO} bytes per nonzero"
+    return PatternTooLargeError(
+        f"{subject} {count:,} {unit}, above the limit max_pattern_nnz={limit:,} ({per_entry}); refusing before "
+        f"allocating. Raise the limit with AnalysisOptions(max_pattern_nnz=...) if the memory is available",
+        location)
