@@ -1,16 +1,14 @@
 """Generate ``docs/coverage.md``: every op of the StableHLO spec, the other ops of jaxlib's StableHLO and CHLO
 dialects, and every known ``custom_call`` target, with the kind of its sparsity rule.
 
-The table is computed, not written by hand: whether an op has a rule (and in which module) comes from the
-live registry (``rules.DEPS_RULES`` / ``FOLD_RULES``); elementwise kinds come from the elementwise family's own
-table (``ELEMENTWISE``, ``ZERO_WHERE``); custom-call kinds from each target rule's ``kind``.  Only the words
-for the other ops live here (:data:`KINDS`, :data:`REFUSED`); an op that gains a rule without a word here is
-listed as *unclassified* (``--check`` fails on it), and an op listed here that has no rule shows as an error.
+The table is computed, not written by hand, from the live registry only: every rule registers its kind and
+a note with it (``@deps_rule("stablehlo.gather", kind=..., note=...)``, ``rules.COVERAGE``), ops deliberately
+without a rule are in ``rules.REFUSED``, custom-call kinds come from each target rule's ``kind``.
 
 Usage::
 
     python tools/coverage_table.py            # write docs/coverage.md
-    python tools/coverage_table.py --check    # exit 1 if the file is stale or a rule is unclassified
+    python tools/coverage_table.py --check    # exit 1 if the file is stale
     python tools/coverage_table.py --stdout   # print instead of writing
 """
 
@@ -42,96 +40,6 @@ subtract tan tanh transpose triangular_solve tuple uniform_dequantize uniform_qu
 
 #: Region terminators: part of their parent op, not ops with a rule.
 TERMINATORS = {"stablehlo.return", "func.return"}
-
-EXACT, VALUE, CONS, ZERO, ERROR = "exact", "value-aware exact", "conservative", "zero-derivative", "error"
-
-#: op -> (kind, note) for ops whose kind is not derived from a family table.
-KINDS: dict[str, tuple[str, str]] = {
-    # structural: rows by index map (position maps)
-    **{f"stablehlo.{o}": (EXACT, "rows by index map") for o in
-       ("broadcast_in_dim", "concatenate", "pad", "reshape", "reverse", "slice", "transpose", "broadcast")},
-    "stablehlo.constant": (ZERO, "a constant (folded: its value feeds the constant lattice)"),
-    "stablehlo.iota": (ZERO, "a constant (folded)"),
-    "stablehlo.select": (VALUE, "a known predicate takes one side per element"),
-    "stablehlo.clamp": (VALUE, "depends on operand, min and max; known min ≥ max: constant"),
-    "stablehlo.compare": (ZERO, "boolean result"),
-    "stablehlo.convert": (EXACT, "elementwise; to an integer type: zero-derivative"),
-    "stablehlo.reduce_precision": (EXACT, "elementwise"),
-    "stablehlo.bitcast_convert": (CONS, "same width: elementwise; width change: grouped elements"),
-    # reductions, contractions, windows, indexing, sorting
-    "stablehlo.reduce": (EXACT, "group union over the reduced dims, restricted to the operands the body reaches"),
-    "stablehlo.dot_general": (VALUE, "group union over the contracted slice; a known operand's zeros drop taps"),
-    "stablehlo.dot": (VALUE, "as dot_general"),
-    "stablehlo.convolution": (VALUE, "index table (output, tap) → input; known kernel zeros drop taps"),
-    "stablehlo.reduce_window": (EXACT, "per-dimension window unions (pooling, cumsum/cumprod)"),
-    "stablehlo.select_and_scatter": (EXACT, "transposed window relation on the source (global pattern)"),
-    "stablehlo.gather": (VALUE, "known indices: exact index map; unknown: any element along the indexed dims (warns)"),
-    "stablehlo.scatter": (VALUE, "known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)"),
-    "stablehlo.dynamic_slice": (VALUE, "known starts: exact; unknown: along the sliced dims (warns)"),
-    "stablehlo.dynamic_update_slice": (VALUE, "known starts: exact; unknown: along the updated dims (warns)"),
-    "stablehlo.sort": (VALUE, "each output: its operand's whole slice; known keys: the exact permutation"),
-    # control flow and calls
-    "stablehlo.while": (VALUE, "exact iterations while the condition is a known constant, else a fixed point (sound)"),
-    "stablehlo.case": (VALUE, "a known index runs one branch, else the join of the branches"),
-    "stablehlo.if": (VALUE, "a known predicate runs one branch, else the join"),
-    "stablehlo.optimization_barrier": (EXACT, "identity"),
-    "stablehlo.composite": (EXACT, "its decomposition function"),
-    "stablehlo.map": (EXACT, "union of the operands the computation reaches"),
-    "stablehlo.custom_call": ("per target", "see the custom_call table below; unknown targets: error or conservative opt-in"),
-    "func.call": (EXACT, "the callee on the caller's lattices (memoized)"),
-    # linear algebra, spectral, normalization, random
-    "stablehlo.triangular_solve": (EXACT, "forward/back substitution structure per matrix, block diagonal across the batch"),
-    "stablehlo.cholesky": (EXACT, "factor exact (JAX's symmetric derivative); the implementation-defined other triangle: whole matrix"),
-    "stablehlo.fft": (EXACT, "dense along the transformed trailing dims, independent across the leading ones"),
-    "stablehlo.batch_norm_inference": (EXACT, "elementwise per feature"),
-    "stablehlo.batch_norm_training": (EXACT, "unions over each feature's elements + its scale/offset"),
-    "stablehlo.batch_norm_grad": (EXACT, "the spec decomposition's unions per feature"),
-    "stablehlo.rng": (EXACT, "every element depends on a and b (a + (b−a)·u, a + b·z)"),
-    "stablehlo.rng_bit_generator": (ZERO, "random bits of an integer state"),
-    # dynamic shapes
-    **{f"stablehlo.{o}": (EXACT, "static result type and known shape operands: the static twin; else DynamicShapeError")
-       for o in ("dynamic_broadcast_in_dim", "dynamic_reshape", "dynamic_pad", "real_dynamic_slice",
-                 "set_dimension_size")},
-    "stablehlo.dynamic_iota": (ZERO, "a constant (static result type)"),
-    "stablehlo.get_dimension_size": (ZERO, "a known integer"),
-    "stablehlo.dynamic_conv": (ERROR, "DynamicShapeError (sizes are runtime operands)"),
-    "stablehlo.dynamic_gather": (ERROR, "DynamicShapeError (sizes are runtime operands)"),
-    # distribution
-    **{f"stablehlo.{o}": (EXACT, "identity when every process group has one member; cross-device: error")
-       for o in ("all_gather", "all_reduce", "all_to_all", "collective_broadcast", "reduce_scatter",
-                 "collective_permute", "cross-replica-sum")},
-    "stablehlo.replica_id": (ZERO, "integer"),
-    "stablehlo.partition_id": (ZERO, "integer"),
-    # CHLO
-    "chlo.top_k": (EXACT, "each value: its whole row (the last dim)"),
-    "chlo.constant": (ZERO, "a constant"),
-    "chlo.constant_like": (ZERO, "a constant"),
-    "chlo.mulhi": (ZERO, "integer"),
-    # Shardy
-    "sdy.sharding_constraint": (EXACT, "identity"),
-    "sdy.reshard": (EXACT, "identity"),
-    "sdy.propagation_barrier": (EXACT, "identity"),
-    "sdy.sharding_group": (EXACT, "no results"),
-}
-
-_TOKEN = "tokens are not analyzed: reading the type raises UnsupportedTypeError"
-#: op -> reason, for ops deliberately without a rule.
-REFUSED: dict[str, str] = {
-    "stablehlo.tuple": "tuple types are not analyzed (UnsupportedTypeError); JAX does not emit them",
-    "stablehlo.get_tuple_element": "tuple types are not analyzed (UnsupportedTypeError); JAX does not emit them",
-    **{f"stablehlo.{o}": _TOKEN for o in ("after_all", "create_token", "infeed", "outfeed", "send", "recv")},
-    "stablehlo.uniform_quantize": "quantized types are not analyzed (JAX's MLIR context cannot even parse them)",
-    "stablehlo.uniform_dequantize": "quantized types are not analyzed (JAX's MLIR context cannot even parse them)",
-    "stablehlo.async_start": "XLA-internal asynchronous ops; not emitted by JAX",
-    "stablehlo.async_done": "XLA-internal asynchronous ops; not emitted by JAX",
-    "stablehlo.collective_reduce": "not in jaxlib 0.10.2's StableHLO dialect (cannot be parsed)",
-    "stablehlo.einsum": "deprecated, not in the spec (legalize to dot_general first)",
-    "stablehlo.unary_einsum": "deprecated, not in the spec (legalize first)",
-    "stablehlo.torch_index_select": "deprecated, not in the spec (legalize to gather first)",
-    "chlo.ragged_dot": "no rule (JAX 0.10.2 lowers lax.ragged_dot to plain StableHLO)",
-    "chlo.scan": "no rule (not emitted by JAX 0.10.2)",
-}
-
 
 NOTES = """
 ## Notes
@@ -165,38 +73,6 @@ than misread), quantized types (not parseable in JAX's MLIR context), cross-devi
 """
 
 
-def _elementwise_kind(short: str, deps_rules):
-    """Kinds of the elementwise family, read from its own tables."""
-    from stablehlo_sparsity.rules import elementwise as E
-
-    entry = E.ELEMENTWISE.get(short)
-    if entry is None:
-        return None
-    if short in getattr(E, "ZERO_WHERE", {}):
-        return VALUE, "union of the operands; a known operand's values zero some derivatives"
-    kind = entry[0]
-    if kind == "none":
-        return ZERO, "piecewise constant or integer/boolean"
-    if kind == "complex":
-        return EXACT, "union for complex operands; zero-derivative for real ones"
-    return EXACT, "elementwise union"
-
-
-def _chlo_kind(name: str):
-    from stablehlo_sparsity.rules import misc
-
-    short = name.split(".", 1)[1]
-    entry = misc.CHLO_ELEMENTWISE.get(short)
-    if entry is not None:
-        return (EXACT, "elementwise union") if entry[0] == "all" else (ZERO, "boolean or integer")
-    if short.startswith("broadcast_"):
-        inner = short[len("broadcast_"):]
-        if inner in ("and", "or", "xor", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical"):
-            return ZERO, "broadcasting; boolean or integer"
-        return EXACT, "broadcasting, then elementwise union"
-    return None
-
-
 def dialect_ops(module_name: str) -> list[str]:
     import importlib
 
@@ -210,33 +86,26 @@ def dialect_ops(module_name: str) -> list[str]:
     return sorted(names)
 
 
-def classify(name: str, deps_rules):
-    """(kind, note, module) of an op; module is ``None`` without a rule."""
-    rule = deps_rules.get(name)
-    module = rule.__module__.rsplit(".", 1)[-1] if rule is not None else None
-    if rule is None:
-        if name in REFUSED:
-            return ERROR, REFUSED[name], None
-        return ERROR, "no rule: UnsupportedOpError (or the conservative opt-in)", None
-    if name in KINDS:
-        kind, note = KINDS[name]
-        return kind, note, module
-    if name.startswith("stablehlo."):
-        got = _elementwise_kind(name.split(".", 1)[1], deps_rules)
-        if got is not None:
-            return (*got, module)
-    if name.startswith("chlo."):
-        got = _chlo_kind(name)
-        if got is not None:
-            return (*got, module)
-    return "unclassified", "has a rule; add its kind to tools/coverage_table.py", module
+def classify(name: str):
+    """(kind, note, module) of an op from the registry; module is ``None`` without a rule."""
+    from stablehlo_sparsity.rules import COVERAGE, REFUSED
+    from stablehlo_sparsity.rules.registry import ERROR
+
+    cov = COVERAGE.get(name)
+    if cov is not None:
+        return cov.kind, cov.note, cov.module
+    if name in REFUSED:
+        return ERROR, REFUSED[name], None
+    return ERROR, "no rule: UnsupportedOpError (or the conservative opt-in)", None
 
 
 def render() -> tuple[str, list[str]]:
     from stablehlo_sparsity.rules import DEPS_RULES, FOLD_RULES
     from stablehlo_sparsity.rules.custom_call import CUSTOM_CALL_TARGETS
+    from stablehlo_sparsity.rules.registry import CONSERVATIVE as CONS
+    from stablehlo_sparsity.rules.registry import ERROR, EXACT, ZERO
+    from stablehlo_sparsity.rules.registry import VALUE_AWARE as VALUE
 
-    unclassified: list[str] = []
     lines = [
         "# Op coverage",
         "",
@@ -265,10 +134,8 @@ def render() -> tuple[str, list[str]]:
             lines.extend([intro, ""])
         lines.extend(["| op | kind | fold | rule | notes |", "|---|---|---|---|---|"])
         for name in names:
-            kind, note, module = classify(name, DEPS_RULES)
+            kind, note, module = classify(name)
             counts[kind] += 1
-            if kind == "unclassified":
-                unclassified.append(name)
             fold = "yes" if name in FOLD_RULES else ""
             lines.append(f"| `{name}` | {kind} | {fold} | {f'`rules/{module}.py`' if module else '—'} | {note} |")
         lines.append("")
@@ -311,32 +178,30 @@ def render() -> tuple[str, list[str]]:
     lines.extend(NOTES.strip("\n").splitlines())
     lines.append("")
 
-    summary = ", ".join(f"{spec_counts.get(k, 0)} {k}" for k in (EXACT, VALUE, CONS, ZERO, ERROR, "unclassified")
+    summary = ", ".join(f"{spec_counts.get(k, 0)} {k}" for k in (EXACT, VALUE, CONS, ZERO, ERROR)
                         if spec_counts.get(k, 0))
     lines.insert(lines.index("Rule kinds:"), f"Specification ops: {len(spec)} — {summary}.\n")
-    return "\n".join(lines), unclassified
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="fail if docs/coverage.md is stale or a rule is unclassified")
+    ap.add_argument("--check", action="store_true", help="fail if docs/coverage.md is stale")
     ap.add_argument("--stdout", action="store_true", help="print the table instead of writing it")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    text, unclassified = render()
+    text = render()
     if args.stdout:
         print(text)
     elif args.check:
         ok = OUT.exists() and OUT.read_text() == text
         if not ok:
             print(f"{OUT} is stale: run python tools/coverage_table.py", file=sys.stderr)
-        if unclassified:
-            print("unclassified rules: " + ", ".join(unclassified), file=sys.stderr)
-        return 0 if ok and not unclassified else 1
+        return 0 if ok else 1
     else:
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(text)
-        print(f"wrote {OUT}" + (f" ({len(unclassified)} unclassified: {', '.join(unclassified)})" if unclassified else ""))
+        print(f"wrote {OUT}")
     return 0
 
 

@@ -55,9 +55,8 @@ from ..folding.exactness import same_uncertainty
 from ..irtools import region_captures
 from ..lattice import Deps
 from ..values import AbstractValue, is_differentiable, same_constant
-from .registry import deps_rule
+from .registry import EXACT, VALUE_AWARE, deps_rule
 
-S = "stablehlo."
 
 
 # ---------------------------------------------------------------- the join of abstract values
@@ -211,7 +210,7 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
     return None
 
 
-@deps_rule(S + "while")
+@deps_rule("stablehlo.while", kind=VALUE_AWARE, note="exact iterations while the condition is a known constant, else a fixed point (sound)")
 def _while(ctx, op, args):
     """§while: exact abstract iterations; possible exits joined; early stop, cap and fixed point as in the
     module docstring."""
@@ -268,7 +267,7 @@ def _join_branches(ctx, regions) -> list[AbstractValue]:
     return result
 
 
-@deps_rule(S + "case")
+@deps_rule("stablehlo.case", kind=VALUE_AWARE, note="a known index runs one branch, else the join of the branches")
 def _case(ctx, op, args):
     """§case: a known index selects one branch (out of range ⇒ the last); else the join over branches."""
     branches = list(op.regions)
@@ -281,7 +280,7 @@ def _case(ctx, op, args):
     return _join_branches(ctx, branches)
 
 
-@deps_rule(S + "if")
+@deps_rule("stablehlo.if", kind=VALUE_AWARE, note="a known predicate runs one branch, else the join")
 def _if(ctx, op, args):
     """§if: a known predicate selects ``true_branch`` or ``false_branch``; else their join."""
     (pred,) = args
@@ -292,7 +291,7 @@ def _if(ctx, op, args):
 
 
 # ---------------------------------------------------------------- optimization_barrier
-@deps_rule(S + "optimization_barrier")
+@deps_rule("stablehlo.optimization_barrier", kind=EXACT, note="identity")
 def _optimization_barrier(ctx, op, args):
     """§optimization_barrier: the identity on every operand (index sets and constants pass through)."""
     return list(args)

@@ -37,11 +37,10 @@ from ..lattice import check_nnz
 from ..lattice import Deps
 from .reduction import group_union_members
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
-from .registry import NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["ConvGeometry", "conv_geometry", "conv_np"]
 
-S = "stablehlo."
 
 #: Larger than any flat index sum (keeps sums of several -_FAR terms far from int64 overflow).
 _FAR = 1 << 48
@@ -259,7 +258,7 @@ def _rhs_part_known_lhs(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos, x) 
     return group_union_members(rhs_deps, members)
 
 
-@deps_rule(S + "convolution")
+@deps_rule("stablehlo.convolution", kind=VALUE_AWARE, note="index table (output, tap) → input; known kernel zeros drop taps")
 def _convolution(ctx, op, args):
     """§convolution: lhs windows ∪ kernel taps per output element; known operands drop their zeros."""
     lhs, rhs = args
@@ -309,7 +308,7 @@ def conv_np(geo: ConvGeometry, lhs: np.ndarray, rhs: np.ndarray, out_shape, dtyp
     return out.transpose(np.argsort(geo.out_perm))
 
 
-@fold_rule(S + "convolution")
+@fold_rule("stablehlo.convolution")
 def _convolution_fold(ctx, op, consts):
     lhs, rhs = (np.asarray(c) for c in consts)
     (t,) = ctx.result_types(op)
@@ -322,7 +321,7 @@ def _convolution_fold(ctx, op, consts):
         return [conv_np(geo, lhs, rhs, t.shape, t.dtype)]
 
 
-@error_rule(S + "convolution")
+@error_rule("stablehlo.convolution")
 def _convolution_trust(ctx, op, args, consts):
     """A sum of products per output element (``feature_group``'s channels × kernel taps), in any order."""
     lhs, rhs = args

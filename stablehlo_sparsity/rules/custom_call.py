@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import UnsupportedOpError
 from ..lattice import Deps
 from .linalg import batch_union, cholesky_deps, column_prefix_deps, solve_columns_deps, triangular_solve_deps
-from .registry import deps_rule
+from .registry import PER_TARGET, deps_rule
 
 __all__ = ["CUSTOM_CALL_TARGETS", "target_name", "custom_call_rule"]
 
@@ -332,7 +332,7 @@ def _build_table() -> dict[str, Callable]:
 CUSTOM_CALL_TARGETS: dict[str, Callable] = _build_table()
 
 
-@deps_rule("stablehlo.custom_call")
+@deps_rule("stablehlo.custom_call", kind=PER_TARGET, note="see the custom_call table below; unknown targets: error or conservative opt-in")
 def custom_call_rule(ctx, op, args):
     """§custom_call: dispatch on ``call_target_name`` through :data:`CUSTOM_CALL_TARGETS`."""
     rule = CUSTOM_CALL_TARGETS.get(target_name(op))

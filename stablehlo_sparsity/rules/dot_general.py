@@ -25,16 +25,15 @@ from ..lattice import check_nnz
 from ..lattice import Deps
 from .reduction import group_union_lists, group_union_members
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
-from .registry import NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["contraction_deps", "contraction_np"]
 
-S = "stablehlo."
 
 
 def _dims(op):
     """(lhs_batch, rhs_batch, lhs_contract, rhs_contract) of a dot_general or dot."""
-    if op.operation.name == S + "dot":
+    if op.operation.name == "stablehlo.dot":
         lhs_rank = len(op.operands[0].type.shape)
         return [], [], [lhs_rank - 1], [0]
     from jaxlib.mlir.dialects import stablehlo
@@ -125,7 +124,9 @@ def _known_rows_lhs(ctx, op, known_bjc: np.ndarray, lhs_deps: Deps, L: np.ndarra
     return _grouped(lhs_deps, rows, cols, B * I * J)
 
 
-@deps_rule(S + "dot_general", S + "dot")
+@deps_rule("stablehlo.dot_general", kind=VALUE_AWARE,
+           note="group union over the contracted slice; a known operand's exact zeros drop taps")
+@deps_rule("stablehlo.dot", kind=VALUE_AWARE, note="as dot_general")
 def _dot_general(ctx, op, args):
     """§dot_general / §dot: row ``(b, i, j)`` = contracted lhs slice ∪ contracted rhs slice (known factors prune)."""
     lhs, rhs = args
@@ -154,7 +155,7 @@ def contraction_np(lhs: np.ndarray, rhs: np.ndarray, lb, rb, lc, rc, dtype=None)
     return np.einsum(spec, lhs, rhs, optimize=True)
 
 
-@fold_rule(S + "dot_general", S + "dot")
+@fold_rule("stablehlo.dot_general", "stablehlo.dot")
 def _dot_general_fold(ctx, op, consts):
     lhs, rhs = (np.asarray(c) for c in consts)
     (t,) = ctx.result_types(op)
@@ -165,7 +166,7 @@ def _dot_general_fold(ctx, op, consts):
         return [contraction_np(lhs, rhs, lb, rb, lc, rc, t.dtype)]
 
 
-@error_rule(S + "dot_general", S + "dot")
+@error_rule("stablehlo.dot_general", "stablehlo.dot")
 def _dot_general_trust(ctx, op, args, consts):
     """A sum of products in a backend-chosen order (on TPU, of ``bf16``-rounded inputs by default)."""
     lhs, rhs = args

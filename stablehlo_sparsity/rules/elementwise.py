@@ -28,9 +28,8 @@ from ..attrs import enum_text
 from ..folding.exactness import error_array, surely
 from ..irtools import nested_ops, region_captures
 from ..lattice import Deps
-from .registry import NotFoldable, deps_rule, fold_rule
+from .registry import CONSERVATIVE, EXACT, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
 
-S = "stablehlo."
 
 
 # ---------------------------------------------------------------- the moves
@@ -237,50 +236,50 @@ def _rsqrt(a):
     return 1.0 / np.sqrt(a)
 
 
-#: op name (without the ``stablehlo.`` prefix) -> (derivative kind, NumPy folder).  Folders run under
-#: ``np.errstate(all="ignore")``.  (CHLO's elementwise ops — sinh, erf, lgamma … — live in ``misc.py``.)
+#: op name -> (derivative kind, NumPy folder).  Folders run under ``np.errstate(all="ignore")``.  (CHLO's
+#: elementwise ops — sinh, erf, lgamma … — live in ``chlo.py``.)
 ELEMENTWISE: dict[str, tuple[str, object]] = {
-    "abs": ("all", np.abs),
-    "add": ("all", np.add),
-    "and": ("none", np.bitwise_and),
-    "atan2": ("all", np.arctan2),
-    "cbrt": ("all", np.cbrt),
-    "ceil": ("none", np.ceil),
-    "complex": ("all", _complex),
-    "cosine": ("all", np.cos),
-    "count_leading_zeros": ("none", _count_leading_zeros),
-    "divide": ("all", _divide),
-    "exponential": ("all", np.exp),
-    "exponential_minus_one": ("all", np.expm1),
-    "floor": ("none", np.floor),
-    "imag": ("complex", np.imag),
-    "is_finite": ("none", np.isfinite),
-    "log": ("all", np.log),
-    "log_plus_one": ("all", np.log1p),
-    "logistic": ("all", _logistic),
-    "maximum": ("all", _maximum),
-    "minimum": ("all", _minimum),
-    "multiply": ("all", np.multiply),
-    "negate": ("all", np.negative),
-    "not": ("none", _not),
-    "or": ("none", np.bitwise_or),
-    "popcnt": ("none", _popcnt),
-    "power": ("all", _power),
-    "real": ("all", np.real),
-    "remainder": ("all", _remainder),
-    "round_nearest_afz": ("none", _round_afz),
-    "round_nearest_even": ("none", np.rint),
-    "rsqrt": ("all", _rsqrt),
-    "shift_left": ("none", _shift_left),
-    "shift_right_arithmetic": ("none", _shift_right_arithmetic),
-    "shift_right_logical": ("none", _shift_right_logical),
-    "sign": ("complex", _sign),
-    "sine": ("all", np.sin),
-    "sqrt": ("all", np.sqrt),
-    "subtract": ("all", np.subtract),
-    "tan": ("all", np.tan),
-    "tanh": ("all", np.tanh),
-    "xor": ("none", np.bitwise_xor),
+    "stablehlo.abs": ("all", np.abs),
+    "stablehlo.add": ("all", np.add),
+    "stablehlo.and": ("none", np.bitwise_and),
+    "stablehlo.atan2": ("all", np.arctan2),
+    "stablehlo.cbrt": ("all", np.cbrt),
+    "stablehlo.ceil": ("none", np.ceil),
+    "stablehlo.complex": ("all", _complex),
+    "stablehlo.cosine": ("all", np.cos),
+    "stablehlo.count_leading_zeros": ("none", _count_leading_zeros),
+    "stablehlo.divide": ("all", _divide),
+    "stablehlo.exponential": ("all", np.exp),
+    "stablehlo.exponential_minus_one": ("all", np.expm1),
+    "stablehlo.floor": ("none", np.floor),
+    "stablehlo.imag": ("complex", np.imag),
+    "stablehlo.is_finite": ("none", np.isfinite),
+    "stablehlo.log": ("all", np.log),
+    "stablehlo.log_plus_one": ("all", np.log1p),
+    "stablehlo.logistic": ("all", _logistic),
+    "stablehlo.maximum": ("all", _maximum),
+    "stablehlo.minimum": ("all", _minimum),
+    "stablehlo.multiply": ("all", np.multiply),
+    "stablehlo.negate": ("all", np.negative),
+    "stablehlo.not": ("none", _not),
+    "stablehlo.or": ("none", np.bitwise_or),
+    "stablehlo.popcnt": ("none", _popcnt),
+    "stablehlo.power": ("all", _power),
+    "stablehlo.real": ("all", np.real),
+    "stablehlo.remainder": ("all", _remainder),
+    "stablehlo.round_nearest_afz": ("none", _round_afz),
+    "stablehlo.round_nearest_even": ("none", np.rint),
+    "stablehlo.rsqrt": ("all", _rsqrt),
+    "stablehlo.shift_left": ("none", _shift_left),
+    "stablehlo.shift_right_arithmetic": ("none", _shift_right_arithmetic),
+    "stablehlo.shift_right_logical": ("none", _shift_right_logical),
+    "stablehlo.sign": ("complex", _sign),
+    "stablehlo.sine": ("all", np.sin),
+    "stablehlo.sqrt": ("all", np.sqrt),
+    "stablehlo.subtract": ("all", np.subtract),
+    "stablehlo.tan": ("all", np.tan),
+    "stablehlo.tanh": ("all", np.tanh),
+    "stablehlo.xor": ("none", np.bitwise_xor),
 }
 
 
@@ -300,18 +299,18 @@ def _is_inf(v):
 #: op -> {operand i: (operand j, predicate)}: the derivative in operand ``i`` is zero wherever operand ``j``
 #: is a known constant whose value satisfies the predicate.
 ZERO_WHERE: dict[str, dict[int, tuple[int, object]]] = {
-    "multiply": {0: (1, _is_zero), 1: (0, _is_zero)},   # ∂(a·b)/∂a = b
-    "divide": {0: (1, _is_inf), 1: (0, _is_zero)},       # ∂(a/b)/∂a = 1/b;  ∂(a/b)/∂b = -a/b²
-    "power": {0: (1, _is_zero), 1: (0, _is_one)},        # a**0 = 1;  1**b = 1
-    "atan2": {0: (1, _is_zero), 1: (0, _is_zero)},       # atan2(y, 0) = ±π/2;  atan2(0, x) ∈ {0, ±π}
-    "remainder": {1: (0, _is_zero)},                     # fmod(0, b) = 0
+    "stablehlo.multiply": {0: (1, _is_zero), 1: (0, _is_zero)},   # ∂(a·b)/∂a = b
+    "stablehlo.divide": {0: (1, _is_inf), 1: (0, _is_zero)},       # ∂(a/b)/∂a = 1/b;  ∂(a/b)/∂b = -a/b²
+    "stablehlo.power": {0: (1, _is_zero), 1: (0, _is_one)},        # a**0 = 1;  1**b = 1
+    "stablehlo.atan2": {0: (1, _is_zero), 1: (0, _is_zero)},       # atan2(y, 0) = ±π/2;  atan2(0, x) ∈ {0, ±π}
+    "stablehlo.remainder": {1: (0, _is_zero)},           # fmod(0, b) = 0
 }
 
 
 def _value_aware_rule(ctx, op, args):
     """A union rule that drops an operand's rows where a known other operand makes its derivative zero."""
     (t,) = ctx.result_types(op)
-    table = ZERO_WHERE[op.operation.name[len(S):]]
+    table = ZERO_WHERE[op.operation.name]
     parts = []
     for i, a in enumerate(args):
         d = _rows(a, t.size)
@@ -325,7 +324,7 @@ def _value_aware_rule(ctx, op, args):
 
 #: Complex ops whose results NumPy and XLA compute alike for every input; the others (abs, division, exp …)
 #: disagree on infinite or NaN parts, so those inputs are not folded.
-_EXACT_COMPLEX = frozenset({"real", "imag", "complex", "negate", "add", "subtract"})
+_EXACT_COMPLEX = frozenset({"stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.negate", "stablehlo.add", "stablehlo.subtract"})
 
 
 def _make_folder(fn, name):
@@ -343,13 +342,24 @@ def _make_folder(fn, name):
     return fold
 
 
+#: The coverage kind and note of each derivative kind (``docs/coverage.md``).
+_KIND_COVERAGE = {
+    "all": (EXACT, "elementwise union"),
+    "none": (ZERO, "piecewise constant or integer/boolean"),
+    "complex": (EXACT, "union for complex operands; zero-derivative for real ones"),
+}
+
 for _name, (_kind, _fn) in ELEMENTWISE.items():
-    fold_rule(S + _name)(_make_folder(_fn, _name))
-    deps_rule(S + _name)(_value_aware_rule if _name in ZERO_WHERE else _KIND_RULES[_kind])
+    fold_rule(_name)(_make_folder(_fn, _name))
+    if _name in ZERO_WHERE:
+        deps_rule(_name, kind=VALUE_AWARE, note="union of the operands; a known operand's exact values zero "
+                                               "some derivatives")(_value_aware_rule)
+    else:
+        deps_rule(_name, kind=_KIND_COVERAGE[_kind][0], note=_KIND_COVERAGE[_kind][1])(_KIND_RULES[_kind])
 
 
 # ---------------------------------------------------------------- select, clamp
-@deps_rule(S + "select")
+@deps_rule("stablehlo.select", kind=VALUE_AWARE, note="a known predicate takes one side per element")
 def _select(ctx, op, args):
     """§select: ``pred ? on_true : on_false`` (``pred`` may be a scalar); a known predicate takes one side
     per element.  No derivative flows through the boolean predicate."""
@@ -361,13 +371,13 @@ def _select(ctx, op, args):
     return [Deps.union(on_true.deps, on_false.deps)]
 
 
-@fold_rule(S + "select")
+@fold_rule("stablehlo.select")
 def _select_fold(ctx, op, consts):
     pred, a, b = consts
     return [np.where(pred, a, b)]
 
 
-@deps_rule(S + "clamp")
+@deps_rule("stablehlo.clamp", kind=VALUE_AWARE, note="depends on operand, min and max; known min ≥ max: constant")
 def _clamp(ctx, op, args):
     """§clamp: ``minimum(maximum(operand, min), max)`` depends on all three (``min``/``max`` may be scalars):
     on the operand between the bounds, on a bound where it is active.  Where both bounds are known and
@@ -384,7 +394,7 @@ def _clamp(ctx, op, args):
     return [Deps.union(_rows(lo, t.size), dx, _rows(hi, t.size))]
 
 
-@fold_rule(S + "clamp")
+@fold_rule("stablehlo.clamp")
 def _clamp_fold(ctx, op, consts):
     lo, x, hi = consts
     if x.dtype.kind == "c":
@@ -406,13 +416,13 @@ def _total_order_key(a):
     return np.where(s < 0, s ^ np.iinfo(s.dtype).max, s)
 
 
-@deps_rule(S + "compare")
+@deps_rule("stablehlo.compare", kind=ZERO, note="boolean result")
 def _compare(ctx, op, args):
     """§compare: a boolean result, zero derivative."""
     return _drop_rule(ctx, op, args)
 
 
-@fold_rule(S + "compare")
+@fold_rule("stablehlo.compare")
 def _compare_fold(ctx, op, consts):
     """§compare: integers and booleans compare by their element type; floats with FLOAT (IEEE quiet
     comparisons) or TOTALORDER (as XLA: -0 < +0, NaNs ordered by their bits); complex lexicographically.
@@ -430,7 +440,10 @@ def _compare_fold(ctx, op, consts):
 
 
 # ---------------------------------------------------------------- convert, bitcast_convert, reduce_precision
-@deps_rule(S + "convert", S + "reduce_precision", S + "bitcast_convert")
+@deps_rule("stablehlo.convert", kind=EXACT, note="elementwise; to an integer type: zero-derivative")
+@deps_rule("stablehlo.reduce_precision", kind=EXACT, note="elementwise")
+@deps_rule("stablehlo.bitcast_convert", kind=CONSERVATIVE,
+           note="same width: elementwise; width change: grouped elements")
 def _convert(ctx, op, args):
     """§convert / §reduce_precision / §bitcast_convert: element ``e`` keeps its dependencies (to an integer
     or boolean type: none, by the interpreter).  reduce_precision is a rounding, but keeps them as JAX's own
@@ -459,10 +472,10 @@ def _is_floaty(dt: np.dtype) -> bool:
 
 
 #: Integer ops that keep elements in place (same shape in and out): provenance stays per element through them.
-_IN_PLACE = frozenset(S + n for n in ELEMENTWISE) | {S + "select", S + "clamp", S + "convert", S + "bitcast_convert",
-                                                    S + "reshape"}
+_IN_PLACE = frozenset(ELEMENTWISE) | {"stablehlo.select", "stablehlo.clamp", "stablehlo.convert", "stablehlo.bitcast_convert",
+                                                    "stablehlo.reshape"}
 #: Integer results that carry no bits of a float: constants, iotas, predicates.
-_NO_BITS = frozenset({S + "compare", S + "is_finite", S + "iota", S + "constant"})
+_NO_BITS = frozenset({"stablehlo.compare", "stablehlo.is_finite", "stablehlo.iota", "stablehlo.constant"})
 
 
 def _float_bits_provenance(ctx, value, size: int) -> Deps:
@@ -503,9 +516,9 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
             if ctx.value(v).size != size:
                 in_place = False
         first = ctx.value(src.operands[0]) if len(src.operands) else None
-        if name in _NO_BITS or (name == S + "convert" and _is_floaty(first.dtype)):
+        if name in _NO_BITS or (name == "stablehlo.convert" and _is_floaty(first.dtype)):
             continue
-        if name == S + "bitcast_convert" and _is_floaty(first.dtype):
+        if name == "stablehlo.bitcast_convert" and _is_floaty(first.dtype):
             sources.append(first)
             in_place &= first.size == size
             continue
@@ -553,7 +566,7 @@ def _has_float_bitcast(ctx, op, visited: set) -> bool:
         visited.add(callee)
         ops = nested_ops(ctx.function(callee))
     for inner in ops:
-        if inner.operation.name == S + "bitcast_convert" and _elem_is_floaty(inner.operands[0].type) \
+        if inner.operation.name == "stablehlo.bitcast_convert" and _elem_is_floaty(inner.operands[0].type) \
                 and not _elem_is_floaty(inner.results[0].type):
             return True
         if inner.operation.name == "func.call" and _has_float_bitcast(ctx, inner, visited):
@@ -573,7 +586,7 @@ def _float_to_int(a, dt: np.dtype) -> np.ndarray:
     return np.where(np.isnan(t), dt.type(0), np.where(t >= hi, info.max, np.where(t < lo, info.min, safe)))
 
 
-@fold_rule(S + "convert")
+@fold_rule("stablehlo.convert")
 def _convert_fold(ctx, op, consts):
     """§convert: to bool ``x != 0``; float -> int truncates (saturating); complex -> real drops the
     imaginary part; int -> int wraps; everything else rounds to nearest even (NumPy's casts)."""
@@ -591,7 +604,7 @@ def _convert_fold(ctx, op, consts):
         return [a.astype(t.dtype)]
 
 
-@fold_rule(S + "bitcast_convert")
+@fold_rule("stablehlo.bitcast_convert")
 def _bitcast_fold(ctx, op, consts):
     (a,) = consts
     (t,) = ctx.result_types(op)
@@ -603,7 +616,7 @@ def _bitcast_fold(ctx, op, consts):
 _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 
 
-@fold_rule(S + "reduce_precision")
+@fold_rule("stablehlo.reduce_precision")
 def _reduce_precision_fold(ctx, op, consts):
     """§reduce_precision on the bit pattern: round the mantissa to ``mantissa_bits`` (ties to even), then
     overflow to ±inf / underflow to ±0 outside the range of ``exponent_bits`` (XLA's algorithm, checked

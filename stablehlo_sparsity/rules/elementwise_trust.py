@@ -30,7 +30,6 @@ from ..folding.exactness import (K_TRANSCENDENTAL, AddTree, Uncertainty, Undecid
 from .structural import moved_uncertainty
 from .registry import error_rule
 
-S = "stablehlo."
 
 
 def _f64(x) -> np.ndarray:
@@ -46,7 +45,7 @@ def _exact(av) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- sums
-@error_rule(S + "add", S + "subtract")
+@error_rule("stablehlo.add", "stablehlo.subtract")
 def _sum(ctx, op, args, consts):
     """§add / §subtract: one node of an add tree (XLA reassociates adds of constants)."""
     (r,) = consts
@@ -93,7 +92,7 @@ def product_residue(a, b, r) -> np.ndarray:
         return np.where(np.isnan(res), np.inf, res)
 
 
-@error_rule(S + "multiply")
+@error_rule("stablehlo.multiply")
 def product_rule(ctx, op, args, consts):
     """§multiply: exact iff the exact product is representable (then fused or reassociated evaluations agree);
     a known exact zero factor gives an exact zero when the other factor is surely finite."""
@@ -123,7 +122,7 @@ def _is_power_of_two(x: np.ndarray) -> np.ndarray:
     return np.abs(m) == 0.5
 
 
-@error_rule(S + "divide")
+@error_rule("stablehlo.divide")
 def _quotient(ctx, op, args, consts):
     """§divide: XLA rewrites ``a / c`` as ``a · (1/c)`` (and TPUs divide approximately): exact only for a zero
     numerator or a power-of-two divisor."""
@@ -146,7 +145,7 @@ def _quotient(ctx, op, args, consts):
 
 
 # ---------------------------------------------------------------------------------------------- moves of values
-@error_rule(S + "negate")
+@error_rule("stablehlo.negate")
 def _negate(ctx, op, args, consts):
     """§negate: exact; an add tree stays one (the leaves only change sign)."""
     (r,) = consts
@@ -155,7 +154,7 @@ def _negate(ctx, op, args, consts):
     return [None if u is None else Uncertainty(u.err, u.tree)]
 
 
-@error_rule(S + "abs")
+@error_rule("stablehlo.abs")
 def _abs(ctx, op, args, consts):
     """§abs: exact on reals (Lipschitz 1); of a complex it is a rounded ``hypot``."""
     (r,) = consts
@@ -165,7 +164,7 @@ def _abs(ctx, op, args, consts):
     return [finalize(r, error_array(a))]
 
 
-@error_rule(S + "real", S + "imag")
+@error_rule("stablehlo.real", "stablehlo.imag")
 def _part(ctx, op, args, consts):
     """§real / §imag: a part is within the bound of the whole (``|Re Δz| ≤ |Δz|``)."""
     (r,) = consts
@@ -173,7 +172,7 @@ def _part(ctx, op, args, consts):
     return [finalize(r, error_array(a))]
 
 
-@error_rule(S + "complex")
+@error_rule("stablehlo.complex")
 def _complex(ctx, op, args, consts):
     (r,) = consts
     a, b = args
@@ -192,7 +191,7 @@ def _zero_sign_clash(r, *operands) -> np.ndarray:
     return clash
 
 
-@error_rule(S + "maximum", S + "minimum")
+@error_rule("stablehlo.maximum", "stablehlo.minimum")
 def _extremum(ctx, op, args, consts):
     """§maximum / §minimum: Lipschitz 1 in each operand; ±0 meeting: the sign of the result is not certain."""
     (r,) = consts
@@ -206,7 +205,7 @@ def _extremum(ctx, op, args, consts):
     return [finalize(r, err)]
 
 
-@error_rule(S + "clamp")
+@error_rule("stablehlo.clamp")
 def _clamp(ctx, op, args, consts):
     """§clamp = min(max(x, lo), hi): the largest operand bound."""
     (r,) = consts
@@ -220,7 +219,7 @@ def _clamp(ctx, op, args, consts):
     return [finalize(r, err)]
 
 
-@error_rule(S + "select")
+@error_rule("stablehlo.select")
 def _select(ctx, op, args, consts):
     """§select: each element is a copy of ``on_true`` or ``on_false`` (the predicate is exact: a boolean)."""
     return moved_uncertainty(ctx, op, args, data=(1, 2))
@@ -228,11 +227,11 @@ def _select(ctx, op, args, consts):
 
 # ---------------------------------------------------------------------------------------------- step functions
 _STEPS = {
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "round_nearest_even": np.rint,
-    "round_nearest_afz": lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x)),
-    "sign": np.sign,
+    "stablehlo.floor": np.floor,
+    "stablehlo.ceil": np.ceil,
+    "stablehlo.round_nearest_even": np.rint,
+    "stablehlo.round_nearest_afz": lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x)),
+    "stablehlo.sign": np.sign,
 }
 
 
@@ -255,21 +254,21 @@ def _step_rule(fn):
 
 
 for _name, _fn in _STEPS.items():
-    error_rule(S + _name)(_step_rule(_fn))
+    error_rule(_name)(_step_rule(_fn))
 
 
 # ---------------------------------------------------------------------------------------------- transcendental
 #: Monotone on their domain: the image of [x - e, x + e] is between f(x - e) and f(x + e).
 _MONOTONE = {
-    "exponential": np.exp, "exponential_minus_one": np.expm1, "log": np.log, "log_plus_one": np.log1p,
-    "logistic": lambda x: 1.0 / (1.0 + np.exp(-x)), "tanh": np.tanh, "cbrt": np.cbrt, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "stablehlo.exponential": np.exp, "stablehlo.exponential_minus_one": np.expm1, "stablehlo.log": np.log, "stablehlo.log_plus_one": np.log1p,
+    "stablehlo.logistic": lambda x: 1.0 / (1.0 + np.exp(-x)), "stablehlo.tanh": np.tanh, "stablehlo.cbrt": np.cbrt, "stablehlo.sqrt": np.sqrt,
+    "stablehlo.rsqrt": lambda x: 1.0 / np.sqrt(x),
 }
 #: |f'| <= 1 everywhere.
-_LIPSCHITZ_ONE = {"sine": np.sin, "cosine": np.cos}
+_LIPSCHITZ_ONE = {"stablehlo.sine": np.sin, "stablehlo.cosine": np.cos}
 #: An absolute floor on the implementation's error, beyond the relative part: argument reduction of
 #: trigonometric functions loses ~u·|x|; logarithms near 1 are accurate only absolutely.
-_FLOOR = {"sine": "x", "cosine": "x", "tan": "x", "log": 1.0, "log_plus_one": 1.0}
+_FLOOR = {"stablehlo.sine": "x", "stablehlo.cosine": "x", "stablehlo.tan": "x", "stablehlo.log": 1.0, "stablehlo.log_plus_one": 1.0}
 
 
 def _transcendental_bound(r, carried, floor) -> Uncertainty | None:
@@ -312,13 +311,13 @@ def transcendental_rule(monotone=None, lipschitz_one=None, floor=0.0):
     return rule
 
 
-for _name in ("cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic",
-              "rsqrt", "sine", "sqrt", "tan", "tanh"):
-    error_rule(S + _name)(transcendental_rule(_MONOTONE.get(_name), _name in _LIPSCHITZ_ONE,
-                                              _FLOOR.get(_name, 0.0)))
+for _name in ("stablehlo.cbrt", "stablehlo.cosine", "stablehlo.exponential", "stablehlo.exponential_minus_one",
+              "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.rsqrt", "stablehlo.sine",
+              "stablehlo.sqrt", "stablehlo.tan", "stablehlo.tanh"):
+    error_rule(_name)(transcendental_rule(_MONOTONE.get(_name), _name in _LIPSCHITZ_ONE, _FLOOR.get(_name, 0.0)))
 
 
-@error_rule(S + "power", S + "atan2")
+@error_rule("stablehlo.power", "stablehlo.atan2")
 def _binary_transcendental(ctx, op, args, consts):
     """§power / §atan2 of exact operands: an approximation; of uncertain ones: not bounded here."""
     (r,) = consts
@@ -327,7 +326,7 @@ def _binary_transcendental(ctx, op, args, consts):
     return [_transcendental_bound(r, np.zeros(r.shape), 1.0)]
 
 
-@error_rule(S + "remainder")
+@error_rule("stablehlo.remainder")
 def _remainder(ctx, op, args, consts):
     """§remainder: IEEE ``fmod`` is exact, but not every backend computes it that way (``a − trunc(a/b)·b``);
     discontinuous in its operands, so uncertain operands bound nothing."""
@@ -339,8 +338,9 @@ def _remainder(ctx, op, args, consts):
 
 
 #: Integer and boolean ops: their operands are exact by construction (an integer is never rounded).
-error_rule(*(S + n for n in ("and", "or", "xor", "not", "popcnt", "count_leading_zeros", "shift_left",
-                             "shift_right_arithmetic", "shift_right_logical")))(exact_or_unknown)
+error_rule("stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not", "stablehlo.popcnt",
+           "stablehlo.count_leading_zeros", "stablehlo.shift_left", "stablehlo.shift_right_arithmetic",
+           "stablehlo.shift_right_logical")(exact_or_unknown)
 
 
 # ---------------------------------------------------------------------------------------------- decisions
@@ -356,7 +356,7 @@ def _separated(a, b, shape) -> np.ndarray:
         return ((ea == 0) & (eb == 0)) | apart
 
 
-@error_rule(S + "compare")
+@error_rule("stablehlo.compare")
 def _compare(ctx, op, args, consts):
     """§compare: a boolean of uncertain floats is known only where their intervals do not overlap."""
     (r,) = consts
@@ -366,7 +366,7 @@ def _compare(ctx, op, args, consts):
     return [None]
 
 
-@error_rule(S + "is_finite")
+@error_rule("stablehlo.is_finite")
 def is_finite_rule(ctx, op, args, consts):
     """§is_finite of an uncertain float: known where the value is surely finite (far from overflow)."""
     (a,) = args
@@ -378,7 +378,7 @@ def is_finite_rule(ctx, op, args, consts):
     return [None]
 
 
-@error_rule(S + "convert")
+@error_rule("stablehlo.convert")
 def _convert(ctx, op, args, consts):
     """§convert: exact operands convert exactly (correctly rounded, the same everywhere); from an uncertain
     float, a float result widens the bound by the rounding, an integer or boolean one must be decided."""
@@ -404,7 +404,7 @@ def _convert(ctx, op, args, consts):
     return [None]
 
 
-@error_rule(S + "bitcast_convert")
+@error_rule("stablehlo.bitcast_convert")
 def _bitcast(ctx, op, args, consts):
     """§bitcast_convert: the bits of an exact value are exact; of an uncertain one, unknown."""
     (r,) = consts
@@ -415,7 +415,7 @@ def _bitcast(ctx, op, args, consts):
     return [finalize(r, 0.0)]
 
 
-@error_rule(S + "reduce_precision")
+@error_rule("stablehlo.reduce_precision")
 def _reduce_precision(ctx, op, args, consts):
     """§reduce_precision: a rounding of the bit pattern (the same everywhere) — exact on exact operands."""
     from ..attrs import int_attr

@@ -46,9 +46,8 @@ from ..lattice import Deps
 from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float)
 from .structural import moved_uncertainty
-from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
-S = "stablehlo."
 
 
 def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
@@ -69,7 +68,7 @@ def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
 
 
 # ====================================================================== gather
-@deps_rule(S + "gather")
+@deps_rule("stablehlo.gather", kind=VALUE_AWARE, note="known indices: exact index map; unknown: any element along the indexed dims (warns)")
 def _gather(ctx, op, args):
     """§gather: rows by the index map of the clamped start indices; unknown indices read any element along
     the indexed dimensions (``start_index_map``) and only those."""
@@ -86,7 +85,7 @@ def _gather(ctx, op, args):
     return [deps.gather_rows(gather_index_map(red_shape, zeros, dims, t.shape).ravel())]
 
 
-@fold_rule(S + "gather")
+@fold_rule("stablehlo.gather")
 def _gather_fold(ctx, op, consts):
     operand, indices = consts
     (t,) = ctx.result_types(op)
@@ -109,7 +108,7 @@ def _known_starts(operand_shape, sizes, start_args):
     return out
 
 
-@deps_rule(S + "dynamic_slice")
+@deps_rule("stablehlo.dynamic_slice", kind=VALUE_AWARE, note="known starts: exact; unknown: along the sliced dims (warns)")
 def _dynamic_slice(ctx, op, args):
     """§dynamic_slice: rows by the index map of the clamped slice; an unknown start along a dim reads any
     coordinate ``[o, o + dim - size]`` there (conservative, warns)."""
@@ -125,7 +124,7 @@ def _dynamic_slice(ctx, op, args):
     return [deps.gather_rows(m.ravel())]
 
 
-@fold_rule(S + "dynamic_slice")
+@fold_rule("stablehlo.dynamic_slice")
 def _dynamic_slice_fold(ctx, op, consts):
     operand, starts = consts[0], consts[1:]
     sizes = i64_list(op, "slice_sizes")
@@ -134,7 +133,7 @@ def _dynamic_slice_fold(ctx, op, consts):
 
 
 # ====================================================================== dynamic_update_slice
-@deps_rule(S + "dynamic_update_slice")
+@deps_rule("stablehlo.dynamic_update_slice", kind=VALUE_AWARE, note="known starts: exact; unknown: along the updated dims (warns)")
 def _dynamic_update_slice(ctx, op, args):
     """§dynamic_update_slice: the update replaces a clamped box of the operand.
 
@@ -164,7 +163,7 @@ def _dynamic_update_slice(ctx, op, args):
     return [Deps.union(kept, update.deps.group_union(box_matrix(operand.shape, update.shape, known)))]
 
 
-@fold_rule(S + "dynamic_update_slice")
+@fold_rule("stablehlo.dynamic_update_slice")
 def _dynamic_update_slice_fold(ctx, op, consts):
     operand, update, starts = consts[0], consts[1], consts[2:]
     s = clamp_starts(starts, operand.shape, update.shape)
@@ -176,13 +175,13 @@ def _dynamic_update_slice_fold(ctx, op, consts):
 # ====================================================================== scatter
 #: Combining bodies the fold rule evaluates, by the single op of the body (commutative ops only).
 _COMBINERS = {
-    S + "add": np.add,
-    S + "multiply": np.multiply,
-    S + "maximum": np.maximum,
-    S + "minimum": np.minimum,
-    S + "or": np.bitwise_or,
-    S + "and": np.bitwise_and,
-    S + "xor": np.bitwise_xor,
+    "stablehlo.add": np.add,
+    "stablehlo.multiply": np.multiply,
+    "stablehlo.maximum": np.maximum,
+    "stablehlo.minimum": np.minimum,
+    "stablehlo.or": np.bitwise_or,
+    "stablehlo.and": np.bitwise_and,
+    "stablehlo.xor": np.bitwise_xor,
 }
 
 
@@ -270,7 +269,7 @@ def _kind(v, j, n, arg_pos, defs):
     return None
 
 
-@deps_rule(S + "scatter")
+@deps_rule("stablehlo.scatter", kind=VALUE_AWARE, note="known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)")
 def _scatter(ctx, op, args):
     """§scatter (multi-operand): index maps and group unions of the updates, combined per the body summary."""
     n = (len(args) - 1) // 2
@@ -314,7 +313,7 @@ def _scatter(ctx, op, args):
     return out
 
 
-@fold_rule(S + "scatter")
+@fold_rule("stablehlo.scatter")
 def _scatter_fold(ctx, op, consts):
     """Fold a scatter whose body is recognized (replace, keep, or one commutative combiner), when the result
     does not depend on implementation choices (partly out-of-bounds windows, duplicate-order effects)."""
@@ -363,14 +362,14 @@ def _check_exact_accumulation(res, t, u, ufunc):
 
 
 # ====================================================================== trust (folding/exactness.py)
-@error_rule(S + "gather", S + "dynamic_slice", S + "dynamic_update_slice")
+@error_rule("stablehlo.gather", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice")
 def _moved(ctx, op, args, consts):
     """Gathers and slices copy elements (their indices are integers, hence exact)."""
-    data = (0, 1) if op.operation.name == S + "dynamic_update_slice" else (0,)
+    data = (0, 1) if op.operation.name == "stablehlo.dynamic_update_slice" else (0,)
     return moved_uncertainty(ctx, op, args, data=data)
 
 
-@error_rule(S + "scatter")
+@error_rule("stablehlo.scatter")
 def _scatter_trust(ctx, op, args, consts):
     """§scatter: replaced and kept elements carry their source's bound; a combiner is one more node per
     update — ``max``/``min`` keep the largest bound, ``add`` is a sum (exact on one grid, see

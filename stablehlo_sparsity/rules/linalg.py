@@ -34,9 +34,8 @@ from ..irtools import num_elements
 from ..attrs import enum_text, i64_list, positions
 from ..lattice import CsrPart, Deps, IndexPart, check_nnz
 from ..folding.exactness import untrusted
-from .registry import NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
 
-S = "stablehlo."
 
 __all__ = [
     "batch_union",
@@ -322,7 +321,7 @@ def triangular_solve_deps(a, b, *, left_side: bool, lower: bool, transpose: bool
     return Deps.union(*parts)
 
 
-@deps_rule(S + "triangular_solve")
+@deps_rule("stablehlo.triangular_solve", kind=EXACT, note="forward/back substitution structure per matrix, block diagonal across the batch")
 def _triangular_solve(ctx, op, args):
     """§triangular_solve: exact per matrix (forward / back substitution), block diagonal across the batch."""
     a, b = args
@@ -382,7 +381,7 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
     return Deps.union(factor, rest)
 
 
-@deps_rule(S + "cholesky")
+@deps_rule("stablehlo.cholesky", kind=EXACT, note="factor exact (JAX's symmetric derivative); the implementation-defined other triangle: whole matrix")
 def _cholesky(ctx, op, args):
     """§cholesky: exact in the factor's triangle, the whole matrix in the implementation-defined other one."""
     (a,) = args
@@ -460,7 +459,7 @@ def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
 
 
 # ====================================================================== fft
-@deps_rule(S + "fft")
+@deps_rule("stablehlo.fft", kind=EXACT, note="dense along the transformed trailing dims, independent across the leading ones")
 def _fft(ctx, op, args):
     """§fft (FFT, IFFT, RFFT, IRFFT): dense along the ``len(fft_length)`` trailing dims — the DFT matrix has
     no zero entry — and independent across the leading ones.  Exact."""
@@ -469,13 +468,13 @@ def _fft(ctx, op, args):
     return batch_union(ctx, [x], len(x.shape) - L, ctx.result_types(op))
 
 
-@error_rule(S + "fft")
+@error_rule("stablehlo.fft")
 def _fft_trust(ctx, op, args, consts):
     """§fft: rounded sums of rounded twiddle products in a backend-chosen order: decides nothing."""
     return untrusted(ctx, op, args, consts)
 
 
-@fold_rule(S + "fft")
+@fold_rule("stablehlo.fft")
 def _fft_fold(ctx, op, consts):
     (x,) = consts
     (t,) = ctx.result_types(op)

@@ -47,12 +47,11 @@ from ..values import AbstractValue, is_differentiable, tensor_type
 from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, finalize, is_float,
                                  largest_finite, precision_bits, result_uncertainties, significant_bits,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float, untrusted)
-from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["reduce_groups", "group_union_table", "group_union_members", "group_union_lists", "union_all_rows", "body_dependence", "simple_body", "eval_body_np",
 ]
 
-S = "stablehlo."
 
 
 # ---------------------------------------------------------------- the grouping move
@@ -245,12 +244,12 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
 
 #: Bodies that are one binary op per result fold with these reductions (bool and/or via bitwise ops).
 _SIMPLE = {
-    S + "add": np.add,
-    S + "multiply": np.multiply,
-    S + "maximum": np.maximum,
-    S + "minimum": np.minimum,
-    S + "and": np.bitwise_and,
-    S + "or": np.bitwise_or,
+    "stablehlo.add": np.add,
+    "stablehlo.multiply": np.multiply,
+    "stablehlo.maximum": np.maximum,
+    "stablehlo.minimum": np.minimum,
+    "stablehlo.and": np.bitwise_and,
+    "stablehlo.or": np.bitwise_or,
 }
 
 
@@ -277,8 +276,8 @@ def simple_body(region, k: int):
 def _elementwise_names() -> frozenset:
     from .elementwise import ELEMENTWISE
 
-    return frozenset(S + n for n in ELEMENTWISE) | {S + "select", S + "clamp", S + "compare", S + "convert",
-                                                    S + "constant"}
+    return frozenset(ELEMENTWISE) | {"stablehlo.select", "stablehlo.clamp", "stablehlo.compare", "stablehlo.convert",
+                                                    "stablehlo.constant"}
 
 
 def eval_body_np(ctx, region, arrays: list[np.ndarray]) -> list[np.ndarray]:
@@ -337,7 +336,7 @@ def _split(op, args):
     return k, args[:k], args[k:]
 
 
-@deps_rule(S + "reduce")
+@deps_rule("stablehlo.reduce", kind=EXACT, note="group union over the reduced dims, restricted to the operands the body reaches")
 def _reduce(ctx, op, args):
     """§reduce: result ``j`` = ∪ over operands ``i`` in ``M*[j]`` of (group rows of input ``i`` ∪ init ``i``)."""
     k, inputs, inits = _split(op, args)
@@ -370,7 +369,7 @@ def _reduce(ctx, op, args):
     return results
 
 
-@fold_rule(S + "reduce")
+@fold_rule("stablehlo.reduce")
 def _reduce_fold(ctx, op, consts):
     k, inputs, inits = _split(op, consts)
     dims = tuple(sorted(i64_list(op, "dimensions")))
@@ -416,8 +415,8 @@ def _tree_fold(ctx, region, inputs, inits, dims):
 # ---------------------------------------------------------------- trust (folding/exactness.py)
 #: Body ops that never round: a body made of these (argmax, logical reductions …) computes, on exact
 #: operands, the same result in any order.
-_NON_ROUNDING = frozenset({S + "compare", S + "select", S + "maximum", S + "minimum", S + "and", S + "or",
-                           S + "xor", S + "not", S + "constant", S + "return"})
+_NON_ROUNDING = frozenset({"stablehlo.compare", "stablehlo.select", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.and", "stablehlo.or",
+                           "stablehlo.xor", "stablehlo.not", "stablehlo.constant", "stablehlo.return"})
 
 
 def body_rounds(region) -> bool:
@@ -505,7 +504,7 @@ def _exact_products(x, init, c, reduce_groups) -> np.ndarray:
         return finite & (zero | ((bits <= precision_bits(c.dtype)) & in_range))
 
 
-@error_rule(S + "reduce")
+@error_rule("stablehlo.reduce")
 def _reduce_trust(ctx, op, args, consts):
     k = len(args) // 2
     dims = tuple(sorted(i64_list(op, "dimensions")))

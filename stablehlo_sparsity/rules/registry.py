@@ -1,50 +1,126 @@
-"""Rules as data: two tables keyed by the op name.
+"""Rules as data: tables keyed by the full op name, and the contract every rule is written against.
 
-* ``DEPS_RULES[name](ctx, op, args) -> list[Deps | AbstractValue]`` — the index-set transfer function: given
-  the abstract values of the operands, the lattice of each result.  A rule may read ``arg.const`` (the
-  constant lattice) to be more precise, e.g. a multiply by a known zero.
-* ``FOLD_RULES[name](ctx, op, consts) -> list[np.ndarray]`` — the NumPy evaluator used when every operand is
-  a known constant (the constant lattice).  Results must follow StableHLO semantics exactly.
-* ``ERROR_RULES[name](ctx, op, args, consts) -> list[Uncertainty | None]`` — how far each folded result may
-  be from what XLA computes on any backend, given the operands' abstract values (with their uncertainties)
-  and the folded results (see :mod:`stablehlo_sparsity.folding.exactness`).  It raises ``Undecided`` when an
-  integer or boolean result hangs on an uncertain float.  Without an error rule, a folded float result is
-  trusted for nothing (``err = inf``) and an integer result only if every operand was exact.
+* ``DEPS_RULES[name](ctx, op, args) -> list[Deps | AbstractValue]`` (:data:`DepsRule`) — the index-set
+  transfer function: given the abstract values of the operands, the lattice of each result.  A rule may read
+  the constant lattice through the queries of :mod:`~stablehlo_sparsity.folding.exactness` (``maybe_nonzero``,
+  ``surely``) to be more precise, e.g. a multiply by a known zero.
+* ``FOLD_RULES[name](ctx, op, consts) -> list[np.ndarray]`` (:data:`FoldRule`) — the NumPy evaluator used
+  when every operand is a known constant.  Results must follow StableHLO semantics exactly; a rule that
+  declines raises :class:`NotFoldable`.
+* ``ERROR_RULES[name](ctx, op, args, consts) -> list[Uncertainty | None]`` (:data:`ErrorRule`) — how far
+  each folded result may be from what XLA computes on any backend (see
+  :mod:`~stablehlo_sparsity.folding.exactness`).  It raises ``Undecided`` when an integer or boolean result
+  hangs on an uncertain float.
+* ``COVERAGE[name]`` — what kind of rule the op has (:data:`EXACT` …) and a one-line note: the source of
+  ``docs/coverage.md`` (``tools/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
+  and why.
 
-Each rule is a small function defined just above its registration, in the file of its op family.
+Registrations name the op in full, as a literal (``@deps_rule("stablehlo.gather", kind=VALUE_AWARE)``), so
+``grep -rn '"stablehlo.gather"'`` finds every rule of an op.  Each rule is a small function defined just
+above its registration, in the file of its op family.  Rules talk to the analysis only through
+:class:`RuleContext`.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..folding.exactness import Uncertainty
+    from ..interpreter import AnalysisOptions
+    from ..lattice import Deps
+    from ..values import AbstractValue, TensorType
+
+__all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
+           "FOLD_RULES", "ERROR_RULES", "COVERAGE", "REFUSED", "deps_rule", "fold_rule", "error_rule", "refuse",
+           "EXACT", "VALUE_AWARE", "CONSERVATIVE", "ZERO", "ERROR", "PER_TARGET", "KINDS"]
+
 
 class NotFoldable(Exception):
     """Raised by a fold rule that declines (the op then goes through its index-set rule)."""
 
 
-DEPS_RULES: dict[str, Callable] = {}
-FOLD_RULES: dict[str, Callable] = {}
-ERROR_RULES: dict[str, Callable] = {}
+class RuleContext(Protocol):
+    """What a rule may ask of the running analysis (implemented by the interpreter)."""
+
+    n: int  #: the number of input columns
+    options: "AnalysisOptions"
+    module: Any
+
+    def result_types(self, op) -> "list[TensorType]": ...
+    def value(self, v) -> "AbstractValue": ...
+    def empty(self, rows: int) -> "Deps": ...
+    def location(self, op) -> str: ...
+    def warn(self, op, message: str) -> None: ...
+    def function(self, name: str) -> Any: ...
+    def call(self, name: str, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
+    def run_region(self, region, args: "list[AbstractValue]", new_frame: bool = False) -> "list[AbstractValue]": ...
+    def interpret_symbolically(self, region, args: "list[AbstractValue]", outer: dict,
+                               width: int) -> "list[AbstractValue]": ...
+    def memo(self, name: str) -> dict: ...
+    def call_cache_mark(self) -> int: ...
+    def call_cache_trim(self, mark: int) -> None: ...
 
 
-def deps_rule(*names: str):
-    """Register an index-set rule for the given op names (e.g. ``"stablehlo.add"``)."""
+DepsRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[Deps | AbstractValue]"]
+FoldRule = Callable[[RuleContext, Any, "list[np.ndarray]"], "Sequence[np.ndarray]"]
+ErrorRule = Callable[[RuleContext, Any, "list[AbstractValue]", "list[np.ndarray]"], "Sequence[Uncertainty | None]"]
 
-    def register(fn):
+#: Kinds of index-set rules (``docs/coverage.md`` explains them).
+EXACT = "exact"
+VALUE_AWARE = "value-aware exact"
+CONSERVATIVE = "conservative"
+ZERO = "zero-derivative"
+ERROR = "error"
+PER_TARGET = "per target"
+KINDS = (EXACT, VALUE_AWARE, CONSERVATIVE, ZERO, ERROR, PER_TARGET)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    kind: str
+    note: str
+    module: str  #: the rule's module (its op family)
+
+
+DEPS_RULES: dict[str, DepsRule] = {}
+FOLD_RULES: dict[str, FoldRule] = {}
+ERROR_RULES: dict[str, ErrorRule] = {}
+COVERAGE: dict[str, Coverage] = {}
+REFUSED: dict[str, str] = {}
+
+
+def _check_name(name: str) -> None:
+    if "." not in name:
+        raise ValueError(f"rules are registered under the full op name, e.g. 'stablehlo.add', not {name!r}")
+
+
+def deps_rule(*names: str, kind: str, note: str = ""):
+    """Register the index-set rule of the given ops, with its coverage kind and a one-line note."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown rule kind {kind!r}")
+
+    def register(fn: DepsRule) -> DepsRule:
         for name in names:
+            _check_name(name)
             if name in DEPS_RULES:
                 raise RuntimeError(f"duplicate deps rule for {name}")
             DEPS_RULES[name] = fn
+            COVERAGE[name] = Coverage(kind, note, fn.__module__.rsplit(".", 1)[-1])
         return fn
 
     return register
 
 
 def fold_rule(*names: str):
-    """Register a constant-folding evaluator for the given op names."""
+    """Register the constant-folding evaluator of the given ops."""
 
-    def register(fn):
+    def register(fn: FoldRule) -> FoldRule:
         for name in names:
+            _check_name(name)
             if name in FOLD_RULES:
                 raise RuntimeError(f"duplicate fold rule for {name}")
             FOLD_RULES[name] = fn
@@ -56,11 +132,18 @@ def fold_rule(*names: str):
 def error_rule(*names: str):
     """Register the error model (trust) of the given ops' folded results."""
 
-    def register(fn):
+    def register(fn: ErrorRule) -> ErrorRule:
         for name in names:
+            _check_name(name)
             if name in ERROR_RULES:
                 raise RuntimeError(f"duplicate error rule for {name}")
             ERROR_RULES[name] = fn
         return fn
 
     return register
+
+
+def refuse(name: str, reason: str) -> None:
+    """Record an op that deliberately has no rule (it raises ``UnsupportedOpError`` or a type error)."""
+    _check_name(name)
+    REFUSED[name] = reason

@@ -38,9 +38,8 @@ from ..folding.exactness import Uncertainty, Undecided, error_array
 from ..values import TensorType
 from ..irtools import region_captures, region_ops
 from .reduction import eval_body_np, eval_body_trusted
-from .registry import NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
-S = "stablehlo."
 
 #: Cap on the comparator's pair table (each of its ops makes an array this big).
 MAX_PAIRS = 1_000_000
@@ -149,7 +148,7 @@ def _gather_map(shape, dim: int, src: np.ndarray) -> np.ndarray:
     return np.moveaxis(flat, -1, dim).ravel()
 
 
-@deps_rule(S + "sort")
+@deps_rule("stablehlo.sort", kind=VALUE_AWARE, note="each output: its operand's whole slice; known keys: the exact permutation")
 def _sort(ctx, op, args):
     """§sort: output ``j`` ← operand ``j``'s rows by the known permutation, else its slice union."""
     k = len(args)
@@ -170,7 +169,7 @@ def _sort(ctx, op, args):
     return out
 
 
-@fold_rule(S + "sort")
+@fold_rule("stablehlo.sort")
 def _sort_fold(ctx, op, consts):
     k = len(consts)
     shape = consts[0].shape
@@ -188,7 +187,7 @@ def _exact_key(c) -> AbstractValue:
     return AbstractValue(TensorType(c.shape, c.dtype), None, c)
 
 
-@error_rule(S + "sort")
+@error_rule("stablehlo.sort")
 def _sort_trust(ctx, op, args, consts):
     """The fold took the order of the folded keys; it stands only if every backend orders them so (then
     each element carries its source's bound to its new place)."""
@@ -206,7 +205,7 @@ def _sort_trust(ctx, op, args, consts):
 
 
 # ---------------------------------------------------------------- chlo.top_k
-@deps_rule("chlo.top_k")
+@deps_rule("chlo.top_k", kind=EXACT, note="each value: its whole row (the last dim)")
 def _top_k(ctx, op, args):
     """``chlo.top_k``: each of the ``k`` values depends on its whole last-dimension row; indices drop."""
     (x,) = args

@@ -20,9 +20,8 @@ from ..lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
                                  unknown_float)
-from .registry import FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, ZERO, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
-S = "stablehlo."
 
 
 # ---------------------------------------------------------------- the NumPy twins
@@ -84,31 +83,31 @@ def _map_rule(np_twin):
 
 
 _ONE_OPERAND = {
-    "transpose": lambda x, op, shape: transpose_np(x, op),
-    "broadcast_in_dim": broadcast_in_dim_np,
-    "slice": lambda x, op, shape: slice_np(x, op),
-    "reverse": lambda x, op, shape: reverse_np(x, op),
+    "stablehlo.transpose": lambda x, op, shape: transpose_np(x, op),
+    "stablehlo.broadcast_in_dim": broadcast_in_dim_np,
+    "stablehlo.slice": lambda x, op, shape: slice_np(x, op),
+    "stablehlo.reverse": lambda x, op, shape: reverse_np(x, op),
 }
 
 for _name, _twin in _ONE_OPERAND.items():
     _rule, _fold = _map_rule(_twin)
-    deps_rule(S + _name)(_rule)
-    fold_rule(S + _name)(_fold)
+    deps_rule(_name, kind=EXACT, note="rows by index map")(_rule)
+    fold_rule(_name)(_fold)
 
 
-@deps_rule(S + "reshape")
+@deps_rule("stablehlo.reshape", kind=EXACT, note="rows by index map")
 def _reshape(ctx, op, args):
     """§reshape keeps the row-major element order: the index sets are unchanged."""
     return [args[0].deps]
 
 
-@fold_rule(S + "reshape")
+@fold_rule("stablehlo.reshape")
 def _reshape_fold(ctx, op, consts):
     (t,) = ctx.result_types(op)
     return [consts[0].reshape(t.shape)]
 
 
-@deps_rule(S + "concatenate")
+@deps_rule("stablehlo.concatenate", kind=EXACT, note="rows by index map")
 def _concatenate(ctx, op, args):
     """§concatenate along ``dimension``: a position map over the joined operands."""
     dim = int_attr(op, "dimension")
@@ -125,12 +124,12 @@ def _stack_rows(ctx, args) -> Deps:
     return Deps.vstack([a.deps for a in args])
 
 
-@fold_rule(S + "concatenate")
+@fold_rule("stablehlo.concatenate")
 def _concatenate_fold(ctx, op, consts):
     return [np.concatenate(consts, axis=int_attr(op, "dimension"))]
 
 
-@deps_rule(S + "pad")
+@deps_rule("stablehlo.pad", kind=EXACT, note="rows by index map")
 def _pad(ctx, op, args):
     """§pad: operand elements by position map; every other element is a copy of the padding value."""
     x, fill = args
@@ -143,20 +142,34 @@ def _pad(ctx, op, args):
     return [Deps.union(from_operand, from_fill)]
 
 
-@fold_rule(S + "pad")
+@fold_rule("stablehlo.pad")
 def _pad_fold(ctx, op, consts):
     x, fill = consts
     lo, hi, interior = _pad_args(op)
     return [pad_np(x, fill.reshape(()).item(), lo, hi, interior).astype(x.dtype)]
 
 
+@deps_rule("stablehlo.broadcast", kind=EXACT, note="rows by index map")
+def _broadcast(ctx, op, args):
+    """``stablehlo.broadcast`` (legacy): ``broadcast_sizes`` prepended to the operand's shape."""
+    (t,) = ctx.result_types(op)
+    x = args[0]
+    return [x.deps.gather_rows(np.broadcast_to(positions(x.shape), t.shape).ravel())]
+
+
+@fold_rule("stablehlo.broadcast")
+def _broadcast_fold(ctx, op, consts):
+    (t,) = ctx.result_types(op)
+    return [np.ascontiguousarray(np.broadcast_to(consts[0], t.shape))]
+
+
 # ---------------------------------------------------------------- sources: iota and constant
-@deps_rule(S + "iota")
+@deps_rule("stablehlo.iota", kind=ZERO, note="a constant (folded)")
 def _iota(ctx, op, args):
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
-@fold_rule(S + "iota")
+@fold_rule("stablehlo.iota")
 def _iota_fold(ctx, op, consts):
     """§iota: values ``0, 1, …`` along ``iota_dimension``, broadcast along the others."""
     (t,) = ctx.result_types(op)
@@ -166,13 +179,13 @@ def _iota_fold(ctx, op, consts):
     return [np.broadcast_to(np.arange(t.shape[dim]).reshape(shape), t.shape).astype(t.dtype)]
 
 
-@deps_rule(S + "constant")
+@deps_rule("stablehlo.constant", kind=ZERO, note="a constant (folded: its value feeds the constant lattice)")
 def _constant(ctx, op, args):
     """A constant the bindings cannot convert (e.g. complex literals) stays unknown, with no dependencies."""
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
-@fold_rule(S + "constant")
+@fold_rule("stablehlo.constant")
 def _constant_fold(ctx, op, consts):
     """§constant.  The bindings convert most literals to NumPy; complex and bf16 ones they cannot, so those
     are read from the op's printed form.  A literal neither way understands stays unknown (sound)."""
@@ -277,16 +290,16 @@ def _moved(ctx, op, args, consts):
 
 
 error_rule("stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice", "stablehlo.reverse",
-           "stablehlo.reshape", "stablehlo.concatenate", "stablehlo.pad")(_moved)
+           "stablehlo.reshape", "stablehlo.concatenate", "stablehlo.pad", "stablehlo.broadcast")(_moved)
 
 
-@error_rule(S + "constant")
+@error_rule("stablehlo.constant")
 def _constant_trust(ctx, op, args, consts):
     """A literal is exact (a subnormal one may be flushed by a backend)."""
     return [literal_uncertainty(c) for c in consts]
 
 
-@error_rule(S + "iota")
+@error_rule("stablehlo.iota")
 def _iota_trust(ctx, op, args, consts):
     """Integers converted to the element type, correctly rounded: the same everywhere."""
     return [finalize(c, 0.0) for c in consts]

@@ -39,10 +39,9 @@ import scipy.sparse as sp
 from ..attrs import dense_array, i64_list
 from ..lattice import Deps
 from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
-from .registry import NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
 from .structural import pad_np
 
-S = "stablehlo."
 
 #: Windows with at most this many taps along a dimension stay lazy unions of row maps.
 LAZY_TAPS = 8
@@ -145,7 +144,7 @@ def windowed(deps: Deps, in_shape, relations) -> Deps:
     return deps
 
 
-@deps_rule(S + "reduce_window")
+@deps_rule("stablehlo.reduce_window", kind=EXACT, note="per-dimension window unions (pooling, cumsum/cumprod)")
 def _reduce_window(ctx, op, args):
     """§reduce_window: result ``j`` = ∪ over reached operands of (window union of the input ∪ its init)."""
     k = len(args) // 2
@@ -186,7 +185,7 @@ def _window_view(x: np.ndarray, fill, op, out_shape) -> np.ndarray:
     return view[(Ellipsis,) + tuple(slice(None, None, dl) for dl in wdil)]
 
 
-@fold_rule(S + "reduce_window")
+@fold_rule("stablehlo.reduce_window")
 def _reduce_window_fold(ctx, op, consts):
     """Simple bodies (one add/multiply/max/min/and/or per result) reduce the window view with the ufunc;
     other elementwise bodies fold by a pairwise tree over the taps (a valid §reduce schedule)."""
@@ -220,7 +219,7 @@ def _reduce_window_fold(ctx, op, consts):
 
 
 # ---------------------------------------------------------------- select_and_scatter
-@deps_rule(S + "select_and_scatter")
+@deps_rule("stablehlo.select_and_scatter", kind=EXACT, note="transposed window relation on the source (global pattern)")
 def _select_and_scatter(ctx, op, args):
     """§select_and_scatter: ``result[e] = init ∪ {source[w] : e ∈ window(w)}`` (the operand only steers the
     selection: zero derivative).  Sound, and exact when the operand is unknown (any element can win)."""
@@ -244,7 +243,7 @@ __all__ = ["window_taps", "along_dim", "windowed"]
 
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)
-@error_rule(S + "reduce_window")
+@error_rule("stablehlo.reduce_window")
 def _reduce_window_trust(ctx, op, args, consts):
     """§reduce_window: each result is a reduction of its window (padding and holes hold the init value)."""
     k = len(args) // 2
