@@ -1,0 +1,203 @@
+"""Reductions and windows: §reduce, §reduce_window, §select_and_scatter, §map.
+
+A body that is one ``add`` / ``multiply`` / ``maximum`` / ``minimum`` / ``and`` / ``or`` / ``xor`` of its two
+arguments is replayed with that ``jax.lax`` function *itself*: JAX recognizes it (with an identity init
+value) as its monoid reduction, whose derivative rules are the efficient ones, and lowers it to the same
+StableHLO op.  Any other body (argmax's two-operand comparison, a custom combiner) is replayed as a
+Python function of its scalar arguments: ``lax.reduce`` / ``lax.reduce_window`` trace it into the
+region of the op they emit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import dense_array, i64_list
+from .bodies import binary_body, captures
+from .core import import_rule
+
+
+def _lax():
+    from jax import lax
+
+    return lax
+
+
+_MONOIDS = {"stablehlo.add": ("add", "bitwise_or"), "stablehlo.multiply": ("mul", "bitwise_and"),
+            "stablehlo.maximum": ("max", "bitwise_or"), "stablehlo.minimum": ("min", "bitwise_and"),
+            "stablehlo.and": ("bitwise_and", "bitwise_and"), "stablehlo.or": ("bitwise_or", "bitwise_or"),
+            "stablehlo.xor": ("bitwise_xor", "bitwise_xor")}
+
+
+def monoid(region, dtype):
+    """The ``jax.lax`` function a two-argument body applies to ``(arg0, arg1)`` (either order), else None."""
+    b = binary_body(region)
+    if b is None or {b[1], b[2]} != {0, 1} or len(list(region.blocks)[0].arguments) != 2:
+        return None
+    names = _MONOIDS.get(b[0])
+    if names is None:
+        return None
+    return getattr(_lax(), names[1] if np.dtype(dtype) == np.bool_ else names[0])
+
+
+def _computation(ctx, op, region, n: int):
+    """``(accumulators, elements) -> results`` as ``lax.reduce`` calls it, replaying the region."""
+    fn = ctx.region_fn(region)
+    if n == 1:
+        return lambda a, b: fn(a, b)[0]
+    return lambda a, b: tuple(fn(*a, *b))
+
+
+@import_rule("stablehlo.reduce")
+def _reduce(ctx, op, args):
+    """§reduce over ``dimensions`` (variadic; any body)."""
+    lax = _lax()
+    n = len(args) // 2
+    inputs, inits = args[:n], args[n:]
+    dims = tuple(i64_list(op, "dimensions"))
+    region = op.regions[0]
+    if n == 1:
+        m = monoid(region, inputs[0].dtype)
+        comp = m if m is not None else _computation(ctx, op, region, 1)
+        return [lax.reduce(inputs[0], inits[0], comp, dims)]
+    return generic_reduce(ctx, op, region, inputs, inits, dims)
+
+
+def generic_reduce(ctx, op, region, inputs, inits, dims):
+    """A variadic §reduce with any body: ``lax.reduce`` emits it as is; its derivative is the JVP of a pairwise
+    tree of body applications (JAX's own rule for a generic reduce, which however cannot take the integer
+    operands of an argmax-style reduction)."""
+    import jax
+
+    lax = _lax()
+    n = len(inputs)
+    comp = _computation(ctx, op, region, n)
+    body = ctx.region_fn(region)
+
+    @jax.custom_jvp
+    def red(*xs):
+        return tuple(lax.reduce(tuple(xs[:n]), tuple(xs[n:]), comp, dims))
+
+    @red.defjvp
+    def red_jvp(primals, tangents):
+        out = red(*primals)
+        diff = [i for i, p in enumerate(primals) if np.dtype(p.dtype).kind in "fc"]
+
+        def tree(*vals):
+            full = list(primals)
+            for i, v in zip(diff, vals):
+                full[i] = v
+            return tuple(tree_reduce(body, full[:n], full[n:], dims))
+
+        _, tans = jax.jvp(tree, [primals[i] for i in diff], [tangents[i] for i in diff])
+        return out, tuple(t if np.dtype(o.dtype).kind in "fc" else np.zeros(np.shape(o), jax.dtypes.float0)
+                          for t, o in zip(tans, out))
+
+    return list(red(*inputs, *inits))
+
+
+def tree_reduce(body, xs, inits, dims):
+    """§reduce as a pairwise tree of body applications (vectorized over the kept dimensions)."""
+    import jax
+
+    lax = _lax()
+    shape = np.shape(xs[0])
+    keep = [d for d in range(len(shape)) if d not in dims]
+    k = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    new_shape = (k,) + tuple(shape[d] for d in keep)
+    xs = [lax.reshape(x, new_shape, tuple(dims) + tuple(keep)) for x in xs]
+    step = lambda *a: tuple(body(*a))  # noqa: E731
+    for _ in range(len(keep) + 1):
+        step = jax.vmap(step)
+    if k == 0:
+        return [lax.broadcast(i, new_shape[1:]) for i in inits]
+    while xs[0].shape[0] > 1:
+        m = xs[0].shape[0]
+        h = (m + 1) // 2
+        a = [lax.slice_in_dim(x, 0, h) for x in xs]
+        b = [lax.slice_in_dim(x, h, m) for x in xs]
+        if m - h != h:
+            b = [lax.pad(y, i, [(0, 1, 0)] + [(0, 0, 0)] * len(keep)) for y, i in zip(b, inits)]
+        xs = list(step(*a, *b))
+    return [lax.squeeze(x, (0,)) for x in xs]
+
+
+def window_attrs(op, rank: int):
+    ones = [1] * rank
+    wdims = tuple(i64_list(op, "window_dimensions"))
+    strides = tuple(i64_list(op, "window_strides", ones))
+    base = tuple(i64_list(op, "base_dilations", ones))
+    wdil = tuple(i64_list(op, "window_dilations", ones))
+    if "padding" in op.attributes:
+        pad = np.asarray(dense_array(op.attributes["padding"]), dtype=np.int64).reshape(rank, 2)
+    else:
+        pad = np.zeros((rank, 2), np.int64)
+    return wdims, strides, base, wdil, tuple((int(a), int(b)) for a, b in pad)
+
+
+@import_rule("stablehlo.reduce_window")
+def _reduce_window(ctx, op, args):
+    """§reduce_window (variadic; strides, base and window dilations, padding; any body)."""
+    lax = _lax()
+    n = len(args) // 2
+    inputs, inits = args[:n], args[n:]
+    wdims, strides, base, wdil, pad = window_attrs(op, np.ndim(inputs[0]))
+    region = op.regions[0]
+    if n == 1:
+        m = monoid(region, inputs[0].dtype)
+        comp = m if m is not None else _computation(ctx, op, region, 1)
+        return [lax.reduce_window(inputs[0], inits[0], comp, wdims, strides, pad, base, wdil)]
+    return list(lax.reduce_window(tuple(inputs), tuple(inits), _computation(ctx, op, region, n), wdims, strides,
+                                  pad, base, wdil))
+
+
+def _select_direction(region):
+    """``"GE"`` / ``"LE"`` (…) when the select body is ``compare DIR arg0, arg1`` (FLOAT or TOTALORDER)."""
+    from ..attrs import enum_text
+
+    b = binary_body(region)
+    if b is None or b[0] != "stablehlo.compare" or (b[1], b[2]) != (0, 1):
+        return None
+    cmp = b[3]
+    ctype = enum_text(cmp, "compare_type") if "compare_type" in cmp.attributes else "FLOAT"
+    if ctype != "FLOAT":
+        return None
+    return enum_text(cmp, "comparison_direction")
+
+
+@import_rule("stablehlo.select_and_scatter")
+def _select_and_scatter(ctx, op, args):
+    """§select_and_scatter.  The max/min-pooling gradient form (select ``GE`` / ``LE``, scatter ``add``, init 0)
+    is JAX's ``select_and_scatter_add`` (with derivative rules); any other bodies replay as the generic op."""
+    from jax._src.lax import windowed_reductions as wr
+
+    lax = _lax()
+    operand, source, init = args
+    rank = np.ndim(operand)
+    wdims, strides, _, _, pad = window_attrs(op, rank)
+    select, scatter = op.regions[0], op.regions[1]
+    direction = _select_direction(select)
+    add = binary_body(scatter)
+    zero_init = isinstance(init, np.ndarray) and not np.any(init)
+    if direction in ("GE", "LE") and add is not None and add[0] == "stablehlo.add" and zero_init \
+            and not captures(select) and not captures(scatter):
+        prim = lax.ge_p if direction == "GE" else lax.le_p
+        return [wr._select_and_scatter_add(source, operand, prim, wdims, strides, pad)]
+    sel = ctx.region_fn(select)
+    sca = ctx.region_fn(scatter)
+    return [wr._select_and_scatter(operand, lambda a, b: sel(a, b)[0], wdims, strides, pad, source, init,
+                                   lambda a, b: sca(a, b)[0])]
+
+
+@import_rule("stablehlo.map")
+def _map(ctx, op, args):
+    """§map: the scalar computation applied elementwise (``jax.vmap`` over the flattened operands)."""
+    import jax
+
+    (t,) = ctx.result_types(op)
+    fn = ctx.region_fn(op.regions[0])
+    flat = [_lax().reshape(a, (int(np.prod(np.shape(a), dtype=np.int64)),)) for a in args]
+    if flat and flat[0].shape[0] == 0:
+        return [np.zeros(t.shape, t.dtype)]
+    out = jax.vmap(lambda *xs: fn(*xs)[0])(*flat)
+    return [_lax().reshape(out, t.shape)]
