@@ -64,7 +64,7 @@ def _prim():
             raise ImportError_(op_name, location, "the importer replays this op verbatim and has no derivative "
                                                   "rule for it")
         tangents = [ad.instantiate_zeros(t) for t in tangents]
-        tans = REPLAY_JVPS[jvp](primals, tangents, dict(attrs), out)
+        tans = REPLAY_JVPS[jvp](tuple(primals), tuple(tangents), dict(attrs), out)
         tans = [ad.Zero(a.to_tangent_aval()) if t is None else t for a, t in zip(out_avals, tans)]
         return out, tans
 
@@ -99,7 +99,8 @@ def replay(ctx, op, args, jvp: str | None = None, drop_attrs=()) -> list:
     if len(op.regions):
         raise ctx.error(op, "an op with regions cannot be re-emitted")
     attrs = []
-    for na in op.attributes:
+    for i in range(len(op.attributes)):
+        na = op.attributes[i]
         if na.name in drop_attrs:
             continue
         attrs.append((na.name, str(na.attr)))
