@@ -3,16 +3,16 @@
     >>> import numpy as np
     >>> from stablehlo_sparsity import sparse_jacobian_module
     >>> text = '''
-    ... func.func @main(%x: tensor<4xf64>) -> tensor<3xf64> {
-    ...   %a = stablehlo.slice %x [1:4] : (tensor<4xf64>) -> tensor<3xf64>
-    ...   %b = stablehlo.slice %x [0:3] : (tensor<4xf64>) -> tensor<3xf64>
-    ...   %c = stablehlo.multiply %a, %b : tensor<3xf64>
-    ...   func.return %c : tensor<3xf64>
+    ... func.func @main(%x: tensor<4xf32>) -> tensor<3xf32> {
+    ...   %a = stablehlo.slice %x [1:4] : (tensor<4xf32>) -> tensor<3xf32>
+    ...   %b = stablehlo.slice %x [0:3] : (tensor<4xf32>) -> tensor<3xf32>
+    ...   %c = stablehlo.multiply %a, %b : tensor<3xf32>
+    ...   func.return %c : tensor<3xf32>
     ... }'''
     >>> jac = sparse_jacobian_module(text, output="dense")
     >>> jac.pattern.nnz, jac.num_colors
     (6, 2)
-    >>> np.asarray(jac(np.arange(4.0))).tolist()[0]
+    >>> np.asarray(jac(np.arange(4.0, dtype=np.float32))).tolist()[0]
     [1.0, 0.0, 0.0, 0.0]
 
 * :func:`sparse_jacobian_module` — the pattern is the analysis of the module itself (:func:`analyze_module`,
