@@ -11,17 +11,19 @@ its symmetric pattern.
 
 The original functions are untouched.  The injected program's own helper functions (JAX's private
 ``func.func``s) are renamed ``@<new function>__<name>`` (with a numeric suffix when taken) so they never
-clash.  The pattern is recorded on the new function as discardable attributes (``docs/injected_derivatives.md``):
+clash.  The pattern is recorded on the new function as one discardable dictionary attribute,
+``sparsity.derivative = {…}`` (``docs/injected_derivatives.md``; one dictionary because XLA refuses a function
+with a dozen separate discardable attributes):
 
-* ``sparsity.derivative = "jacobian"`` / ``"hessian"``, ``sparsity.entry = "<entry>"``,
-  ``sparsity.wrt = array<i64: …>`` (differentiated arguments; columns are their flattened elements in order);
-* ``sparsity.shape = array<i64: m, n>``, ``sparsity.nnz = K : i64``;
-* ``sparsity.row_pointers`` (``tensor<(m+1)xi64>``) and ``sparsity.column_indices`` (``tensor<Kxi64>``): the CSR
-  pattern; value ``k`` of the result is entry ``(i, column_indices[k])`` for ``row_pointers[i] ≤ k <
-  row_pointers[i+1]``;
-* ``sparsity.mode = "forward" | "reverse" | "star"``, ``sparsity.num_colors = C : i64``, ``sparsity.colors``
-  (``tensor<…xi32>``: the color of each column — forward, star — or of each row — reverse);
-* Hessian only: ``sparsity.triangle = "full"``.
+* ``kind = "jacobian" | "hessian"``, ``entry = "<entry>"``, ``wrt = dense<[…]> : tensor<…xi64>`` (the
+  differentiated arguments; columns are their flattened elements in order; rows the flattened results);
+* ``shape = dense<[m, n]> : tensor<2xi64>``, ``nnz = K : i64``;
+* ``row_pointers`` (``tensor<(m+1)xi64>``) and ``column_indices`` (``tensor<Kxi64>``): the CSR pattern; value
+  ``k`` of the result is entry ``(i, column_indices[k])`` for ``row_pointers[i] <= k < row_pointers[i+1]``;
+* ``mode = "forward" | "reverse" | "star"``, ``num_colors = C : i64``, ``colors`` (``tensor<…xi32>``: the color
+  of each column — forward, star — or of each row — reverse);
+* ``helpers``: the names of the injected program's private functions (a rerun of the pass replaces them);
+* Hessian only: ``triangle = "full"``.
 """
 
 from __future__ import annotations
@@ -64,17 +66,16 @@ def _remove_previous(module, name: str) -> None:
 
                 raise InputError(f"the module already has a function '@{name}' that this pass did not write",
                                  format_location(op.location))
-            helpers = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes["sparsity.helpers"])] \
-                if "sparsity.helpers" in op.attributes else []
+            helpers = [ir.StringAttr(a).value for a in ir.ArrayAttr(ir.DictAttr(op.attributes[_OWN])["helpers"])]
             op.operation.erase()
             for other in list(module.body.operations):
                 if "sym_name" in other.attributes and ir.StringAttr(other.attributes["sym_name"]).value in helpers:
                     other.operation.erase()
 
 
-def splice(module, lowered_text: str, name: str) -> object:
+def splice(module, lowered_text: str, name: str):
     """Parse the lowered program in ``module``'s context, rename its ``@main`` to ``name`` (public) and its
-    private helpers to unique names, and append its functions to ``module``.  Returns the new function op."""
+    private helpers to unique names, and append its functions to ``module``.  Returns the new function op and its helpers' names."""
     from jaxlib.mlir import ir
 
     from stablehlo_sparsity.errors import InputError
@@ -100,11 +101,10 @@ def splice(module, lowered_text: str, name: str) -> object:
             if old == "main":
                 entry_op = fn
         helpers = [t for o, t in renames.items() if o != "main"]
-        entry_op.attributes["sparsity.helpers"] = ir.ArrayAttr.get([ir.StringAttr.get(h) for h in helpers])
         for op in funcs:
             op.operation.detach_from_parent()
             module.body.append(op.operation)
-        return entry_op
+        return entry_op, helpers
 
 
 def _i64_dense(values) -> object:
@@ -115,26 +115,31 @@ def _i64_dense(values) -> object:
         ir.DenseElementsAttr.get(np.zeros((0,), np.int64))
 
 
-def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, extra: dict | None = None) -> None:
+def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, helpers, extra: dict | None = None):
+    """Write ``sparsity.derivative = {…}`` on the new function (one dictionary: XLA's export of discardable
+    attributes refuses functions with a dozen separate ones)."""
     from jaxlib.mlir import ir
 
     csr = pattern.to_scipy()
     m, n = csr.shape
-    a = fn.attributes
-    a["sparsity.derivative"] = ir.StringAttr.get(kind)
-    a["sparsity.entry"] = ir.StringAttr.get(entry)
-    a["sparsity.wrt"] = ir.DenseI64ArrayAttr.get([int(i) for i in wrt])
-    a["sparsity.shape"] = ir.DenseI64ArrayAttr.get([int(m), int(n)])
-    a["sparsity.nnz"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(csr.nnz))
-    a["sparsity.row_pointers"] = _i64_dense(csr.indptr)
-    a["sparsity.column_indices"] = _i64_dense(csr.indices)
-    a["sparsity.mode"] = ir.StringAttr.get(mode)
-    a["sparsity.num_colors"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(coloring.num_colors))
-    colors = np.asarray(coloring.colors, np.int32)
-    a["sparsity.colors"] = ir.DenseElementsAttr.get(np.ascontiguousarray(colors)) if colors.size else \
-        ir.DenseElementsAttr.get(np.zeros((0,), np.int32))
+    i64 = ir.IntegerType.get_signless(64)
+    colors = np.ascontiguousarray(np.asarray(coloring.colors, np.int32))
+    fields = {
+        "kind": ir.StringAttr.get(kind),
+        "entry": ir.StringAttr.get(entry),
+        "wrt": _i64_dense(list(wrt)),
+        "shape": _i64_dense([m, n]),
+        "nnz": ir.IntegerAttr.get(i64, int(csr.nnz)),
+        "row_pointers": _i64_dense(csr.indptr),
+        "column_indices": _i64_dense(csr.indices),
+        "mode": ir.StringAttr.get(mode),
+        "num_colors": ir.IntegerAttr.get(i64, int(coloring.num_colors)),
+        "colors": ir.DenseElementsAttr.get(colors) if colors.size else ir.DenseElementsAttr.get(np.zeros((0,), np.int32)),
+        "helpers": ir.ArrayAttr.get([ir.StringAttr.get(h) for h in helpers]),
+    }
     for k, v in (extra or {}).items():
-        a[k] = ir.StringAttr.get(v)
+        fields[k] = ir.StringAttr.get(v)
+    fn.attributes[_OWN] = ir.DictAttr.get(fields)
 
 
 def _x64_if_needed(module, entry: str):
@@ -170,9 +175,9 @@ def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "aut
     with _x64_if_needed(module, entry):
         sj = ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values", on_unknown=on_unknown)
         text = _lower_text(sj)
-    fn = splice(module, text, name)
+    fn, helpers = splice(module, text, name)
     with module.context:
-        _record(fn, "jacobian", entry, sj.wrt, sj.pattern, sj.coloring, sj.mode)
+        _record(fn, "jacobian", entry, sj.wrt, sj.pattern, sj.coloring, sj.mode, helpers)
     return name
 
 
@@ -189,30 +194,33 @@ def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str =
     with _x64_if_needed(module, entry):
         sh = ModuleSparseHessian(module, entry, wrt, output="values", on_unknown=on_unknown)
         text = _lower_text(sh)
-    fn = splice(module, text, name)
+    fn, helpers = splice(module, text, name)
     with module.context:
-        _record(fn, "hessian", entry, sh.wrt, sh.pattern, sh.coloring, "star", {"sparsity.triangle": "full"})
+        _record(fn, "hessian", entry, sh.wrt, sh.pattern, sh.coloring, "star", helpers, {"triangle": "full"})
     return name
 
 
 def read_pattern(fn) -> dict:
-    """The recorded attributes of an injected function, read back: ``shape``, ``wrt``, ``indptr``, ``indices``,
-    ``colors`` (NumPy), ``mode``, ``entry``, ``derivative``, ``num_colors`` — a consumer's view."""
+    """The ``sparsity.derivative`` dictionary of an injected function, read back as Python / NumPy values
+    (``kind``, ``entry``, ``wrt``, ``shape``, ``nnz``, ``indptr``, ``indices``, ``mode``, ``num_colors``,
+    ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view."""
     from jaxlib.mlir import ir
 
-    a = fn.attributes
+    d = ir.DictAttr(fn.attributes[_OWN])
+    ints = lambda k: np.asarray(d[k], dtype=np.int64).reshape(-1)  # noqa: E731
     out = {
-        "derivative": ir.StringAttr(a["sparsity.derivative"]).value,
-        "entry": ir.StringAttr(a["sparsity.entry"]).value,
-        "wrt": [int(v) for v in ir.DenseI64ArrayAttr(a["sparsity.wrt"])],
-        "shape": tuple(int(v) for v in ir.DenseI64ArrayAttr(a["sparsity.shape"])),
-        "nnz": int(ir.IntegerAttr(a["sparsity.nnz"]).value),
-        "indptr": np.asarray(a["sparsity.row_pointers"], dtype=np.int64).reshape(-1),
-        "indices": np.asarray(a["sparsity.column_indices"], dtype=np.int64).reshape(-1),
-        "mode": ir.StringAttr(a["sparsity.mode"]).value,
-        "num_colors": int(ir.IntegerAttr(a["sparsity.num_colors"]).value),
-        "colors": np.asarray(a["sparsity.colors"], dtype=np.int64).reshape(-1),
+        "kind": ir.StringAttr(d["kind"]).value,
+        "entry": ir.StringAttr(d["entry"]).value,
+        "wrt": [int(v) for v in ints("wrt")],
+        "shape": tuple(int(v) for v in ints("shape")),
+        "nnz": int(ir.IntegerAttr(d["nnz"]).value),
+        "indptr": ints("row_pointers"),
+        "indices": ints("column_indices"),
+        "mode": ir.StringAttr(d["mode"]).value,
+        "num_colors": int(ir.IntegerAttr(d["num_colors"]).value),
+        "colors": ints("colors"),
+        "helpers": [ir.StringAttr(a).value for a in ir.ArrayAttr(d["helpers"])],
     }
-    if "sparsity.triangle" in a:
-        out["triangle"] = ir.StringAttr(a["sparsity.triangle"]).value
+    if "triangle" in d:
+        out["triangle"] = ir.StringAttr(d["triangle"]).value
     return out

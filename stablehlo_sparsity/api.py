@@ -312,9 +312,14 @@ def parse_module(text_or_path: str, *, is_path: bool = False):
     if is_path:
         try:
             with open(text_or_path, "rb") as f:
-                check_nesting(f.read(), str(text_or_path))
+                data = f.read()
         except OSError:
-            pass  # MLIR reports the unreadable file below
+            data = None  # MLIR reports the unreadable file below
+        if data is not None:
+            shipped = parse_shipped(data, str(text_or_path))  # .mlirbc, portable artifacts, jax.export
+            if shipped is not None:
+                return shipped
+            check_nesting(data, str(text_or_path))
     else:
         check_nesting(text_or_path)
     ctx = jax_mlir.make_ir_context()

@@ -185,7 +185,18 @@ def _clamp(ctx, op, args):
 def _convert(ctx, op, args):
     """§convert: ``lax.convert_element_type`` to the result element type."""
     (t,) = ctx.result_types(op)
-    return [_lax().convert_element_type(args[0], t.dtype)]
+    x = args[0]
+    if isinstance(x, np.ndarray) and x.size <= 1 << 20 and _exact_convert(x.dtype, t.dtype):
+        return [x.astype(t.dtype)]  # a constant stays concrete (see structural.py)
+    return [_lax().convert_element_type(x, t.dtype)]
+
+
+def _exact_convert(src, dst) -> bool:
+    """Conversions NumPy performs exactly as the spec (no rounding, no out-of-range float to integer)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src.kind in "iub" and dst.kind in "iub":
+        return True
+    return src.kind == "f" and dst.kind == "f" and dst.itemsize >= src.itemsize
 
 
 @import_rule("stablehlo.bitcast_convert")

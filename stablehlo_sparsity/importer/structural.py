@@ -50,24 +50,45 @@ def _iota(ctx, op, args):
     return [_lax().broadcasted_iota(t.dtype, t.shape, int_attr(op, "iota_dimension"))]
 
 
+# Data movement on a NumPy constant stays a NumPy constant (bit-exact): JAX then still sees a *concrete*
+# value, e.g. the init value of a reduction behind JAX's own ``broadcast_in_dim`` of a scalar literal, and picks
+# the monoid reduction with its derivative rules instead of the generic one.
+_FOLD_LIMIT = 1 << 20
+
+
+def _foldable(x, t) -> bool:
+    return isinstance(x, np.ndarray) and t.size <= _FOLD_LIMIT
+
+
 @import_rule("stablehlo.reshape", "stablehlo.dynamic_reshape")
 def _reshape(ctx, op, args):
     """§reshape (row-major order kept); §dynamic_reshape with a static result type."""
     (t,) = ctx.result_types(op)
+    if _foldable(args[0], t):
+        return [np.reshape(args[0], t.shape)]
     return [_lax().reshape(args[0], t.shape)]
 
 
 @import_rule("stablehlo.transpose")
 def _transpose(ctx, op, args):
     """§transpose: ``lax.transpose`` with ``permutation``."""
-    return [_lax().transpose(args[0], tuple(i64_list(op, "permutation")))]
+    perm = tuple(i64_list(op, "permutation"))
+    (t,) = ctx.result_types(op)
+    if _foldable(args[0], t):
+        return [np.ascontiguousarray(np.transpose(args[0], perm))]
+    return [_lax().transpose(args[0], perm)]
 
 
 @import_rule("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
 def _broadcast_in_dim(ctx, op, args):
     """§broadcast_in_dim (and §dynamic_broadcast_in_dim with a static result type)."""
     (t,) = ctx.result_types(op)
-    return [_lax().broadcast_in_dim(args[0], t.shape, tuple(i64_list(op, "broadcast_dimensions")))]
+    dims = tuple(i64_list(op, "broadcast_dimensions"))
+    if _foldable(args[0], t):
+        from ..rules.structural import broadcast_in_dim_np
+
+        return [broadcast_in_dim_np(args[0], op, t.shape)]
+    return [_lax().broadcast_in_dim(args[0], t.shape, dims)]
 
 
 @import_rule("stablehlo.broadcast")
