@@ -142,6 +142,26 @@ def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, helper
     fn.attributes[_OWN] = ir.DictAttr.get(fields)
 
 
+class _at_entry:
+    """Input errors without a location get the entry function's (``file:line:col``)."""
+
+    def __init__(self, module, entry):
+        self.module, self.entry = module, entry
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        from stablehlo_sparsity.errors import InputError, format_location
+        from stablehlo_sparsity.importer import entry_function
+
+        if isinstance(err, InputError) and not err.location:
+            with self.module.context:
+                loc = format_location(entry_function(self.module, self.entry).location)
+            raise InputError(err.message, loc) from None
+        return False
+
+
 def _x64_if_needed(module, entry: str):
     """JAX's 64-bit mode for the duration of the pass when the entry has 64-bit types (a module's types are
     what they are; the pass must not depend on a global flag of the calling process)."""
@@ -157,8 +177,17 @@ def _x64_if_needed(module, entry: str):
 
 
 def _lower_text(prepared) -> str:
-    """The compressed program's StableHLO (values output, every entry argument kept), lowered by JAX."""
-    return prepared.lower(output="values").as_text()
+    """The compressed program's StableHLO (values output, every entry argument kept), lowered by JAX.  JAX's
+    refusals (a derivative it cannot form) become input errors naming the entry."""
+    from stablehlo_sparsity.errors import InputError, SparsityError
+
+    try:
+        return prepared.lower(output="values").as_text()
+    except SparsityError:
+        raise
+    except Exception as e:
+        raise InputError(f"could not build the derivative program of @{prepared.entry}: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:300]}") from None
 
 
 def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "auto",
@@ -172,7 +201,7 @@ def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "aut
     entry = resolve_entry(module, entry)
     name = f"{entry}_jacobian"
     _remove_previous(module, name)
-    with _x64_if_needed(module, entry):
+    with _x64_if_needed(module, entry), _at_entry(module, entry):
         sj = ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values", on_unknown=on_unknown)
         text = _lower_text(sj)
     fn, helpers = splice(module, text, name)
@@ -191,7 +220,7 @@ def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str =
     entry = resolve_entry(module, entry)
     name = f"{entry}_hessian"
     _remove_previous(module, name)
-    with _x64_if_needed(module, entry):
+    with _x64_if_needed(module, entry), _at_entry(module, entry):
         sh = ModuleSparseHessian(module, entry, wrt, output="values", on_unknown=on_unknown)
         text = _lower_text(sh)
     fn, helpers = splice(module, text, name)

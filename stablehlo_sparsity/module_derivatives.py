@@ -79,6 +79,21 @@ def _imported(module_or_text, entry: str) -> ImportedFunction:
     return import_module(module_or_text, entry)
 
 
+def _has_while(module) -> bool:
+    from jaxlib.mlir import ir
+
+    found = [False]
+
+    def visit(op):
+        if op.operation.name == "stablehlo.while":
+            found[0] = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found[0]
+
+
 class _KeepUnused:
     """Lowering keeps every entry argument (``jax.jit`` would prune unused ones): the compressed program has
     the entry's exact signature, which the injection pass relies on."""
@@ -118,6 +133,12 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
         self.analysis = analyze_module(f.module, entry=f.entry, wrt=list(self.argnums),
                                        options=options or AnalysisOptions(on_unknown=on_unknown))
         self.pattern = self.analysis.pattern
+        if _has_while(f.module):
+            # JAX transposes no lax.while_loop (a StableHLO while replays as one): forward mode only
+            if mode == "reverse" or (coloring is not None and coloring.kind == "row"):
+                raise InputError(f"@{f.entry} contains a stablehlo.while loop, which JAX cannot differentiate in "
+                                 "reverse mode; use mode='forward'")
+            mode = "forward"
         self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
         self.mode = "forward" if self.coloring.kind == "column" else "reverse"
         self._prepare_constants()
@@ -140,6 +161,9 @@ class ModuleSparseHessian(_KeepUnused, SparseHessian):
             raise InputError(f"a Hessian needs a scalar function; @{f.entry} returns {shapes}")
         self.function, self.module, self.entry = f, f.module, f.entry
         self.wrt = normalize_wrt(wrt, len(f.arg_types))
+        if _has_while(f.module):
+            raise InputError(f"@{f.entry} contains a stablehlo.while loop: its Hessian-vector products need reverse "
+                             "mode, and JAX cannot differentiate a while loop in reverse mode")
         super().__init__(f, f.example_args(), argnums=self.wrt, output=output, with_value=with_value,
                          coloring=coloring, coloring_options=coloring_options, on_unknown=on_unknown,
                          constant_seeds=constant_seeds)
