@@ -177,6 +177,11 @@ def _select(ctx, op, args):
 def _clamp(ctx, op, args):
     """§clamp: ``min(max(operand, min), max)`` with scalar or full-shape bounds (``lax.clamp``)."""
     lo, x, hi = args
+    shape = np.shape(x)
+    if shape:  # full-shape bounds: the same values, and JAX's JVP of clamp cannot batch scalar bounds
+        import jax.numpy as jnp
+
+        lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
     return [_lax().clamp(lo, x, hi)]
 
 
