@@ -405,7 +405,7 @@ def test_injected_jacobian_on_the_lit_corpus():
             with warnings.catch_warnings(), jax.enable_x64(True):
                 warnings.simplefilter("ignore")
                 check_injected(m, entry=name, what=ident)
-        except ss.UnsupportedOpError as e:  # an op replayed verbatim without a derivative rule here
+        except Exception as e:  # only an op replayed verbatim without a derivative rule here may refuse
             assert "no derivative rule" in str(e), (ident, e)
             continue
         done += 1

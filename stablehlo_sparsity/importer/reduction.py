@@ -58,8 +58,8 @@ def _reduce(ctx, op, args):
     region = op.regions[0]
     if n == 1:
         m = monoid(region, inputs[0].dtype)
-        comp = m if m is not None else _computation(ctx, op, region, 1)
-        return [lax.reduce(inputs[0], inits[0], comp, dims)]
+        if m is not None and isinstance(inits[0], np.ndarray):  # JAX's monoid reductions (derivative rules)
+            return [lax.reduce(inputs[0], inits[0], m, dims)]
     return generic_reduce(ctx, op, region, inputs, inits, dims)
 
 
@@ -74,8 +74,12 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
     comp = _computation(ctx, op, region, n)
     body = ctx.region_fn(region)
 
+    m = monoid(region, inputs[0].dtype) if n == 1 else None
+
     @jax.custom_jvp
     def red(*xs):
+        if m is not None:
+            return (lax.reduce(xs[0], xs[1], m, dims),)
         return tuple(lax.reduce(tuple(xs[:n]), tuple(xs[n:]), comp, dims))
 
     @red.defjvp
@@ -97,7 +101,8 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
 
 
 def tree_reduce(body, xs, inits, dims):
-    """§reduce as a pairwise tree of body applications (vectorized over the kept dimensions)."""
+    """§reduce as a pairwise tree of body applications over the elements (vectorized over the kept dimensions),
+    then one application to the init values — the spec's schedule, in one of its admissible orders."""
     import jax
 
     lax = _lax()
@@ -107,19 +112,22 @@ def tree_reduce(body, xs, inits, dims):
     new_shape = (k,) + tuple(shape[d] for d in keep)
     xs = [lax.reshape(x, new_shape, tuple(dims) + tuple(keep)) for x in xs]
     step = lambda *a: tuple(body(*a))  # noqa: E731
-    for _ in range(len(keep) + 1):
+    for _ in range(len(keep)):
         step = jax.vmap(step)
+    inits_b = [lax.broadcast(i, new_shape[1:]) for i in inits]
     if k == 0:
-        return [lax.broadcast(i, new_shape[1:]) for i in inits]
+        return inits_b
+    pair = jax.vmap(step)
     while xs[0].shape[0] > 1:
         m = xs[0].shape[0]
-        h = (m + 1) // 2
+        h = m // 2
         a = [lax.slice_in_dim(x, 0, h) for x in xs]
-        b = [lax.slice_in_dim(x, h, m) for x in xs]
-        if m - h != h:
-            b = [lax.pad(y, i, [(0, 1, 0)] + [(0, 0, 0)] * len(keep)) for y, i in zip(b, inits)]
-        xs = list(step(*a, *b))
-    return [lax.squeeze(x, (0,)) for x in xs]
+        b = [lax.slice_in_dim(x, h, 2 * h) for x in xs]
+        out = list(pair(*a, *b))
+        if m % 2:  # the odd element waits for the next level
+            out = [lax.concatenate([o, lax.slice_in_dim(x, 2 * h, m)], 0) for o, x in zip(out, xs)]
+        xs = out
+    return list(step(*inits_b, *[lax.squeeze(x, (0,)) for x in xs]))
 
 
 def window_attrs(op, rank: int):
