@@ -313,7 +313,7 @@ PASSES: dict[str, PassInfo] = {
         PassInfo(
             "sparsity-jacobian",
             "Add @<entry>_jacobian: the entry's arguments -> its Jacobian's nonzeros in CSR order of the detected "
-            "pattern (compressed by coloring; pattern recorded as sparsity.* attributes)",
+            "pattern (compressed by coloring; pattern recorded as the sparsity.derivative attribute)",
             _DERIVATIVE_OPTIONS + (Option("mode", "choice", "auto", "coloring: auto (fewer colors), forward "
                                           "(columns, JVPs) or reverse (rows, VJPs)", ("auto", "forward", "reverse")),),
             _jacobian_factory,
@@ -321,7 +321,7 @@ PASSES: dict[str, PassInfo] = {
         PassInfo(
             "sparsity-hessian",
             "Add @<entry>_hessian for a scalar entry: the full symmetric Hessian's nonzeros in CSR order of its "
-            "pattern (star coloring; pattern recorded as sparsity.* attributes)",
+            "pattern (star coloring; pattern recorded as the sparsity.derivative attribute)",
             _DERIVATIVE_OPTIONS,
             _hessian_factory,
         ),
