@@ -118,7 +118,7 @@ def _cases():
     return T.CASES
 
 
-@pytest.mark.parametrize("name", sorted(_cases()))
+@pytest.mark.parametrize("name", sorted(_cases())[::1 if LONG else 2])  # every other case in CI
 def test_injected_jacobian_equals_dense_ad_on_the_soundness_suite(name):
     case = _cases()[name]
     f = functools.partial(case.f, **case.kwargs) if case.kwargs else case.f
