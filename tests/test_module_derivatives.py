@@ -57,7 +57,7 @@ def _dense_jacobian(f, args, wrt):
 
     J = jax.jit(jax.jacfwd(g, argnums=tuple(range(len(wrt)))))(*[args[i] for i in wrt])
     m = int(sum(t.size for t in f.result_types))
-    return np.concatenate([np.asarray(b).reshape(m, -1) for b in J], axis=1)
+    return np.concatenate([np.asarray(b).reshape(m, f.arg_types[i].size) for b, i in zip(J, wrt)], axis=1)
 
 
 def check_injected(module, entry="main", wrt="all", points=2 if LONG else 1, kind="jacobian", what=""):
@@ -410,3 +410,29 @@ def test_injected_jacobian_on_the_lit_corpus():
             continue
         done += 1
     assert done >= (60 if LONG else 10)
+
+
+# ---------------------------------------------------------------------- random programs' modules
+from hypothesis import HealthCheck, Phase, given, reject, settings  # noqa: E402
+
+import strategies as S  # noqa: E402
+
+
+@settings(max_examples=300 if LONG else 12, deadline=None, derandomize=not LONG, database=None,
+          suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+@given(S.programs(S.enabled_generators()))
+def test_injected_jacobian_on_random_programs(prog):
+    """The lowered module of a random program (its primal: custom rules are JAX-level and not in the module)
+    through sparsity-jacobian{wrt=all}, compiled by XLA, against dense AD of its import."""
+    try:
+        m = jax.jit(prog.function(), keep_unused=True).lower(*prog.example_args()).compiler_ir("stablehlo")
+    except Exception:
+        reject()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_injected(m, what=prog.source())
+    except Exception as e:
+        if "no derivative rule" in str(e):  # QR / SVD kernels replayed verbatim
+            reject()
+        raise
