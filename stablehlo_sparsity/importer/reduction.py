@@ -153,10 +153,79 @@ def _reduce_window(ctx, op, args):
     region = op.regions[0]
     if n == 1:
         m = monoid(region, inputs[0].dtype)
-        comp = m if m is not None else _computation(ctx, op, region, 1)
-        return [lax.reduce_window(inputs[0], inits[0], comp, wdims, strides, pad, base, wdil)]
-    return list(lax.reduce_window(tuple(inputs), tuple(inits), _computation(ctx, op, region, n), wdims, strides,
-                                  pad, base, wdil))
+        if m is not None and isinstance(inits[0], np.ndarray) and _is_window_monoid(m, inits[0]):
+            return [lax.reduce_window(inputs[0], inits[0], m, wdims, strides, pad, base, wdil)]
+    return generic_reduce_window(ctx, op, region, inputs, inits, (wdims, strides, pad, base, wdil))
+
+
+def _is_window_monoid(fn, init) -> bool:
+    """JAX's own windowed monoids (sum, max, min with their identity), which have derivative rules."""
+    lax = _lax()
+    from jax._src.lax import lax as lax_internal
+
+    v = np.asarray(init)
+    if fn is lax.add:
+        return bool(v == 0)
+    if fn is lax.max:
+        return bool(v == lax_internal._get_max_identity(v.dtype))
+    if fn is lax.min:
+        return bool(v == lax_internal._get_min_identity(v.dtype))
+    return False
+
+
+def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
+    """A §reduce_window with any body (a product, argmax-style pairs, a runtime init): ``lax.reduce_window``
+    emits it as is; its derivative is the JVP of the spec's definition written out — pad with the init (edge
+    and base dilation), one strided slice per window tap, the body folded over the taps, then applied to
+    the init (JAX's generic reduce_window JVP cannot be batched by ``vmap``)."""
+    import itertools
+
+    import jax
+
+    lax = _lax()
+    n = len(inputs)
+    wdims, strides, pad, base, wdil = geometry
+    comp = _computation(ctx, op, region, n)
+    body = ctx.region_fn(region)
+    m = monoid(region, inputs[0].dtype) if n == 1 else None
+
+    @jax.custom_jvp
+    def red(*xs):
+        if m is not None:
+            return (lax.reduce_window(xs[0], xs[1], m, wdims, strides, pad, base, wdil),)
+        return tuple(lax.reduce_window(tuple(xs[:n]), tuple(xs[n:]), comp, wdims, strides, pad, base, wdil))
+
+    @red.defjvp
+    def red_jvp(primals, tangents):
+        out = red(*primals)
+        diff = [i for i, p in enumerate(primals) if np.dtype(p.dtype).kind in "fc"]
+        out_shape = np.shape(out[0])
+
+        def spelled_out(*vals):
+            full = list(primals)
+            for i, v in zip(diff, vals):
+                full[i] = v
+            xs, inits_ = full[:n], full[n:]
+            cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pad, base)]
+            padded = [lax.pad(x, i, cfg) for x, i in zip(xs, inits_)]
+            step = lambda *a: tuple(body(*a))  # noqa: E731
+            flat = int(np.prod(out_shape, dtype=np.int64))
+            vstep = jax.vmap(step)
+            acc = None
+            for tap in itertools.product(*[range(w) for w in wdims]):
+                start = [t * d for t, d in zip(tap, wdil)]
+                limit = [s0 + (o - 1) * st + 1 if o else s0 for s0, o, st in zip(start, out_shape, strides)]
+                parts = [lax.reshape(lax.slice(p, start, limit, strides), (flat,)) for p in padded]
+                acc = parts if acc is None else list(vstep(*acc, *parts))
+            init_b = [lax.broadcast(i, (flat,)) for i in inits_]
+            res = init_b if acc is None else list(vstep(*init_b, *acc))
+            return tuple(lax.reshape(r, out_shape) for r in res)
+
+        _, tans = jax.jvp(spelled_out, [primals[i] for i in diff], [tangents[i] for i in diff])
+        return out, tuple(t if np.dtype(o.dtype).kind in "fc" else np.zeros(np.shape(o), jax.dtypes.float0)
+                          for t, o in zip(tans, out))
+
+    return list(red(*inputs, *inits))
 
 
 def _select_direction(region):
