@@ -300,3 +300,20 @@ def test_generic_reduce_window_derivative_batches():
         fd = np.stack([(np.asarray(f0(x + eps * e.reshape(x.shape))) - np.asarray(f0(x - eps * e.reshape(x.shape))))
                        .ravel() / (2 * eps) for e in np.eye(x.size)], 1)
         assert np.allclose(J, fd, atol=1e-6), name
+
+
+def test_single_operand_reductions_with_a_multi_op_body():
+    """logaddexp bodies (``lax.cumlogsumexp``, a ``logsumexp``-style ``lax.reduce``): not a JAX monoid, one operand."""
+    from jax import lax
+
+    def logaddexp(a, b):
+        return jnp.maximum(a, b) + jnp.log1p(jnp.exp(-jnp.abs(a - b)))
+
+    fs = {"cumlogsumexp": lambda x: lax.cumlogsumexp(x, axis=0),
+          "reduce": lambda x: lax.reduce(x, -jnp.inf, logaddexp, (0,))}
+    x = np.random.default_rng(2).standard_normal(5)
+    for name, f0 in fs.items():
+        m = jax.jit(f0).lower(x).compiler_ir("stablehlo")
+        oracle.check_faithful(m, what=name)
+        f = import_module(m)
+        assert np.allclose(jax.jit(jax.jacfwd(f))(x), jax.jacfwd(f0)(x), rtol=1e-9, atol=1e-12), name

@@ -78,8 +78,8 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
 
     @jax.custom_jvp
     def red(*xs):
-        if m is not None:
-            return (lax.reduce(xs[0], xs[1], m, dims),)
+        if n == 1:
+            return (lax.reduce(xs[0], xs[1], m if m is not None else comp, dims),)
         return tuple(lax.reduce(tuple(xs[:n]), tuple(xs[n:]), comp, dims))
 
     @red.defjvp
@@ -191,8 +191,8 @@ def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
 
     @jax.custom_jvp
     def red(*xs):
-        if m is not None:
-            return (lax.reduce_window(xs[0], xs[1], m, wdims, strides, pad, base, wdil),)
+        if n == 1:
+            return (lax.reduce_window(xs[0], xs[1], m if m is not None else comp, wdims, strides, pad, base, wdil),)
         return tuple(lax.reduce_window(tuple(xs[:n]), tuple(xs[n:]), comp, wdims, strides, pad, base, wdil))
 
     @red.defjvp

@@ -10,30 +10,36 @@ __all__ = ["compile_module", "run_module"]
 
 
 def _prepare_text(module, entry: str) -> str:
+    """The module's text with ``entry`` renamed ``main`` (public) and every function it does not reach removed
+    (``symbol-dce``): XLA compiles exactly the program a consumer of that function would."""
     from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir import ir
 
     text = module.operation.get_asm(enable_debug_info=False) if hasattr(module, "operation") else str(module)
-    if entry == "main":
-        return text
-    with jax_mlir.make_ir_context() as ctx:
+    with jax_mlir.make_ir_context():
         m = ir.Module.parse(text)
         table = ir.SymbolTable(m.operation)
         names = set()
         for op in m.body.operations:
             if "sym_name" in op.attributes:
                 names.add(ir.StringAttr(op.attributes["sym_name"]).value)
-        if "main" in names:
+        if "main" in names and entry != "main":
             aside = "main_"
             while aside in names:
                 aside += "_"
             ir.SymbolTable.replace_all_symbol_uses("main", aside, m.operation)
             ir.SymbolTable.set_symbol_name(table["main"], aside)
         fn = table[entry]
-        ir.SymbolTable.replace_all_symbol_uses(entry, "main", m.operation)
-        ir.SymbolTable.set_symbol_name(fn, "main")
-        if "sym_visibility" in fn.attributes:
-            del fn.attributes["sym_visibility"]  # public
+        if entry != "main":
+            ir.SymbolTable.replace_all_symbol_uses(entry, "main", m.operation)
+            ir.SymbolTable.set_symbol_name(fn, "main")
+        for op in m.body.operations:
+            if op.operation.name == "func.func":
+                op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        del fn.attributes["sym_visibility"]  # public
+        from jaxlib.mlir import passmanager
+
+        passmanager.PassManager.parse("builtin.module(symbol-dce)").run(m.operation)
         return m.operation.get_asm(enable_debug_info=False)
 
 
@@ -45,11 +51,11 @@ def compile_module(module_or_text, entry: str = "main"):
     from jax._src.lib import xla_client
     from jaxlib.mlir import ir
 
-    text = module_or_text if isinstance(module_or_text, str) else _prepare_text(module_or_text, entry)
-    if isinstance(module_or_text, str) and entry != "main":
+    if isinstance(module_or_text, str):
         from ..api import parse_module
 
-        text = _prepare_text(parse_module(text), entry)
+        module_or_text = parse_module(module_or_text)
+    text = _prepare_text(module_or_text, entry)
     backend = xla_bridge.get_backend("cpu")
     devices = jax.devices("cpu")
     with jax_mlir.make_ir_context():
