@@ -6,7 +6,11 @@ Passes (their ``--pass-pipeline`` names):
   (:mod:`stablehlo_sparsity.passes.fold_constants`);
 * ``sparsity-annotate{entry=main wrt=0,2 on-unknown=error max-elements=64 max-nnz=1024}`` — attach the
   lattice as ``sparsity.*`` attributes (:mod:`.annotate`);
-* ``sparsity-strip`` — remove them again (:mod:`.strip`).
+* ``sparsity-strip`` — remove them again (:mod:`.strip`);
+* ``sparsity-jacobian{entry=main wrt=0 mode=auto on-unknown=error}`` — add ``@<entry>_jacobian``, the compressed
+  Jacobian's nonzeros in CSR order, its pattern recorded as ``sparsity.derivative`` (:mod:`.jacobian`);
+* ``sparsity-hessian{entry=main wrt=0 on-unknown=error}`` — add ``@<entry>_hessian`` (the full symmetric
+  Hessian of a scalar entry).
 
 Use them from Python directly (``annotate(module)``, ``strip(module)``), or in a ``PassManager`` mixed with
 MLIR's own passes::
@@ -19,6 +23,7 @@ or add one pass to your own ``PassManager``::
     pm.add(PASSES["sparsity-annotate"].factory({}), name="sparsity-annotate", argument="sparsity-annotate")
 """
 
+from .jacobian import inject_hessian, inject_jacobian, read_pattern  # noqa: F401
 from .annotate import AnnotateOptions, annotate, format_sets, parse_sets, resolve_entry, summarize  # noqa: F401
 from .pipeline import (  # noqa: F401
     PASSES,

@@ -262,6 +262,27 @@ def _fold_factory(opts: dict) -> Callable:
     return _as_pass(run, "sparsity-fold-constants")
 
 
+def _jacobian_factory(opts: dict) -> Callable:
+    from .jacobian import inject_jacobian
+
+    return _as_pass(lambda op: inject_jacobian(op, entry=opts.get("entry") or None, wrt=opts.get("wrt"),
+                                               mode=opts.get("mode", "auto"),
+                                               on_unknown=opts.get("on-unknown", "error")), "sparsity-jacobian")
+
+
+def _hessian_factory(opts: dict) -> Callable:
+    from .jacobian import inject_hessian
+
+    return _as_pass(lambda op: inject_hessian(op, entry=opts.get("entry") or None, wrt=opts.get("wrt"),
+                                              on_unknown=opts.get("on-unknown", "error")), "sparsity-hessian")
+
+
+_DERIVATIVE_OPTIONS = (
+    Option("entry", "str", None, "entry function (default: main, else the only public one)"),
+    Option("wrt", "str", None, "differentiated entry arguments: comma-separated indices or 'all' (default: 0)"),
+    Option("on-unknown", "choice", "error", "ops without a rule: error or conservative", ("error", "conservative")),
+)
+
 PASSES: dict[str, PassInfo] = {
     p.argument: p
     for p in [
@@ -289,6 +310,21 @@ PASSES: dict[str, PassInfo] = {
             _annotate_factory,
         ),
         PassInfo("sparsity-strip", "Remove every sparsity.* attribute", (), _strip_factory),
+        PassInfo(
+            "sparsity-jacobian",
+            "Add @<entry>_jacobian: the entry's arguments -> its Jacobian's nonzeros in CSR order of the detected "
+            "pattern (compressed by coloring; pattern recorded as the sparsity.derivative attribute)",
+            _DERIVATIVE_OPTIONS + (Option("mode", "choice", "auto", "coloring: auto (fewer colors), forward "
+                                          "(columns, JVPs) or reverse (rows, VJPs)", ("auto", "forward", "reverse")),),
+            _jacobian_factory,
+        ),
+        PassInfo(
+            "sparsity-hessian",
+            "Add @<entry>_hessian for a scalar entry: the full symmetric Hessian's nonzeros in CSR order of its "
+            "pattern (star coloring; pattern recorded as the sparsity.derivative attribute)",
+            _DERIVATIVE_OPTIONS,
+            _hessian_factory,
+        ),
     ]
 }
 

@@ -28,3 +28,6 @@ from .jacobian import (SparseJacobian, jacobian_coloring, sparse_jacobian,  # no
 from .hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,  # noqa: F401,E402
                       value_and_sparse_hessian)
 from .checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
+from .importer import ImportedFunction, import_module  # noqa: F401,E402
+from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,  # noqa: F401,E402
+                                 check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)

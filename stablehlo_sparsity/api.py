@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -311,9 +312,14 @@ def parse_module(text_or_path: str, *, is_path: bool = False):
     if is_path:
         try:
             with open(text_or_path, "rb") as f:
-                check_nesting(f.read(), str(text_or_path))
+                data = f.read()
         except OSError:
-            pass  # MLIR reports the unreadable file below
+            data = None  # MLIR reports the unreadable file below
+        if data is not None:
+            shipped = parse_shipped(data, str(text_or_path))  # .mlirbc, portable artifacts, jax.export
+            if shipped is not None:
+                return shipped
+            check_nesting(data, str(text_or_path))
     else:
         check_nesting(text_or_path)
     ctx = jax_mlir.make_ir_context()
@@ -329,6 +335,77 @@ def parse_module(text_or_path: str, *, is_path: bool = False):
         # C++ exceptions escaping the parser (e.g. an attribute too large to convert: "SmallVector unable to
         # grow") arrive as Python exceptions, not as MLIR diagnostics
         raise InputError(f"could not parse the module: {type(e).__name__}: {e}") from None
+
+
+BYTECODE_MAGIC = b"ML\xefR"
+_PORTABLE_VERSION = re.compile(rb"StableHLO_v(\d+)\.(\d+)\.(\d+)")
+
+
+def parse_shipped(data: bytes, name: str = "<input>"):
+    """A module from the binary forms StableHLO travels in: MLIR bytecode (``.mlirbc``), a StableHLO portable
+    artifact (versioned VHLO bytecode), or a serialized ``jax.export`` artifact.  ``None`` when ``data`` is
+    none of them (then it is text).  Version mismatches raise :class:`InputError` naming both versions."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _stablehlo
+
+    data = bytes(data)
+    if data.startswith(BYTECODE_MAGIC):
+        ctx = jax_mlir.make_ir_context()
+        m = _PORTABLE_VERSION.search(data[:4096])
+        if m is not None:  # a portable artifact: VHLO at a given StableHLO version
+            version = ".".join(x.decode() for x in m.groups())
+            current = _stablehlo.get_current_version()
+            if tuple(int(x) for x in m.groups()) > tuple(int(x) for x in current.split(".")):
+                raise InputError(f"portable artifact of StableHLO v{version} is newer than this jaxlib's StableHLO "
+                                 f"v{current}: upgrade jaxlib or re-serialize for v{current}", name)
+            try:
+                return _stablehlo.deserialize_portable_artifact(ctx, data)
+            except Exception as e:
+                raise InputError(f"could not read the StableHLO portable artifact (v{version}; this jaxlib reads "
+                                 f"v{_stablehlo.get_minimum_version()} to v{current}): {e}", name) from None
+        try:
+            with ctx:
+                return ir.Module.parse(data)
+        except ir.MLIRError as e:
+            diags = "; ".join(format_diag(d) for d in getattr(e, "error_diagnostics", [])) or str(e)
+            raise InputError(f"could not read the MLIR bytecode: {diags}", name) from None
+    try:
+        data.decode("utf-8")
+        return None  # text
+    except UnicodeDecodeError:
+        pass
+    try:
+        from jax import export as jexport
+
+        exp = jexport.deserialize(bytearray(data))
+    except Exception as e:
+        if isinstance(e, ImportError) or "flatbuffers" in str(e):
+            raise InputError("reading a serialized jax.export artifact needs the 'flatbuffers' package", name) \
+                from None
+        if "version" in str(e).lower():
+            raise InputError(f"serialized jax.export artifact of an unsupported version: {e}", name) from None
+        return None  # neither: the caller reports the bytes as invalid text
+    return parse_module(exp.mlir_module())
+
+
+def as_module(module_or_text):
+    """An ``ir.Module`` from a module, StableHLO text, or bytes in any of the forms of :func:`parse_shipped`."""
+    if isinstance(module_or_text, (bytes, bytearray, memoryview)):
+        data = bytes(module_or_text)
+        shipped = parse_shipped(data)
+        if shipped is not None:
+            return shipped
+        try:
+            module_or_text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"module text is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset "
+                             f"{e.start})") from None
+    if isinstance(module_or_text, str):
+        return parse_module(module_or_text)
+    if hasattr(module_or_text, "body") and hasattr(module_or_text, "context"):
+        return module_or_text
+    raise InputError(f"expected an ir.Module, StableHLO text or bytes, got {type(module_or_text).__name__}")
 
 
 def format_diag(d) -> str:
@@ -347,18 +424,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     """
     from jaxlib.mlir import ir
 
-    if isinstance(module_or_text, (bytes, bytearray)):
-        try:
-            module_or_text = bytes(module_or_text).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(f"module text is not valid UTF-8 (byte 0x{module_or_text[e.start]:02x} at offset "
-                             f"{e.start})") from None
-    if isinstance(module_or_text, str):
-        module = parse_module(module_or_text)
-    elif hasattr(module_or_text, "body") and hasattr(module_or_text, "context"):
-        module = module_or_text
-    else:
-        raise InputError(f"expected an ir.Module or StableHLO text, got {type(module_or_text).__name__}")
+    module = as_module(module_or_text)
     if num_outputs is not None and int(num_outputs) < 0:
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
     opts = options or AnalysisOptions(on_unknown=on_unknown)

@@ -1,10 +1,11 @@
 """``stablehlo-sparsity-opt``: an ``mlir-opt``-style driver for StableHLO sparsity analysis.
 
-    stablehlo-sparsity-opt INPUT.mlir|- [pass flags | --pass-pipeline=...] [--split-input-file]
+    stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
                            [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2] [-o OUT]
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
-``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, and MLIR's own passes by name
+``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
+``--sparsity-hessian``, and MLIR's own passes by name
 (``--canonicalize``, ``--cse``, ``--inline``, …).  ``--pass-pipeline='builtin.module(...)'`` takes a
 textual pipeline mixing both instead.
 
@@ -76,7 +77,9 @@ def _make_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )
-    p.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin (default)")
+    p.add_argument("input", nargs="?", default="-",
+                   help="input .mlir file (or MLIR bytecode .mlirbc, a StableHLO portable artifact, a serialized "
+                        "jax.export artifact), or - for stdin (default)")
     p.add_argument("-o", dest="output", default="-", metavar="OUT", help="output file (default: stdout)")
     p.add_argument("--emit", choices=["ir", "pattern", "json", "picture"], default="ir",
                    help="ir: the module after the passes (default); pattern: the Jacobian pattern in "
@@ -151,6 +154,16 @@ def _apply_defaults(elements, args, wrt) -> list:
     """Driver-level --entry/--wrt/--on-unknown fill in annotate options not given explicitly."""
     out = []
     for el in elements:
+        if el[0] == "ours" and el[1][0].argument in ("sparsity-jacobian", "sparsity-hessian"):
+            info, opts = el[1]
+            opts = dict(opts)
+            if args.entry is not None:
+                opts.setdefault("entry", args.entry)
+            if wrt is not None:  # the driver's --wrt, when given, also selects what the passes differentiate
+                opts.setdefault("wrt", ",".join(str(i) for i in wrt))
+            if args.on_unknown != "error":
+                opts.setdefault("on-unknown", args.on_unknown)
+            el = ("ours", (info, opts))
         if el[0] == "ours" and el[1][0].argument == "sparsity-annotate":
             info, opts = el[1]
             opts = dict(opts)
@@ -183,6 +196,9 @@ def _split_chunks(text: str, marker: str | None) -> list[tuple[str, int]]:
 
 
 def _read_input(path: str) -> tuple[str, str]:
+    """The input as text, or (for MLIR bytecode, a StableHLO portable artifact or a serialized jax.export
+    artifact) as an already parsed module."""
+    from stablehlo_sparsity.api import parse_shipped
     from stablehlo_sparsity.errors import InputError
 
     name = "<stdin>" if path == "-" else path
@@ -190,6 +206,9 @@ def _read_input(path: str) -> tuple[str, str]:
         data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
     except OSError as e:
         raise InputError(f"could not open input file: {e.strerror or e}", name) from None
+    module = parse_shipped(data, name)
+    if module is not None:
+        return module, name
     try:
         return data.decode("utf-8"), name
     except UnicodeDecodeError as e:
@@ -339,7 +358,7 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
     from stablehlo_sparsity.errors import format_location
     from stablehlo_sparsity.passes.pipeline import parse_source, run_pipeline
 
-    module = parse_source(text, name, first_line=first_line, context=ctx)
+    module = text if not isinstance(text, str) else parse_source(text, name, first_line=first_line, context=ctx)
     module_loc = format_location(module.operation.location)
     try:
         if elements:
@@ -403,6 +422,11 @@ def _run(argv: list[str]) -> int:
                             raise InputError(f"unknown command line option or pass '{flag}'") from None
                         raise
         elements = [el[:2] for el in elements]
+        if any(el[0] == "ours" and el[1][0].argument in ("sparsity-jacobian", "sparsity-hessian") for el in elements) \
+                and "JAX_LOGGING_LEVEL" not in os.environ and "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+            import jax  # the derivative passes start XLA's CPU client: keep its INFO lines off stderr
+
+            jax.config.update("jax_logging_level", "WARNING")
     except SparsityError as e:
         print(f"{PROG}: error: {e.message}", file=sys.stderr)
         return 1
@@ -414,7 +438,8 @@ def _run(argv: list[str]) -> int:
         return 1
 
     outputs, failed, seen = [], False, set()
-    for chunk, first_line in _split_chunks(text, args.split_input_file):
+    chunks = _split_chunks(text, args.split_input_file) if isinstance(text, str) else [(text, 1)]
+    for chunk, first_line in chunks:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

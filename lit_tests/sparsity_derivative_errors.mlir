@@ -1,0 +1,42 @@
+// RUN: not stablehlo-sparsity-opt %s --split-input-file --sparsity-hessian 2>&1 | filecheck %s --check-prefix=HESS
+// RUN: not stablehlo-sparsity-opt %s --split-input-file --sparsity-jacobian="mode=reverse" 2>&1 | filecheck %s --check-prefix=REV
+// RUN: not stablehlo-sparsity-opt %s --split-input-file --sparsity-jacobian="wrt=5" 2>&1 | filecheck %s --check-prefix=WRT
+
+// Input errors of the derivative passes: file:line:col of the entry, exit code 1, no traceback.
+
+// HESS: sparsity_derivative_errors.mlir:[[# @LINE + 3]]:1: error: a Hessian needs a scalar function; @main returns {{.*}}(2,)
+// REV-NOT: sparsity_derivative_errors.mlir:[[# @LINE + 2]]
+// WRT: sparsity_derivative_errors.mlir:[[# @LINE + 1]]:1: error: wrt index 5 out of range for an entry function with 1 arguments
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %s = stablehlo.sine %x : tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+// JAX cannot differentiate a while loop in reverse mode: forward only.
+// REV: sparsity_derivative_errors.mlir:[[# @LINE + 1]]:1: error: @main contains a stablehlo.while loop, which JAX cannot differentiate in reverse mode; use mode='forward'
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %zero, %x = %a) : tensor<i32>, tensor<4xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %j = stablehlo.add %i, %one : tensor<i32>
+      %y = stablehlo.sine %x : tensor<4xf32>
+      stablehlo.return %j, %y : tensor<i32>, tensor<4xf32>
+    }
+  return %0#1 : tensor<4xf32>
+}
+
+// -----
+
+// An op the importer re-emits without a derivative rule (QR's LAPACK kernel): named, with its location.
+// REV: sparsity_derivative_errors.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: cannot import op 'stablehlo.custom_call': the importer replays this op verbatim and has no derivative rule for it
+func.func @main(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %0:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%a) {mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xf32>)
+  return %0#0 : tensor<3x3xf32>
+}

@@ -1,0 +1,71 @@
+"""Control flow and calls: §while, §case, §if, §optimization_barrier, ``func.call``, §composite."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import import_rule
+
+
+def _lax():
+    from jax import lax
+
+    return lax
+
+
+@import_rule("stablehlo.while")
+def _while(ctx, op, args):
+    """§while: ``lax.while_loop`` over the tuple of operands (cond and body replayed from their regions)."""
+    cond = ctx.region_fn(op.regions[0])
+    body = ctx.region_fn(op.regions[1])
+    out = _lax().while_loop(lambda c: cond(*c)[0], lambda c: tuple(body(*c)), tuple(args))
+    return list(out)
+
+
+@import_rule("stablehlo.case")
+def _case(ctx, op, args):
+    """§case: ``lax.switch``; an out-of-range index (negative included) runs the *last* branch, as the spec
+    says, where ``lax.switch`` would clamp a negative one to the first."""
+    lax = _lax()
+    (index,) = args
+    fns = [ctx.region_fn(r) for r in op.regions]
+    n = len(fns)
+    if n == 1:
+        return list(fns[0]())
+    dt = np.dtype(index.dtype)
+    last = np.array(n - 1, dt)
+    oob = lax.bitwise_or(lax.lt(index, np.array(0, dt)), lax.ge(index, np.array(n, dt)))
+    idx = lax.select(oob, last, index)
+    return list(lax.switch(idx, [lambda f=f: tuple(f()) for f in fns]))
+
+
+@import_rule("stablehlo.if")
+def _if(ctx, op, args):
+    """§if: ``lax.cond`` on the predicate (branches take no operands; they read the enclosing values)."""
+    (pred,) = args
+    t, f = (ctx.region_fn(r) for r in op.regions)
+    return list(_lax().cond(pred, lambda: tuple(t()), lambda: tuple(f())))
+
+
+@import_rule("stablehlo.optimization_barrier")
+def _optimization_barrier(ctx, op, args):
+    """§optimization_barrier: ``lax.optimization_barrier`` (the identity, kept as a barrier)."""
+    if not args:
+        return []
+    return list(_lax().optimization_barrier(tuple(args)))
+
+
+@import_rule("func.call")
+def _call(ctx, op, args):
+    """``func.call``: the callee replayed inline (XLA sees one program either way)."""
+    from jaxlib.mlir import ir
+
+    return ctx.call(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, args)
+
+
+@import_rule("stablehlo.composite")
+def _composite(ctx, op, args):
+    """§composite: the op *is* its ``decomposition`` function."""
+    from jaxlib.mlir import ir
+
+    return ctx.call(ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value, args)

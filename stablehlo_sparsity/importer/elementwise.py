@@ -1,0 +1,218 @@
+"""Elementwise ops (§abs … §xor, §compare, §select, §clamp, §convert, §bitcast_convert, §reduce_precision)
+replayed with the ``jax.lax`` primitive that lowers to the same StableHLO op.
+
+Booleans: §add is logical OR, §multiply logical AND, §maximum OR, §minimum AND (the spec's integer rules on
+``i1``); ``jax.lax`` refuses arithmetic on ``bool``, so those are replayed with the bitwise ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import enum_text, int_attr
+from .core import import_rule
+
+
+def _lax():
+    from jax import lax
+
+    return lax
+
+
+def _is_bool(x) -> bool:
+    return np.dtype(x.dtype if hasattr(x, "dtype") else np.result_type(x)) == np.bool_
+
+
+# ---------------------------------------------------------------------- unary ops: the lax twin
+#: op -> name of the ``jax.lax`` function (§<op> of the spec; same semantics, same StableHLO op)
+UNARY = {
+    "abs": "abs", "cbrt": "cbrt", "ceil": "ceil", "cosine": "cos", "count_leading_zeros": "clz",
+    "exponential": "exp", "exponential_minus_one": "expm1", "floor": "floor", "imag": "imag",
+    "is_finite": "is_finite", "log": "log", "log_plus_one": "log1p", "logistic": "logistic", "negate": "neg",
+    "not": "bitwise_not", "popcnt": "population_count", "real": "real", "rsqrt": "rsqrt", "sign": "sign",
+    "sine": "sin", "sqrt": "sqrt", "tan": "tan", "tanh": "tanh",
+}
+
+
+def _unary_rule(lax_name: str):
+    def rule(ctx, op, args):
+        """§<unary op>: the ``jax.lax`` function of the same name (the table :data:`UNARY`)."""
+        return [getattr(_lax(), lax_name)(args[0])]
+
+    return rule
+
+
+for _op, _fn in UNARY.items():
+    import_rule("stablehlo." + _op)(_unary_rule(_fn))
+
+
+def _round_rule(method: str):
+    def rule(ctx, op, args):
+        """§round_nearest_afz / §round_nearest_even: ``lax.round`` with the matching rounding method."""
+        lax = _lax()
+        return [lax.round(args[0], getattr(lax.RoundingMethod, method))]
+
+    return rule
+
+
+import_rule("stablehlo.round_nearest_afz")(_round_rule("AWAY_FROM_ZERO"))
+import_rule("stablehlo.round_nearest_even")(_round_rule("TO_NEAREST_EVEN"))
+
+
+# ---------------------------------------------------------------------- binary ops
+#: op -> (``jax.lax`` function, its replacement on booleans or None)
+BINARY = {
+    "add": ("add", "bitwise_or"), "subtract": ("sub", None), "multiply": ("mul", "bitwise_and"),
+    "divide": ("div", None), "remainder": ("rem", None), "power": ("pow", None), "maximum": ("max", "bitwise_or"),
+    "minimum": ("min", "bitwise_and"), "atan2": ("atan2", None), "and": ("bitwise_and", "bitwise_and"),
+    "or": ("bitwise_or", "bitwise_or"), "xor": ("bitwise_xor", "bitwise_xor"), "complex": ("complex", None),
+    "shift_left": ("shift_left", None), "shift_right_arithmetic": ("shift_right_arithmetic", None),
+    "shift_right_logical": ("shift_right_logical", None),
+}
+
+
+def _binary_rule(lax_name: str, bool_name: str | None):
+    def rule(ctx, op, args):
+        """§<binary op>: the ``jax.lax`` function of :data:`BINARY` (booleans: the spec's logical twin)."""
+        a, b = args
+        name = bool_name if (bool_name and _is_bool(a)) else lax_name
+        if name == "pow" and np.issubdtype(np.dtype(a.dtype), np.integer):
+            return [integer_power(a, b)]
+        return [getattr(_lax(), name)(a, b)]
+
+    return rule
+
+
+for _op, (_fn, _bfn) in BINARY.items():
+    import_rule("stablehlo." + _op)(_binary_rule(_fn, _bfn))
+
+
+def integer_power(a, b):
+    """§power on integers: exponentiation by squaring; a negative exponent gives 0, except for bases 1 and -1
+    (XLA's semantics); ``lax.pow`` accepts only floating-point and complex bases."""
+    lax = _lax()
+    import jax.numpy as jnp
+
+    dt = np.dtype(a.dtype)
+    bits = dt.itemsize * 8
+    one = np.ones((), dt)
+    acc = jnp.ones(np.broadcast_shapes(np.shape(a), np.shape(b)), dt)
+    base = jnp.broadcast_to(a, acc.shape)
+    e = jnp.broadcast_to(b, acc.shape)
+    for _ in range(bits):  # a fixed number of squarings covers every exponent of the type
+        acc = lax.select((e & 1) == 1, lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+        e = lax.shift_right_logical(e, np.array(1, dt)) if dt.kind == "u" else lax.shift_right_arithmetic(e, np.array(1, dt))
+    if dt.kind == "i":
+        neg = b < 0
+        minus_one = np.array(-1, dt)
+        odd = (b & 1) == 1
+        neg_val = lax.select(a == one, jnp.ones_like(acc), lax.select(
+            a == minus_one, lax.select(odd, jnp.full_like(acc, -1), jnp.ones_like(acc)), jnp.zeros_like(acc)))
+        acc = lax.select(jnp.broadcast_to(neg, acc.shape), neg_val, acc)
+    return acc
+
+
+# ---------------------------------------------------------------------- §compare
+def _compare_prims():
+    from jax._src.lax import lax as lax_internal
+
+    return lax_internal
+
+
+@import_rule("stablehlo.compare")
+def _compare(ctx, op, args):
+    """§compare: ``comparison_direction`` with ``compare_type`` (FLOAT: IEEE, TOTALORDER: the spec's total
+    order — JAX's ``eq_to``/``lt_to``/``le_to`` primitives lower to it — SIGNED / UNSIGNED on integers)."""
+    return [compare(args[0], args[1], enum_text(op, "comparison_direction"),
+                    enum_text(op, "compare_type") if "compare_type" in op.attributes else None)]
+
+
+def compare(a, b, direction: str, compare_type: str | None):
+    lax = _lax()
+    dt = np.dtype(a.dtype)
+    if compare_type == "TOTALORDER" and dt.kind in "fc":
+        li = _compare_prims()
+        if direction == "EQ":
+            return li.eq_to_p.bind(*_same_shape(a, b))
+        if direction == "NE":
+            return lax.bitwise_not(li.eq_to_p.bind(*_same_shape(a, b)))
+        if direction == "LT":
+            return li.lt_to_p.bind(*_same_shape(a, b))
+        if direction == "LE":
+            return li.le_to_p.bind(*_same_shape(a, b))
+        if direction == "GT":
+            return li.lt_to_p.bind(*_same_shape(b, a))
+        return li.le_to_p.bind(*_same_shape(b, a))
+    if dt.kind in "iu" and compare_type in ("SIGNED", "UNSIGNED"):
+        want = "i" if compare_type == "SIGNED" else "u"
+        if dt.kind != want:  # reinterpret the bits, as the spec's comparison type says
+            to = np.dtype(f"{want}{dt.itemsize}")
+            a, b = lax.bitcast_convert_type(a, to), lax.bitcast_convert_type(b, to)
+    fn = {"EQ": lax.eq, "NE": lax.ne, "LT": lax.lt, "LE": lax.le, "GT": lax.gt, "GE": lax.ge}[direction]
+    return fn(a, b)
+
+
+def _same_shape(a, b):
+    import jax.numpy as jnp
+
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    return jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape)
+
+
+# ---------------------------------------------------------------------- select, clamp
+@import_rule("stablehlo.select")
+def _select(ctx, op, args):
+    """§select: ``pred ? on_true : on_false`` (a scalar ``pred`` selects whole tensors)."""
+    pred, t, f = args
+    lax = _lax()
+    if np.ndim(pred) == 0 and np.ndim(t) > 0:
+        import jax.numpy as jnp
+
+        pred = jnp.broadcast_to(pred, np.shape(t))
+    return [lax.select(pred, t, f)]
+
+
+@import_rule("stablehlo.clamp")
+def _clamp(ctx, op, args):
+    """§clamp: ``min(max(operand, min), max)`` with scalar or full-shape bounds (``lax.clamp``)."""
+    lo, x, hi = args
+    shape = np.shape(x)
+    if shape:  # full-shape bounds: the same values, and JAX's JVP of clamp cannot batch scalar bounds
+        import jax.numpy as jnp
+
+        lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
+    return [_lax().clamp(lo, x, hi)]
+
+
+# ---------------------------------------------------------------------- conversions
+@import_rule("stablehlo.convert")
+def _convert(ctx, op, args):
+    """§convert: ``lax.convert_element_type`` to the result element type."""
+    (t,) = ctx.result_types(op)
+    x = args[0]
+    if isinstance(x, np.ndarray) and x.size <= 1 << 20 and _exact_convert(x.dtype, t.dtype):
+        return [x.astype(t.dtype)]  # a constant stays concrete (see structural.py)
+    return [_lax().convert_element_type(x, t.dtype)]
+
+
+def _exact_convert(src, dst) -> bool:
+    """Conversions NumPy performs exactly as the spec (no rounding, no out-of-range float to integer)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src.kind in "iub" and dst.kind in "iub":
+        return True
+    return src.kind == "f" and dst.kind == "f" and dst.itemsize >= src.itemsize
+
+
+@import_rule("stablehlo.bitcast_convert")
+def _bitcast_convert(ctx, op, args):
+    """§bitcast_convert: ``lax.bitcast_convert_type`` (a width change adds or removes the last dimension, as
+    in the spec)."""
+    (t,) = ctx.result_types(op)
+    return [_lax().bitcast_convert_type(args[0], t.dtype)]
+
+
+@import_rule("stablehlo.reduce_precision")
+def _reduce_precision(ctx, op, args):
+    """§reduce_precision: ``lax.reduce_precision`` with the op's exponent and mantissa bits."""
+    return [_lax().reduce_precision(args[0], int_attr(op, "exponent_bits"), int_attr(op, "mantissa_bits"))]

@@ -1,0 +1,280 @@
+"""Reductions and windows: §reduce, §reduce_window, §select_and_scatter, §map.
+
+A body that is one ``add`` / ``multiply`` / ``maximum`` / ``minimum`` / ``and`` / ``or`` / ``xor`` of its two
+arguments is replayed with that ``jax.lax`` function *itself*: JAX recognizes it (with an identity init
+value) as its monoid reduction, whose derivative rules are the efficient ones, and lowers it to the same
+StableHLO op.  Any other body (argmax's two-operand comparison, a custom combiner) is replayed as a
+Python function of its scalar arguments: ``lax.reduce`` / ``lax.reduce_window`` trace it into the
+region of the op they emit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import dense_array, i64_list
+from .bodies import binary_body, captures
+from .core import import_rule
+
+
+def _lax():
+    from jax import lax
+
+    return lax
+
+
+_MONOIDS = {"stablehlo.add": ("add", "bitwise_or"), "stablehlo.multiply": ("mul", "bitwise_and"),
+            "stablehlo.maximum": ("max", "bitwise_or"), "stablehlo.minimum": ("min", "bitwise_and"),
+            "stablehlo.and": ("bitwise_and", "bitwise_and"), "stablehlo.or": ("bitwise_or", "bitwise_or"),
+            "stablehlo.xor": ("bitwise_xor", "bitwise_xor")}
+
+
+def monoid(region, dtype):
+    """The ``jax.lax`` function a two-argument body applies to ``(arg0, arg1)`` (either order), else None."""
+    b = binary_body(region)
+    if b is None or {b[1], b[2]} != {0, 1} or len(list(region.blocks)[0].arguments) != 2:
+        return None
+    names = _MONOIDS.get(b[0])
+    if names is None:
+        return None
+    return getattr(_lax(), names[1] if np.dtype(dtype) == np.bool_ else names[0])
+
+
+def _computation(ctx, op, region, n: int):
+    """``(accumulators, elements) -> results`` as ``lax.reduce`` calls it, replaying the region."""
+    fn = ctx.region_fn(region)
+    if n == 1:
+        return lambda a, b: fn(a, b)[0]
+    return lambda a, b: tuple(fn(*a, *b))
+
+
+@import_rule("stablehlo.reduce")
+def _reduce(ctx, op, args):
+    """§reduce over ``dimensions`` (variadic; any body)."""
+    lax = _lax()
+    n = len(args) // 2
+    inputs, inits = args[:n], args[n:]
+    dims = tuple(i64_list(op, "dimensions"))
+    region = op.regions[0]
+    if n == 1:
+        m = monoid(region, inputs[0].dtype)
+        if m is not None and isinstance(inits[0], np.ndarray):  # JAX's monoid reductions (derivative rules)
+            return [lax.reduce(inputs[0], inits[0], m, dims)]
+    return generic_reduce(ctx, op, region, inputs, inits, dims)
+
+
+def generic_reduce(ctx, op, region, inputs, inits, dims):
+    """A variadic §reduce with any body: ``lax.reduce`` emits it as is; its derivative is the JVP of a pairwise
+    tree of body applications (JAX's own rule for a generic reduce, which however cannot take the integer
+    operands of an argmax-style reduction)."""
+    import jax
+
+    lax = _lax()
+    n = len(inputs)
+    comp = _computation(ctx, op, region, n)
+    body = ctx.region_fn(region)
+
+    m = monoid(region, inputs[0].dtype) if n == 1 else None
+
+    @jax.custom_jvp
+    def red(*xs):
+        if n == 1:
+            return (lax.reduce(xs[0], xs[1], m if m is not None else comp, dims),)
+        return tuple(lax.reduce(tuple(xs[:n]), tuple(xs[n:]), comp, dims))
+
+    @red.defjvp
+    def red_jvp(primals, tangents):
+        out = red(*primals)
+        diff = [i for i, p in enumerate(primals) if np.dtype(p.dtype).kind in "fc"]
+
+        def tree(*vals):
+            full = list(primals)
+            for i, v in zip(diff, vals):
+                full[i] = v
+            return tuple(tree_reduce(body, full[:n], full[n:], dims))
+
+        _, tans = jax.jvp(tree, [primals[i] for i in diff], [tangents[i] for i in diff])
+        return out, tuple(t if np.dtype(o.dtype).kind in "fc" else np.zeros(np.shape(o), jax.dtypes.float0)
+                          for t, o in zip(tans, out))
+
+    return list(red(*inputs, *inits))
+
+
+def tree_reduce(body, xs, inits, dims):
+    """§reduce as a pairwise tree of body applications over the elements (vectorized over the kept dimensions),
+    then one application to the init values — the spec's schedule, in one of its admissible orders."""
+    import jax
+
+    lax = _lax()
+    shape = np.shape(xs[0])
+    keep = [d for d in range(len(shape)) if d not in dims]
+    k = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    new_shape = (k,) + tuple(shape[d] for d in keep)
+    xs = [lax.reshape(x, new_shape, tuple(dims) + tuple(keep)) for x in xs]
+    step = lambda *a: tuple(body(*a))  # noqa: E731
+    for _ in range(len(keep)):
+        step = jax.vmap(step)
+    inits_b = [lax.broadcast(i, new_shape[1:]) for i in inits]
+    if k == 0:
+        return inits_b
+    pair = jax.vmap(step)
+    while xs[0].shape[0] > 1:
+        m = xs[0].shape[0]
+        h = m // 2
+        a = [lax.slice_in_dim(x, 0, h) for x in xs]
+        b = [lax.slice_in_dim(x, h, 2 * h) for x in xs]
+        out = list(pair(*a, *b))
+        if m % 2:  # the odd element waits for the next level
+            out = [lax.concatenate([o, lax.slice_in_dim(x, 2 * h, m)], 0) for o, x in zip(out, xs)]
+        xs = out
+    return list(step(*inits_b, *[lax.squeeze(x, (0,)) for x in xs]))
+
+
+def window_attrs(op, rank: int):
+    ones = [1] * rank
+    wdims = tuple(i64_list(op, "window_dimensions"))
+    strides = tuple(i64_list(op, "window_strides", ones))
+    base = tuple(i64_list(op, "base_dilations", ones))
+    wdil = tuple(i64_list(op, "window_dilations", ones))
+    if "padding" in op.attributes:
+        pad = np.asarray(dense_array(op.attributes["padding"]), dtype=np.int64).reshape(rank, 2)
+    else:
+        pad = np.zeros((rank, 2), np.int64)
+    return wdims, strides, base, wdil, tuple((int(a), int(b)) for a, b in pad)
+
+
+@import_rule("stablehlo.reduce_window")
+def _reduce_window(ctx, op, args):
+    """§reduce_window (variadic; strides, base and window dilations, padding; any body)."""
+    lax = _lax()
+    n = len(args) // 2
+    inputs, inits = args[:n], args[n:]
+    wdims, strides, base, wdil, pad = window_attrs(op, np.ndim(inputs[0]))
+    region = op.regions[0]
+    if n == 1:
+        m = monoid(region, inputs[0].dtype)
+        if m is not None and isinstance(inits[0], np.ndarray) and _is_window_monoid(m, inits[0]):
+            return [lax.reduce_window(inputs[0], inits[0], m, wdims, strides, pad, base, wdil)]
+    return generic_reduce_window(ctx, op, region, inputs, inits, (wdims, strides, pad, base, wdil))
+
+
+def _is_window_monoid(fn, init) -> bool:
+    """JAX's own windowed monoids (sum, max, min with their identity), which have derivative rules."""
+    lax = _lax()
+    from jax._src.lax import lax as lax_internal
+
+    v = np.asarray(init)
+    if fn is lax.add:
+        return bool(v == 0)
+    if fn is lax.max:
+        return bool(v == lax_internal._get_max_identity(v.dtype))
+    if fn is lax.min:
+        return bool(v == lax_internal._get_min_identity(v.dtype))
+    return False
+
+
+def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
+    """A §reduce_window with any body (a product, argmax-style pairs, a runtime init): ``lax.reduce_window``
+    emits it as is; its derivative is the JVP of the spec's definition written out — pad with the init (edge
+    and base dilation), one strided slice per window tap, the body folded over the taps, then applied to
+    the init (JAX's generic reduce_window JVP cannot be batched by ``vmap``)."""
+    import itertools
+
+    import jax
+
+    lax = _lax()
+    n = len(inputs)
+    wdims, strides, pad, base, wdil = geometry
+    comp = _computation(ctx, op, region, n)
+    body = ctx.region_fn(region)
+    m = monoid(region, inputs[0].dtype) if n == 1 else None
+
+    @jax.custom_jvp
+    def red(*xs):
+        if n == 1:
+            return (lax.reduce_window(xs[0], xs[1], m if m is not None else comp, wdims, strides, pad, base, wdil),)
+        return tuple(lax.reduce_window(tuple(xs[:n]), tuple(xs[n:]), comp, wdims, strides, pad, base, wdil))
+
+    @red.defjvp
+    def red_jvp(primals, tangents):
+        out = red(*primals)
+        diff = [i for i, p in enumerate(primals) if np.dtype(p.dtype).kind in "fc"]
+        out_shape = np.shape(out[0])
+
+        def spelled_out(*vals):
+            full = list(primals)
+            for i, v in zip(diff, vals):
+                full[i] = v
+            xs, inits_ = full[:n], full[n:]
+            cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pad, base)]
+            padded = [lax.pad(x, i, cfg) for x, i in zip(xs, inits_)]
+            step = lambda *a: tuple(body(*a))  # noqa: E731
+            flat = int(np.prod(out_shape, dtype=np.int64))
+            vstep = jax.vmap(step)
+            acc = None
+            for tap in itertools.product(*[range(w) for w in wdims]):
+                start = [t * d for t, d in zip(tap, wdil)]
+                limit = [s0 + (o - 1) * st + 1 if o else s0 for s0, o, st in zip(start, out_shape, strides)]
+                parts = [lax.reshape(lax.slice(p, start, limit, strides), (flat,)) for p in padded]
+                acc = parts if acc is None else list(vstep(*acc, *parts))
+            init_b = [lax.broadcast(i, (flat,)) for i in inits_]
+            res = init_b if acc is None else list(vstep(*init_b, *acc))
+            return tuple(lax.reshape(r, out_shape) for r in res)
+
+        _, tans = jax.jvp(spelled_out, [primals[i] for i in diff], [tangents[i] for i in diff])
+        return out, tuple(t if np.dtype(o.dtype).kind in "fc" else np.zeros(np.shape(o), jax.dtypes.float0)
+                          for t, o in zip(tans, out))
+
+    return list(red(*inputs, *inits))
+
+
+def _select_direction(region):
+    """``"GE"`` / ``"LE"`` (…) when the select body is ``compare DIR arg0, arg1`` (FLOAT or TOTALORDER)."""
+    from ..attrs import enum_text
+
+    b = binary_body(region)
+    if b is None or b[0] != "stablehlo.compare" or (b[1], b[2]) != (0, 1):
+        return None
+    cmp = b[3]
+    ctype = enum_text(cmp, "compare_type") if "compare_type" in cmp.attributes else "FLOAT"
+    if ctype != "FLOAT":
+        return None
+    return enum_text(cmp, "comparison_direction")
+
+
+@import_rule("stablehlo.select_and_scatter")
+def _select_and_scatter(ctx, op, args):
+    """§select_and_scatter.  The max/min-pooling gradient form (select ``GE`` / ``LE``, scatter ``add``, init 0)
+    is JAX's ``select_and_scatter_add`` (with derivative rules); any other bodies replay as the generic op."""
+    from jax._src.lax import windowed_reductions as wr
+
+    lax = _lax()
+    operand, source, init = args
+    rank = np.ndim(operand)
+    wdims, strides, _, _, pad = window_attrs(op, rank)
+    select, scatter = op.regions[0], op.regions[1]
+    direction = _select_direction(select)
+    add = binary_body(scatter)
+    zero_init = isinstance(init, np.ndarray) and not np.any(init)
+    if direction in ("GE", "LE") and add is not None and add[0] == "stablehlo.add" and zero_init \
+            and not captures(select) and not captures(scatter):
+        prim = lax.ge_p if direction == "GE" else lax.le_p
+        return [wr._select_and_scatter_add(source, operand, prim, wdims, strides, pad)]
+    sel = ctx.region_fn(select)
+    sca = ctx.region_fn(scatter)
+    return [wr._select_and_scatter(operand, lambda a, b: sel(a, b)[0], wdims, strides, pad, source, init,
+                                   lambda a, b: sca(a, b)[0])]
+
+
+@import_rule("stablehlo.map")
+def _map(ctx, op, args):
+    """§map: the scalar computation applied elementwise (``jax.vmap`` over the flattened operands)."""
+    import jax
+
+    (t,) = ctx.result_types(op)
+    fn = ctx.region_fn(op.regions[0])
+    flat = [_lax().reshape(a, (int(np.prod(np.shape(a), dtype=np.int64)),)) for a in args]
+    if flat and flat[0].shape[0] == 0:
+        return [np.zeros(t.shape, t.dtype)]
+    out = jax.vmap(lambda *xs: fn(*xs)[0])(*flat)
+    return [_lax().reshape(out, t.shape)]

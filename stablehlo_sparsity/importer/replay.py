@@ -1,0 +1,110 @@
+"""Ops with no ``jax.lax`` twin, re-emitted verbatim: one JAX primitive, ``shs_replay``, whose lowering
+creates the original op (name, attributes, result types) again, so the module's own semantics carry over
+bit for bit (LAPACK ``custom_call``s with their backend config, ``rng_bit_generator``'s algorithm,
+``chlo.mulhi`` …).
+
+Derivatives: an op whose results are all integers or booleans has a zero derivative.  A floating-point op
+needs a JVP from :data:`REPLAY_JVPS` (keyed by what the importer registered, e.g. a LAPACK routine, which
+differentiates the ``jax.lax.linalg`` function computing the same factorization); without one,
+differentiating it raises :class:`~stablehlo_sparsity.importer.core.ImportError_` naming the op and its
+location.  Batching (``jax.vmap``) maps the op over the batch with ``lax.map``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["replay", "REPLAY_JVPS", "replay_p"]
+
+#: jvp key -> ``fn(primals, tangents, params) -> tangents_out`` (primal outputs come from the replayed op).
+REPLAY_JVPS: dict[str, Callable] = {}
+
+_PRIM = None
+
+
+def _prim():
+    global _PRIM
+    if _PRIM is not None:
+        return _PRIM
+    from jax._src.interpreters import mlir
+    from jax.extend.core import Primitive
+    from jax.interpreters import ad, batching
+
+    p = Primitive("shs_replay")
+    p.multiple_results = True
+
+    def impl(*args, **params):
+        from jax._src import dispatch
+
+        return dispatch.apply_primitive(p, *args, **params)
+
+    p.def_impl(impl)
+    p.def_abstract_eval(lambda *args, out_avals, **_: list(out_avals))
+
+    def lowering(ctx, *operands, op_name, attrs, out_avals, jvp, location):
+        from jaxlib.mlir import ir
+
+        types = [mlir.aval_to_ir_type(ctx.module_context, a) for a in ctx.avals_out]
+        attributes = {k: ir.Attribute.parse(v) for k, v in attrs}
+        op = ir.Operation.create(op_name, results=types, operands=list(operands), attributes=attributes)
+        return list(op.results)
+
+    mlir.register_lowering(p, lowering)
+
+    def jvp_rule(primals, tangents, *, op_name, attrs, out_avals, jvp, location):
+        out = p.bind(*primals, op_name=op_name, attrs=attrs, out_avals=out_avals, jvp=jvp, location=location)
+        if all(np.dtype(a.dtype).kind not in "fc" and str(a.dtype) != "bfloat16" for a in out_avals):
+            tans = [ad.Zero(a.to_tangent_aval()) for a in out_avals]
+            return out, tans
+        if jvp is None or jvp not in REPLAY_JVPS:
+            from .core import ImportError_
+
+            raise ImportError_(op_name, location, "the importer replays this op verbatim and has no derivative "
+                                                  "rule for it")
+        tangents = [ad.instantiate_zeros(t) for t in tangents]
+        tans = REPLAY_JVPS[jvp](tuple(primals), tuple(tangents), dict(attrs), out)
+        tans = [ad.Zero(a.to_tangent_aval()) if t is None else t for a, t in zip(out_avals, tans)]
+        return out, tans
+
+    ad.primitive_jvps[p] = jvp_rule
+
+    def batch_rule(args, dims, **params):
+        from jax import lax
+
+        size = next(a.shape[d] for a, d in zip(args, dims) if d is not batching.not_mapped)
+        moved = []
+        for a, d in zip(args, dims):
+            if d is batching.not_mapped:
+                moved.append(lax.broadcast(a, (size,)))
+            else:
+                moved.append(batching.moveaxis(a, d, 0))
+        outs = lax.map(lambda xs: p.bind(*xs, **params), tuple(moved))
+        return list(outs), [0] * len(outs)
+
+    batching.primitive_batchers[p] = batch_rule
+    _PRIM = p
+    return p
+
+
+def replay_p():
+    return _prim()
+
+
+def replay(ctx, op, args, jvp: str | None = None, drop_attrs=()) -> list:
+    """Re-emit ``op`` (no regions) on ``args`` with its attributes and result types."""
+    from jax.core import ShapedArray
+
+    if len(op.regions):
+        raise ctx.error(op, "an op with regions cannot be re-emitted")
+    attrs = []
+    for i in range(len(op.attributes)):
+        na = op.attributes[i]
+        if na.name in drop_attrs:
+            continue
+        attrs.append((na.name, str(na.attr)))
+    out_avals = tuple(ShapedArray(t.shape, t.dtype) for t in ctx.result_types(op))
+    args = [np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    return list(_prim().bind(*args, op_name=op.operation.name, attrs=tuple(attrs), out_avals=out_avals, jvp=jvp,
+                             location=ctx.location(op)))

@@ -1,0 +1,163 @@
+"""Structural ops and constants (§constant, §iota, §reshape, §transpose, §broadcast_in_dim, §slice,
+§concatenate, §pad, §reverse) and their dynamic-shape twins with static result types."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import dense_array, i64_list, int_attr
+from .core import import_rule
+
+
+def _lax():
+    from jax import lax
+
+    return lax
+
+
+def constant_value(ctx, op, name: str, t) -> np.ndarray:
+    """A ``DenseElementsAttr`` as a NumPy array of the result type; a splat stays a broadcast scalar (JAX then
+    emits a broadcast of one literal, not a huge dense constant).  Literals the bindings cannot convert
+    (complex, bf16) are read from the printed form, as the constant folder does."""
+    from ..rules.structural import _literal_from_text
+
+    arr = None
+    try:
+        arr = dense_array(op.attributes[name])
+    except Exception:  # the bindings cannot even cast complex literals to a Python attribute
+        pass
+    if arr is None:
+        arr = _literal_from_text(str(op), t)
+        if arr is None:
+            raise ctx.error(op, "cannot read the literal")
+    arr = np.asarray(arr)
+    if arr.size == 1 and t.size != 1:
+        return np.broadcast_to(arr.astype(t.dtype).reshape(()), t.shape)
+    return arr.astype(t.dtype, copy=False).reshape(t.shape)
+
+
+@import_rule("stablehlo.constant")
+def _constant(ctx, op, args):
+    """§constant: the literal, as a NumPy array (a concrete value for JAX)."""
+    (t,) = ctx.result_types(op)
+    return [constant_value(ctx, op, "value", t)]
+
+
+@import_rule("stablehlo.iota", "stablehlo.dynamic_iota")
+def _iota(ctx, op, args):
+    """§iota (and §dynamic_iota with a static result type): ``lax.broadcasted_iota``."""
+    (t,) = ctx.result_types(op)
+    return [_lax().broadcasted_iota(t.dtype, t.shape, int_attr(op, "iota_dimension"))]
+
+
+# Data movement on a NumPy constant stays a NumPy constant (bit-exact): JAX then still sees a *concrete*
+# value, e.g. the init value of a reduction behind JAX's own ``broadcast_in_dim`` of a scalar literal, and picks
+# the monoid reduction with its derivative rules instead of the generic one.
+_FOLD_LIMIT = 1 << 20
+
+
+def _foldable(x, t) -> bool:
+    return isinstance(x, np.ndarray) and t.size <= _FOLD_LIMIT
+
+
+@import_rule("stablehlo.reshape", "stablehlo.dynamic_reshape")
+def _reshape(ctx, op, args):
+    """§reshape (row-major order kept); §dynamic_reshape with a static result type."""
+    (t,) = ctx.result_types(op)
+    if _foldable(args[0], t):
+        return [np.reshape(args[0], t.shape)]
+    return [_lax().reshape(args[0], t.shape)]
+
+
+@import_rule("stablehlo.transpose")
+def _transpose(ctx, op, args):
+    """§transpose: ``lax.transpose`` with ``permutation``."""
+    perm = tuple(i64_list(op, "permutation"))
+    (t,) = ctx.result_types(op)
+    if _foldable(args[0], t):
+        return [np.ascontiguousarray(np.transpose(args[0], perm))]
+    return [_lax().transpose(args[0], perm)]
+
+
+@import_rule("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
+def _broadcast_in_dim(ctx, op, args):
+    """§broadcast_in_dim (and §dynamic_broadcast_in_dim with a static result type)."""
+    (t,) = ctx.result_types(op)
+    dims = tuple(i64_list(op, "broadcast_dimensions"))
+    if _foldable(args[0], t):
+        from ..rules.structural import broadcast_in_dim_np
+
+        return [broadcast_in_dim_np(args[0], op, t.shape)]
+    return [_lax().broadcast_in_dim(args[0], t.shape, dims)]
+
+
+@import_rule("stablehlo.broadcast")
+def _broadcast(ctx, op, args):
+    """``stablehlo.broadcast`` (legacy): ``broadcast_sizes`` prepended (``lax.broadcast``)."""
+    return [_lax().broadcast(args[0], tuple(i64_list(op, "broadcast_sizes")))]
+
+
+@import_rule("stablehlo.slice")
+def _slice(ctx, op, args):
+    """§slice: ``lax.slice`` with start, limit and strides."""
+    return [_lax().slice(args[0], tuple(i64_list(op, "start_indices")), tuple(i64_list(op, "limit_indices")),
+                         tuple(i64_list(op, "strides")))]
+
+
+@import_rule("stablehlo.concatenate")
+def _concatenate(ctx, op, args):
+    """§concatenate along ``dimension``."""
+    return [_lax().concatenate(list(args), int_attr(op, "dimension"))]
+
+
+@import_rule("stablehlo.pad")
+def _pad(ctx, op, args):
+    """§pad: edge (possibly negative) and interior padding (``lax.pad``)."""
+    lo, hi, inner = (i64_list(op, k) for k in ("edge_padding_low", "edge_padding_high", "interior_padding"))
+    return [_lax().pad(args[0], args[1], list(zip(lo, hi, inner)))]
+
+
+@import_rule("stablehlo.reverse")
+def _reverse(ctx, op, args):
+    """§reverse along ``dimensions`` (``lax.rev``)."""
+    return [_lax().rev(args[0], tuple(i64_list(op, "dimensions")))]
+
+
+def static_ints(ctx, op, value, what: str) -> list[int]:
+    """A shape operand of a dynamic-shape op, which must be a known constant here."""
+    if not isinstance(value, np.ndarray):
+        raise ctx.error(op, f"{what} is not a constant; only static shapes can be imported")
+    return [int(v) for v in value.ravel()]
+
+
+@import_rule("stablehlo.dynamic_pad")
+def _dynamic_pad(ctx, op, args):
+    """§dynamic_pad with constant padding amounts: §pad."""
+    x, fill, lo, hi, inner = args
+    cfg = zip(static_ints(ctx, op, lo, "edge_padding_low"), static_ints(ctx, op, hi, "edge_padding_high"),
+              static_ints(ctx, op, inner, "interior_padding"))
+    return [_lax().pad(x, fill, list(cfg))]
+
+
+@import_rule("stablehlo.real_dynamic_slice")
+def _real_dynamic_slice(ctx, op, args):
+    """§real_dynamic_slice with constant start / limit / strides: §slice."""
+    x, start, limit, strides = args
+    return [_lax().slice(x, static_ints(ctx, op, start, "start_indices"),
+                         static_ints(ctx, op, limit, "limit_indices"), static_ints(ctx, op, strides, "strides"))]
+
+
+@import_rule("stablehlo.get_dimension_size")
+def _get_dimension_size(ctx, op, args):
+    """§get_dimension_size: a constant (shapes are static)."""
+    (t,) = ctx.result_types(op)
+    return [np.asarray(np.shape(args[0])[int_attr(op, "dimension")], dtype=t.dtype)]
+
+
+@import_rule("stablehlo.set_dimension_size")
+def _set_dimension_size(ctx, op, args):
+    """``set_dimension_size`` to a static result type: the identity."""
+    (t,) = ctx.result_types(op)
+    if tuple(np.shape(args[0])) != tuple(t.shape):
+        raise ctx.error(op, "the result shape differs from the operand's (a dynamic shape)")
+    return [args[0]]

@@ -1,0 +1,239 @@
+"""Sparse derivatives of StableHLO modules: the JAX-callable machinery applied to the imported function.
+
+    >>> import numpy as np
+    >>> from stablehlo_sparsity import sparse_jacobian_module
+    >>> text = '''
+    ... func.func @main(%x: tensor<4xf32>) -> tensor<3xf32> {
+    ...   %a = stablehlo.slice %x [1:4] : (tensor<4xf32>) -> tensor<3xf32>
+    ...   %b = stablehlo.slice %x [0:3] : (tensor<4xf32>) -> tensor<3xf32>
+    ...   %c = stablehlo.multiply %a, %b : tensor<3xf32>
+    ...   func.return %c : tensor<3xf32>
+    ... }'''
+    >>> jac = sparse_jacobian_module(text, output="dense")
+    >>> jac.pattern.nnz, jac.num_colors
+    (6, 2)
+    >>> np.asarray(jac(np.arange(4.0, dtype=np.float32))).tolist()[0]
+    [1.0, 0.0, 0.0, 0.0]
+
+* :func:`sparse_jacobian_module` — the pattern is the analysis of the module itself (:func:`analyze_module`,
+  the same as the driver's ``--emit=pattern``); the compressed program is that of
+  :class:`~stablehlo_sparsity.SparseJacobian` over :func:`~stablehlo_sparsity.importer.import_module`'s
+  function, so it has the same options, output formats, ``.as_text()`` and ``.export()``.
+* :func:`sparse_hessian_module` — :class:`~stablehlo_sparsity.SparseHessian` of the imported scalar function
+  (pattern through its gradient program, star coloring).
+* :func:`check_jacobian_module` — the oracle for a module from any producer: the detected pattern and the
+  compressed values against dense AD of the imported function at random points (a nonzero outside the
+  pattern is a detection failure, reported as ``missing``).
+
+``wrt``: the differentiated entry arguments — ``None`` means argument 0 (as ``jax.jacfwd``'s default
+``argnums=0``), an int or a list of indices selects others, ``"all"`` every argument.  Columns are the
+flattened selected arguments in ``wrt`` order; rows the flattened results in order.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .api import analyze_module
+from .checks import CheckReport, check_hessian, check_jacobian
+from .coloring import Coloring
+from .errors import InputError
+from .hessian import SparseHessian
+from .importer import ImportedFunction, import_module
+from .interpreter import AnalysisOptions
+from .jacobian import OUTPUTS, ColoringOptions, SparseJacobian, _check_inputs, _choose_coloring
+
+__all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_module", "check_hessian_module",
+           "ModuleSparseJacobian", "ModuleSparseHessian", "normalize_wrt"]
+
+
+def normalize_wrt(wrt, nargs: int) -> tuple[int, ...]:
+    """``None`` → ``(0,)``; ``"all"`` → every argument; an int or a sequence of ints (negative from the end)."""
+    if wrt is None:
+        wrt = (0,)
+    elif isinstance(wrt, str):
+        if wrt.strip() != "all":
+            try:
+                wrt = [int(x) for x in wrt.split(",") if x.strip()]
+            except ValueError:
+                raise InputError(f"wrt must be argument indices or 'all', got {wrt!r}") from None
+        else:
+            wrt = range(nargs)
+    elif isinstance(wrt, (int, np.integer)):
+        wrt = (int(wrt),)
+    out = []
+    for i in wrt:
+        if not isinstance(i, (int, np.integer)) or not -nargs <= int(i) < nargs:
+            raise InputError(f"wrt index {i!r} out of range for an entry function with {nargs} arguments")
+        out.append(int(i) % nargs)
+    if not out and nargs:
+        raise InputError("wrt selects no argument")
+    return tuple(dict.fromkeys(out))
+
+
+def _imported(module_or_text, entry: str) -> ImportedFunction:
+    if isinstance(module_or_text, ImportedFunction):
+        return module_or_text
+    return import_module(module_or_text, entry)
+
+
+def _has_while(module) -> bool:
+    from jaxlib.mlir import ir
+
+    found = [False]
+
+    def visit(op):
+        if op.operation.name == "stablehlo.while":
+            found[0] = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found[0]
+
+
+class _KeepUnused:
+    """Lowering keeps every entry argument (``jax.jit`` would prune unused ones): the compressed program has
+    the entry's exact signature, which the injection pass relies on."""
+
+    def lower(self, *args, output: str | None = None):
+        import jax
+
+        out = output or ("values" if self.output == "scipy" else self.output)
+        return jax.jit(self._with_output(out), keep_unused=True).lower(*(args or self._example))
+
+
+class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
+    """A :class:`~stablehlo_sparsity.SparseJacobian` of a module's entry function.
+
+    Extra attributes: ``function`` (the :class:`~stablehlo_sparsity.importer.ImportedFunction`), ``module``,
+    ``entry``, ``wrt``.  Call it with one array per entry argument."""
+
+    def __init__(self, module_or_text, entry: str = "main", wrt=None, *, mode: str = "auto", output: str = "bcoo",
+                 with_value: bool = False, coloring: Coloring | None = None,
+                 coloring_options: ColoringOptions | None = None, on_unknown: str = "error",
+                 constant_seeds: bool | None = None, options: AnalysisOptions | None = None):
+        if output not in OUTPUTS:
+            raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
+        f = _imported(module_or_text, entry)
+        self.function, self.module, self.entry = f, f.module, f.entry
+        self.wrt = self.argnums = normalize_wrt(wrt, len(f.arg_types))
+        self.constant_seeds = constant_seeds
+        self.has_aux = False
+        self.output = output
+        self.with_value = bool(with_value)
+        self._fn = f
+        self._example = f.example_args()
+        import jax
+
+        self._in_tree = jax.tree_util.tree_structure(self._example)
+        _check_inputs([self._example[i] for i in self.argnums], "sparse_jacobian_module")
+        self.analysis = analyze_module(f.module, entry=f.entry, wrt=list(self.argnums),
+                                       options=options or AnalysisOptions(on_unknown=on_unknown))
+        self.pattern = self.analysis.pattern
+        if _has_while(f.module):
+            # JAX transposes no lax.while_loop (a StableHLO while replays as one): forward mode only
+            if mode == "reverse" or (coloring is not None and coloring.kind == "row"):
+                raise InputError(f"@{f.entry} contains a stablehlo.while loop, which JAX cannot differentiate in "
+                                 "reverse mode; use mode='forward'")
+            mode = "forward"
+        self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
+        self.mode = "forward" if self.coloring.kind == "column" else "reverse"
+        self._prepare_constants()
+
+    def __repr__(self) -> str:
+        return "Module" + super().__repr__().replace("SparseJacobian(", f"SparseJacobian(@{self.entry}, ", 1)
+
+
+class ModuleSparseHessian(_KeepUnused, SparseHessian):
+    """A :class:`~stablehlo_sparsity.SparseHessian` of a module's scalar entry function (``function``,
+    ``module``, ``entry``, ``wrt`` as :class:`ModuleSparseJacobian`)."""
+
+    def __init__(self, module_or_text, entry: str = "main", wrt=None, *, output: str = "bcoo",
+                 with_value: bool = False, coloring: Coloring | None = None,
+                 coloring_options: ColoringOptions | None = None, on_unknown: str = "error",
+                 constant_seeds: bool | None = None):
+        f = _imported(module_or_text, entry)
+        if len(f.result_types) != 1 or f.result_types[0].size != 1:
+            shapes = [t.shape for t in f.result_types]
+            raise InputError(f"a Hessian needs a scalar function; @{f.entry} returns {shapes}")
+        self.function, self.module, self.entry = f, f.module, f.entry
+        self.wrt = normalize_wrt(wrt, len(f.arg_types))
+        if _has_while(f.module):
+            raise InputError(f"@{f.entry} contains a stablehlo.while loop: its Hessian-vector products need reverse "
+                             "mode, and JAX cannot differentiate a while loop in reverse mode")
+        super().__init__(f, f.example_args(), argnums=self.wrt, output=output, with_value=with_value,
+                         coloring=coloring, coloring_options=coloring_options, on_unknown=on_unknown,
+                         constant_seeds=constant_seeds)
+
+
+def sparse_jacobian_module(module, entry: str = "main", wrt=None, *, mode: str = "auto", output: str = "bcoo",
+                           order: str = "best", recolor: str = "auto", seed: int = 0,
+                           coloring: Coloring | None = None, on_unknown: str = "error",
+                           constant_seeds: bool | None = None,
+                           options: AnalysisOptions | None = None) -> ModuleSparseJacobian:
+    """Prepare the sparse Jacobian of a StableHLO module's ``entry`` (an ``ir.Module``, text, bytecode, a
+    portable artifact or a serialized ``jax.export`` artifact): detection on the module, coloring, and the
+    compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`."""
+    return ModuleSparseJacobian(module, entry, wrt, mode=mode, output=output, coloring=coloring,
+                                coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
+                                constant_seeds=constant_seeds, options=options)
+
+
+def value_and_sparse_jacobian_module(module, entry: str = "main", wrt=None, **kwargs) -> ModuleSparseJacobian:
+    """Like :func:`sparse_jacobian_module`; each call returns ``(results, J)``."""
+    opts = {k: kwargs.pop(k) for k in ("order", "recolor", "seed") if k in kwargs}
+    return ModuleSparseJacobian(module, entry, wrt, with_value=True,
+                                coloring_options=ColoringOptions(**opts), **kwargs)
+
+
+def sparse_hessian_module(module, entry: str = "main", wrt=None, *, output: str = "bcoo", order: str = "best",
+                          recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
+                          on_unknown: str = "error", constant_seeds: bool | None = None) -> ModuleSparseHessian:
+    """Prepare the sparse Hessian of a module's scalar ``entry`` (options as
+    :func:`~stablehlo_sparsity.sparse_hessian`); the values are the full symmetric matrix in the CSR order of
+    its pattern."""
+    return ModuleSparseHessian(module, entry, wrt, output=output, coloring=coloring,
+                               coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
+                               constant_seeds=constant_seeds)
+
+
+def _points(f: ImportedFunction, args, points: int, seed: int):
+    if args is not None:
+        return [tuple(args)]
+    return [f.random_args(seed + k) for k in range(points)]
+
+
+def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
+                          mode: str = "auto", method: str = "auto", probes: int = 4, rtol: float | None = None,
+                          atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
+                          raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None) -> CheckReport:
+    """The oracle for a module from any producer: the detected pattern and the compressed Jacobian against
+    dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points (or at
+    ``args``).  Returns the worst :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside
+    the pattern counts in ``missing`` and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`)."""
+    sj = jacobian if jacobian is not None else ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values")
+    worst = None
+    for pt in _points(sj.function, args, points, seed):
+        rep = check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
+                             dense_limit=dense_limit, raise_on_error=raise_on_error, jacobian=sj)
+        if worst is None or (not rep.ok, rep.missing, rep.worst) > (not worst.ok, worst.missing, worst.worst):
+            worst = rep
+    return worst
+
+
+def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
+                         method: str = "auto", probes: int = 4, rtol: float | None = None,
+                         atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
+                         raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None) -> CheckReport:
+    """:func:`check_jacobian_module` for the Hessian of a scalar module."""
+    sh = hessian if hessian is not None else ModuleSparseHessian(module, entry, wrt, output="values")
+    worst = None
+    for pt in _points(sh.function, args, points, seed):
+        rep = check_hessian(sh.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
+                            dense_limit=dense_limit, raise_on_error=raise_on_error, hessian=sh)
+        if worst is None or (not rep.ok, rep.missing, rep.worst) > (not worst.ok, worst.missing, worst.worst):
+            worst = rep
+    return worst
