@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 import strategies as S
-from helpers import mlir_literal, xla_module
+from helpers import calls_inside_reduction_bodies, mlir_literal, xla_module
 from stablehlo_sparsity import parse_module
 from stablehlo_sparsity.errors import SparsityError
 from stablehlo_sparsity.passes.fold_constants import fold_constants
@@ -248,7 +248,9 @@ def test_random_programs_materialize_bit_for_bit(prog):
     f = prog.function()
     args = prog.example_args()
     try:
-        text = jax.jit(f).lower(*args).as_text()
+        lowered = jax.jit(f).lower(*args)
     except Exception:  # noqa: BLE001
         return
-    _check_module("random program", text, seeds=(0, 1))
+    if calls_inside_reduction_bodies(lowered.compiler_ir("stablehlo")):
+        return  # XLA segfaults compiling these (tests/xla_crashes/)
+    _check_module("random program", lowered.as_text(), seeds=(0, 1))

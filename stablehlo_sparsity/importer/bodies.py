@@ -49,6 +49,6 @@ def returns_argument(region, result: int = 0):
 
 def captures(region) -> bool:
     """True when ops in ``region`` use values defined outside it."""
-    from ..rules.reduction import captured_values
+    from ..irtools import region_captures
 
-    return bool(captured_values(region))
+    return bool(region_captures(region))
