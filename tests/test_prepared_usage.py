@@ -132,14 +132,15 @@ USES = {"eager": use_eager, "jit": use_jit, "jit2": use_jit2, "vmap": use_vmap, 
 
 
 def _orders():
-    """Every (kind, output, first use) with ``SHS_LONG=1``; by default every format and every use still
-    runs in each test, but the first use is varied fully only where indices are cached (BCOO, BCSR) of the
-    Jacobian, and over a trace-first and the pickled start elsewhere (each test costs several compilations)."""
+    """Every (kind, output, first use) with ``SHS_LONG=1``.  By default every format and every use still runs
+    in each test, but the first use is varied over every traced start only where indices are cached (BCOO,
+    BCSR of the Jacobian), and over one traced start and the pickled start elsewhere (each test costs several
+    XLA compilations)."""
     for kind in ("jacobian", "hessian"):
         for output in ss.jacobian.OUTPUTS:
             for first in USES:
-                full = LONG or (kind == "jacobian" and output in ("bcoo", "bcsr"))
-                if full or first in (("jit", "pickled") if kind == "jacobian" else ("vmap",)):
+                cached = kind == "jacobian" and output in ("bcoo", "bcsr") and first not in ("eager", "jit2")
+                if LONG or cached or first in (("jit", "pickled") if kind == "jacobian" else ("vmap",)):
                     yield kind, output, first
 
 
