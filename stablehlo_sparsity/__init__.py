@@ -6,7 +6,15 @@
     (3, 4)
 """
 
-from .errors import (  # noqa: F401
+import os as _os
+import sys as _sys
+
+# The console scripts silence jaxlib's C++ INFO lines (PjRt device counts); the level is read when jaxlib's
+# extension loads, which importing this package does, so it is set here, for those two commands only.
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("stablehlo-sparsity", "stablehlo-sparsity-opt"):
+    _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from .errors import (  # noqa: F401,E402
     DynamicShapeError,
     InputError,
     PatternTooLargeError,

@@ -519,17 +519,20 @@ class _Prepared:
 
     def _state(self) -> dict:
         """Everything a restored object needs, as NumPy arrays, plain values and the program's bytes."""
+        # Only what a restored object reads: the program replaces the evaluation internals of any mode.
         c = self.coloring
         meta = {"format": STATE_FORMAT, "class": type(self).__name__, "shape": list(self.shape),
                 "output": self.output, "has_aux": self.has_aux, "with_value": self.with_value,
                 "argnums": list(self.argnums), "mode": getattr(self, "mode", None),
                 "argnums_int": bool(getattr(self, "_argnums_int", True)),
-                "coloring": {"kind": c.kind, "num_colors": int(c.num_colors), "order": c.order,
-                             "lower_bound": int(c.lower_bound), "shape": list(c.shape)}}
+                "coloring": {"kind": str(getattr(c, "kind", "")), "num_colors": int(c.num_colors),
+                             "order": str(getattr(c, "order", "")), "lower_bound": int(getattr(c, "lower_bound", 0)),
+                             "shape": list(getattr(c, "shape", self.shape))}}
         csr = self.pattern.to_scipy()
+        rows, cols = self.pattern.to_coo()
         return {"meta": meta, "indptr": np.asarray(csr.indptr), "indices": np.asarray(csr.indices),
-                "colors": np.asarray(c.colors), "gather": np.asarray(self._gather),
-                "rows": np.asarray(self._rows), "cols": np.asarray(self._cols),
+                "colors": np.asarray(getattr(c, "colors", np.zeros(0, np.int32))),
+                "rows": np.asarray(getattr(self, "_rows", rows)), "cols": np.asarray(getattr(self, "_cols", cols)),
                 "program": self._program_bytes()}
 
     def __getstate__(self) -> dict:
@@ -556,7 +559,7 @@ class _Prepared:
         self._argnums_int = meta.get("argnums_int", True)
         if meta.get("mode") is not None:
             self.mode = meta["mode"]
-        self._gather, self._rows, self._cols = state["gather"], state["rows"], state["cols"]
+        self._rows, self._cols = state["rows"], state["cols"]
         self._colors = self.coloring.colors
         self.constant_seeds = None
         self.analysis = None  # the detection result (an ir.Module) is not kept: the pattern is

@@ -298,3 +298,17 @@ def test_spy_draws_the_pattern():
     import matplotlib.pyplot as plt
 
     plt.close(ax.figure)
+
+
+def test_demo_console_script_prints_no_cxx_log_lines():
+    import shutil
+
+    exe = shutil.which("stablehlo-sparsity", path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.skip("console script not installed")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    out = subprocess.run([exe, "demo", "--N", "4", "--lines", "2"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "check against dense AD: Jacobian check OK" in out.stdout
+    assert "pjrt_client" not in out.stderr + out.stdout, out.stderr
