@@ -10,8 +10,9 @@ bottleneck (diffrax issue #545: a stiff block-diagonal system of 10,000 unknowns
 * :func:`sparse_jacobian_operator` — that operator for ``fn(y, args)`` at ``(y, args)``: the pattern is
   detected and colored when ``fn`` is traced (once per function and shapes: cached), the values are
   ``num_colors`` JVPs;
-* :class:`SparseDirect` — a ``lineax`` solver for it: ``jax.experimental.sparse.linalg.spsolve`` (cuSOLVER on
-  GPU, SciPy's sparse LU through a host callback on CPU);
+* :class:`SparseDirect` — a ``lineax`` solver for it: SciPy's sparse LU through host callbacks on CPU
+  (factorized once per operator, reused by every solve), ``jax.experimental.sparse.linalg.spsolve``
+  (cuSOLVER) elsewhere;
 * :class:`SparseNewton`, :class:`SparseChord` (optimistix root finders) and :class:`SparseVeryChord` (for
   diffrax: ``diffrax.Kvaerno5(root_finder=diffrax.with_stepsize_controller_tols(SparseVeryChord)())``) —
   the stock solvers with the Jacobian and the linear solve replaced, everything else unchanged.
@@ -281,10 +282,69 @@ def sparse_jacobian_operator(fn: Callable, y, args=None, *, tags=frozenset(), op
     return operator_from_prepared(prepared, y, dyn, tags=tags)
 
 
+#: Host-side sparse LU factorizations (SciPy ``splu``) made by :class:`SparseDirect` on CPU, by key.  A chord
+#: iteration factorizes once and solves many times; the oldest entries are dropped beyond the limit (a solve
+#: whose factorization was dropped factorizes again from the values it carries).
+_LU_CACHE: "OrderedDict[int, Any]" = OrderedDict()
+_LU_CACHE_SIZE = 16
+_LU_COUNTER = [0]
+
+
+def _host_factorize(data, indices, indptr, shape):
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import splu
+
+    a = sp.csc_matrix(sp.csr_matrix((np.asarray(data), np.asarray(indices), np.asarray(indptr)), shape=shape))
+    return splu(a)
+
+
+def _factorize_callback(shape):
+    def run(data, indices, indptr):
+        _LU_COUNTER[0] += 1
+        key = _LU_COUNTER[0]
+        try:
+            _LU_CACHE[key] = _host_factorize(data, indices, indptr, shape)
+        except RuntimeError:  # singular: the solve reports it (NaNs), as spsolve does
+            _LU_CACHE[key] = None
+        while len(_LU_CACHE) > _LU_CACHE_SIZE:
+            _LU_CACHE.popitem(last=False)
+        return np.asarray(key % (2**31 - 1), np.int32)
+
+    return run
+
+
+def _solve_callback(shape, trans):
+    def run(key, data, indices, indptr, b):
+        lu = _LU_CACHE.get(int(key), "missing")
+        if isinstance(lu, str):
+            try:
+                lu = _host_factorize(data, indices, indptr, shape)
+            except RuntimeError:
+                lu = None
+        b = np.asarray(b)
+        if lu is None:
+            return np.full_like(b, np.nan)
+        return np.asarray(lu.solve(b, trans="T" if trans else "N"), b.dtype)
+
+    return run
+
+
+class _LUState(eqx.Module):
+    """The state of :class:`SparseDirect`: the operator (its values and static pattern), the key of its host
+    factorization (CPU; ``None`` elsewhere), and whether solves are with the transpose."""
+
+    operator: SparseJacobianOperator
+    key: Any
+    transposed: bool = eqx.field(static=True)
+
+
 class SparseDirect(lx.AbstractLinearSolver):
-    """Sparse direct solve of a square :class:`SparseJacobianOperator`:
-    ``jax.experimental.sparse.linalg.spsolve`` (cuSOLVER's sparse QR on GPU; SciPy's ``spsolve`` through a
-    host callback on CPU).  Not batchable with ``vmap`` (neither backend of ``spsolve`` is)."""
+    """Sparse direct solve of a square :class:`SparseJacobianOperator`.
+
+    On CPU: SciPy's sparse LU (``splu``) through host callbacks, factorized once in ``init`` and reused by
+    every solve with the same operator (a chord iteration's many solves cost one factorization).  On other
+    backends: ``jax.experimental.sparse.linalg.spsolve`` (cuSOLVER's sparse QR on GPU) per solve.  Not
+    batchable with ``vmap``."""
 
     def init(self, operator, options):
         del options
@@ -293,19 +353,35 @@ class SparseDirect(lx.AbstractLinearSolver):
                              f"lineax_interop.sparse_jacobian_operator), got {type(operator).__name__}")
         if operator.in_size() != operator.out_size():
             raise ValueError("SparseDirect needs a square operator")
-        return operator
+        key = None
+        if jax.default_backend() == "cpu":
+            data, indices, indptr = operator.csr()
+            shape = (operator.out_size(), operator.in_size())
+            key = jax.pure_callback(_factorize_callback(shape), jax.ShapeDtypeStruct((), jnp.int32),
+                                    data, jnp.asarray(indices), jnp.asarray(indptr))
+        return _LUState(operator, key, False)
 
     def compute(self, state, vector, options):
-        from jax.experimental.sparse.linalg import spsolve
-
         del options
+        operator, key, transposed = state.operator, state.key, state.transposed
         flat, _ = jax.flatten_util.ravel_pytree(vector)
-        data, indices, indptr = state.csr()
-        x = spsolve(data.astype(flat.dtype), jnp.asarray(indices), jnp.asarray(indptr), flat)
-        return _unravel(x, state.in_structure()), lx.RESULTS.successful, {}
+        data, indices, indptr = operator.csr()
+        if key is None:
+            from jax.experimental.sparse.linalg import spsolve
+
+            x = spsolve(data.astype(flat.dtype), jnp.asarray(indices), jnp.asarray(indptr), flat)
+        else:
+            # ``operator`` is the un-transposed matrix the factorization was made from: solve with Aᵀ if asked
+            shape = (operator.out_size(), operator.in_size())
+            x = jax.pure_callback(_solve_callback(shape, transposed), jax.ShapeDtypeStruct(flat.shape, flat.dtype),
+                                  key, data, jnp.asarray(indices), jnp.asarray(indptr), flat)
+        target = operator.out_structure() if transposed else operator.in_structure()
+        return _unravel(x, target), lx.RESULTS.successful, {}
 
     def transpose(self, state, options):
-        return state.transpose(), options
+        if state.key is None:
+            return _LUState(state.operator.transpose(), None, False), options
+        return _LUState(state.operator, state.key, not state.transposed), options
 
     def conj(self, state, options):
         return state, options
