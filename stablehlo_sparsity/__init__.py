@@ -30,7 +30,7 @@ from .api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze,
 
 __version__ = "0.1.0"
 from .coloring import Coloring, check_coloring, color_columns, color_rows, color_star  # noqa: F401,E402
-from .jacobian import (SparseJacobian, jacobian_coloring, load, sparse_jacobian,  # noqa: F401,E402
+from .jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, load, sparse_jacobian,  # noqa: F401,E402
                        value_and_sparse_jacobian)
 from .hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,  # noqa: F401,E402
                       value_and_sparse_hessian)

@@ -43,6 +43,7 @@ from .errors import InputError, SparsityWarning
 from .pattern import SparsityPattern
 
 __all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS", "load",
+           "Float64Warning",
            "ColoringOptions"]
 
 OUTPUTS = ("bcoo", "bcsr", "scipy", "dense", "values")
@@ -402,8 +403,6 @@ class _Prepared:
         Each block is a ``BCOO`` of that shape (``output="bcoo"``/``"bcsr"``/``"values"``), a dense array
         (``"dense"``) or a 2-D ``scipy.sparse.csr_array`` of shape ``(out_leaf.size, in_leaf.size)``
         (``"scipy"``).  The split is static index math; it works under ``jit`` (except ``"scipy"``)."""
-        import jax
-
         return self.blocks_from_values(self.values(*args))
 
     def _block_layout(self):
