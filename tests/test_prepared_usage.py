@@ -131,16 +131,28 @@ USES = {"eager": use_eager, "jit": use_jit, "jit2": use_jit2, "vmap": use_vmap, 
         "arg": use_arg, "pickled": use_pickled}
 
 
+#: The default selection of first uses (every one with ``SHS_LONG=1``): each test still runs every use after
+#: the first, so every format meets every use; the first use is varied most where indices are cached.
+DEFAULT_FIRSTS = {
+    ("jacobian", "bcoo"): ("jit", "vmap", "grad", "arg", "pickled"),
+    ("jacobian", "bcsr"): ("jit", "vmap"),
+    ("jacobian", "dense"): ("jit",),
+    ("jacobian", "values"): ("pickled",),
+    ("jacobian", "scipy"): ("pickled",),
+    ("hessian", "bcoo"): ("vmap",),
+    ("hessian", "bcsr"): ("jit",),
+    ("hessian", "dense"): ("grad",),
+    ("hessian", "values"): ("pickled",),
+    ("hessian", "scipy"): ("eager",),
+}
+
+
 def _orders():
-    """Every (kind, output, first use) with ``SHS_LONG=1``.  By default every format and every use still runs
-    in each test, but the first use is varied over every traced start only where indices are cached (BCOO,
-    BCSR of the Jacobian), and over one traced start and the pickled start elsewhere (each test costs several
-    XLA compilations)."""
+    """(kind, output, first use): all of them with ``SHS_LONG=1`` (each test costs several XLA compilations)."""
     for kind in ("jacobian", "hessian"):
         for output in ss.jacobian.OUTPUTS:
             for first in USES:
-                cached = kind == "jacobian" and output in ("bcoo", "bcsr") and first not in ("eager", "jit2")
-                if LONG or cached or first in (("jit", "pickled") if kind == "jacobian" else ("vmap",)):
+                if LONG or first in DEFAULT_FIRSTS[kind, output]:
                     yield kind, output, first
 
 
