@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // §case / §if: with an unknown index the result is the union over branches; a known index selects one
 // branch (the other is never reached, so its ops carry no annotation).

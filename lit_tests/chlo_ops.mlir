@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // CHLO ops that JAX emits (tan, erf, lgamma, ...) are elementwise too; chlo.is_inf is a predicate.
 

@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // §convolution: each output element depends on its input window and the whole kernel; a known kernel's
 // zero taps drop their inputs.

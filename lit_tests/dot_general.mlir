@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // §dot_general: output (i, j) depends on row i of the lhs and column j of the rhs.
 

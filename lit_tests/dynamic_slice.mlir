@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate 2>&1 | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate 2>&1 | filecheck %s
 
 // §dynamic_slice with a known start; starts are clamped so the slice stays in bounds.
 

@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // §compare yields booleans: no derivative.  §select with an unknown predicate may take either side, so
 // each element depends on both branches (the predicate itself contributes nothing).

@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // Integer and boolean values carry no derivative; a round trip through an integer type cuts the
 // dependency, a float-to-float convert keeps it.

@@ -1,11 +1,17 @@
-// RUN: stablehlo-sparsity-opt %s --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --sparsity-annotate --wrt=all | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --sparsity-annotate | filecheck %s --check-prefix=DEFAULT
 // RUN: stablehlo-sparsity-opt %s --sparsity-annotate --wrt=1 | filecheck %s --check-prefix=WRT
 // RUN: stablehlo-sparsity-opt %s --sparsity-annotate --entry=helper | filecheck %s --check-prefix=HELPER
 // RUN: stablehlo-sparsity-opt %s --pass-pipeline='builtin.module(sparsity-annotate{entry=helper wrt=0})' | filecheck %s --check-prefix=HELPER
 // RUN: stablehlo-sparsity-opt %s --emit=json --wrt=1 | filecheck %s --check-prefix=JSON
 
 // The entry function defaults to @main (else the only public function); --wrt picks which of its
-// arguments are the inputs (columns); --entry analyzes another function.
+// arguments are the inputs (columns): argument 0 by default (as jax.jacfwd), --wrt=all for every one;
+// --entry analyzes another function.
+
+// DEFAULT-LABEL: func.func @main(
+// DEFAULT-SAME: %arg0: tensor<2xf32> {sparsity.offset = 0 : i64}, %arg1: tensor<3xf32>)
+// DEFAULT-SAME: sparsity.pattern = "shape=3x2 nnz=2 deps=0..1 distinct=3"
 
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %arg0: tensor<2xf32> {sparsity.offset = 0 : i64}, %arg1: tensor<3xf32> {sparsity.offset = 2 : i64})

@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // Hand-written StableHLO in the generic form, as a non-JAX producer would emit it.
 

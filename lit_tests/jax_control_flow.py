@@ -26,4 +26,5 @@ show(lambda x: lax.fori_loop(0, 3, lambda i, y: y + jnp.roll(y, 1), x), jnp.ones
 # CHECK-SAME: %arg0: tensor<f32> {sparsity.offset = 0 : i64}, %arg1: tensor<3xf32> {sparsity.offset = 1 : i64}
 # CHECK-SAME: sparsity.deps = "{1,3} {2} {1,3}"
 # CHECK: "stablehlo.case"
-show(lambda p, x: lax.cond(p > 0, jnp.sin, lambda y: y[::-1], x), jnp.float32(1), jnp.ones(3, jnp.float32))
+show(lambda p, x: lax.cond(p > 0, jnp.sin, lambda y: y[::-1], x), jnp.float32(1), jnp.ones(3, jnp.float32),
+     wrt=[0, 1])

@@ -23,7 +23,7 @@ before = str(module)
 with module.context:
     pm = passmanager.PassManager("builtin.module")
     pm.add("func.func(cse)")
-    add(pm, "sparsity-annotate", **{"max-elements": 4})
+    add(pm, "sparsity-annotate", **{"max-elements": 4, "wrt": [0, 1]})
     pm.run(module.operation)
 print(module)
 # cse merged the two x @ y and tanh; the annotation sees one of each.

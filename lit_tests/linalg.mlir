@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // §cholesky (lower): L00 depends on a00 only, L10 on a00 and a10.  (The upper triangle's values are
 // implementation-defined, and L11 is checked loosely: either is sound when conservative.)

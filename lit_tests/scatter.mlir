@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // §scatter: a combining body (add) unions the updates into the operand; a body that returns the update
 // replaces, so overwritten positions lose the operand's dependency.  Out-of-bounds updates are dropped.

@@ -1,4 +1,4 @@
-// RUN: stablehlo-sparsity-opt %s --split-input-file --sparsity-annotate | filecheck %s
+// RUN: stablehlo-sparsity-opt %s --wrt=all --split-input-file --sparsity-annotate | filecheck %s
 
 // CHECK-LABEL: func.func @slice
 // CHECK: stablehlo.slice %arg0 [1:4] {sparsity.deps = "{1} {2} {3}"}

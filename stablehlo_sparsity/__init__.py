@@ -6,7 +6,15 @@
     (3, 4)
 """
 
-from .errors import (  # noqa: F401
+import os as _os
+import sys as _sys
+
+# The console scripts silence jaxlib's C++ INFO lines (PjRt device counts); the level is read when jaxlib's
+# extension loads, which importing this package does, so it is set here, for those two commands only.
+if _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("stablehlo-sparsity", "stablehlo-sparsity-opt"):
+    _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from .errors import (  # noqa: F401,E402
     DynamicShapeError,
     InputError,
     PatternTooLargeError,
@@ -23,7 +31,7 @@ from .api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze,
 __version__ = "0.1.0"
 from .coloring import (Bicoloring, Coloring, DecompressionPlan, check_coloring, color_acyclic,  # noqa: F401,E402
                        color_bidirectional, color_columns, color_rows, color_star, decompress, seed_matrix)
-from .jacobian import (SparseJacobian, jacobian_coloring, sparse_jacobian,  # noqa: F401,E402
+from .jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, load, sparse_jacobian,  # noqa: F401,E402
                        value_and_sparse_jacobian)
 from .hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,  # noqa: F401,E402
                       value_and_sparse_hessian)

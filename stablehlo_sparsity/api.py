@@ -62,6 +62,21 @@ def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def resolve_options(options, on_unknown: str = "error") -> AnalysisOptions:
+    """The analysis options of an entry point: ``options`` (an :class:`AnalysisOptions`), with an explicit
+    ``on_unknown`` other than the default taking precedence over its field."""
+    if options is None:
+        return AnalysisOptions(on_unknown=on_unknown)
+    if not isinstance(options, AnalysisOptions):
+        raise InputError(f"options must be a stablehlo_sparsity.AnalysisOptions, got {type(options).__name__} "
+                         "(a keyword argument of f named 'options' must be bound with functools.partial)")
+    if on_unknown != "error" and on_unknown != options.on_unknown:
+        import dataclasses
+
+        return dataclasses.replace(options, on_unknown=on_unknown)
+    return options
+
+
 def _traceable(value) -> bool:
     """A keyword value JAX can trace as an array: arrays, NumPy scalars, floats (or pytrees of them)."""
     import jax
@@ -161,7 +176,8 @@ def _derivative_program(f, args, argnums_t, has_aux, how):
 
 def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       on_unknown: str = "error", options: AnalysisOptions | None = None,
-                      observer: Callable | None = None, derivatives: str = "auto", **kwargs) -> Analysis:
+                      observer: Callable | None = None, derivatives: str = "auto", annotate: bool | dict = False,
+                      **kwargs) -> Analysis:
     """Lower ``f(*args, **kwargs)`` with ``jax.jit(f).lower`` to StableHLO and analyze its Jacobian pattern.
 
     Columns are the flattened leaves of ``args[argnums]``, in ``argnums`` order (as ``jax.jacfwd`` and asdex);
@@ -175,13 +191,21 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     such a rule, and then the lowered JVP program (``"jvp"``; ``"vjp"`` and transposition when a
     ``custom_vjp`` forbids forward mode) — the pattern of what ``jax.jacfwd`` / ``jax.jacrev`` compute.
     ``"primal"`` always analyzes the primal.
+
+    ``options`` (:class:`AnalysisOptions`), ``on_unknown``, ``observer``, ``derivatives`` and ``annotate`` are
+    the library's keywords and never reach ``f``; bind a keyword of ``f`` with one of these names with
+    ``functools.partial``.
+
+    ``annotate=True`` (or a dict of :class:`stablehlo_sparsity.passes.annotate.AnnotateOptions` fields such as
+    ``{"max_elements": 16}``): ``.module`` is a copy of the analyzed module carrying the analysis as
+    ``sparsity.*`` attributes (the ``sparsity-annotate`` pass; print it with ``str(analysis.module)``).
     """
     import jax
 
     if not args:
         raise InputError("lower_and_analyze needs at least one argument to differentiate")
     argnums_t = _norm_argnums(argnums, len(args))
-    opts = options or AnalysisOptions(on_unknown=on_unknown)
+    opts = resolve_options(options, on_unknown)
 
     traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
     static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
@@ -205,7 +229,7 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         if derivatives in ("jvp", "vjp"):
             try:
                 return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
-                                                   observer)
+                                                   observer, annotate)
             except Exception as e:
                 # The inner lowering reports JAX's refusal as an InputError; any other analysis error stands.
                 cannot_form = isinstance(e, InputError) and str(e.message).startswith("could not lower")
@@ -240,19 +264,35 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         out_struct = out_tree
     in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
     analysis = analyze_module(module, entry="main", wrt=wrt, num_outputs=num_out, options=opts, observer=observer)
+    if annotate:
+        analysis.module = _annotated_copy(module, wrt, opts, annotate)
     analysis.in_tree = in_struct
     analysis.out_tree = out_struct
     return analysis
 
 
-def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, opts, observer) -> Analysis:
+def _annotated_copy(module, wrt, opts, annotate):
+    """A copy of ``module`` (JAX caches the lowered one: a pass must not edit it) annotated in place by the
+    ``sparsity-annotate`` pass."""
+    from .passes.annotate import annotate as annotate_pass
+
+    extra = dict(annotate) if isinstance(annotate, dict) else {}
+    with module.context:
+        text = module.operation.get_asm(enable_debug_info=True)
+    copy = parse_module(text)
+    annotate_pass(copy, entry="main", wrt=list(wrt), on_unknown=opts.on_unknown, **extra)
+    return copy
+
+
+def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, opts, observer,
+                                annotate=False) -> Analysis:
     import jax
 
     program, extra = _derivative_program(fn, args, argnums_t, has_aux, how)
     nargs = len(args)
     cols = tuple(range(nargs, nargs + len(extra)))
     an = lower_and_analyze(program, *args, *extra, argnums=cols, options=opts, observer=observer,
-                           derivatives="primal", **traced_kw)
+                           derivatives="primal", annotate=annotate, **traced_kw)
     sel = tuple(args[i] for i in argnums_t)
     out_shape = jax.eval_shape(lambda *a: fn(*a, **traced_kw), *args)
     if has_aux:
@@ -271,9 +311,14 @@ def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, op
 
 
 def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                      on_unknown: str = "error", options: AnalysisOptions | None = None, derivatives: str = "auto",
                       **kwargs) -> SparsityPattern:
-    """The global (m × n) Jacobian sparsity pattern of ``f`` at the shapes of ``args``."""
-    return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).pattern
+    """The global (m × n) Jacobian sparsity pattern of ``f`` at the shapes of ``args``.
+
+    ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits) and ``on_unknown`` are the
+    library's; every other keyword argument is ``f``'s (see :func:`lower_and_analyze`)."""
+    return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
+                             derivatives=derivatives, **kwargs).pattern
 
 
 #: Deepest bracket nesting accepted by :func:`check_nesting` (MLIR's recursive-descent parser overflows the C++
@@ -406,6 +451,18 @@ def as_module(module_or_text):
     if hasattr(module_or_text, "body") and hasattr(module_or_text, "context"):
         return module_or_text
     raise InputError(f"expected an ir.Module, StableHLO text or bytes, got {type(module_or_text).__name__}")
+def resolve_wrt(wrt, num_args: int) -> list[int]:
+    """The differentiated entry arguments: ``None`` → ``[0]`` (none for an entry without arguments),
+    ``"all"`` → every argument, else the given indices."""
+    if wrt is None:
+        return [0] if num_args else []
+    if isinstance(wrt, str):
+        if wrt.strip().lower() == "all":
+            return list(range(num_args))
+        raise InputError(f"wrt must be argument indices or 'all', got {wrt!r}")
+    if isinstance(wrt, (int, np.integer)):
+        return [int(wrt)]
+    return [int(i) for i in wrt]
 
 
 def format_diag(d) -> str:
@@ -414,12 +471,14 @@ def format_diag(d) -> str:
     return f"{format_location(d.location)}: {d.message}"
 
 
-def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | None = None,
+def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
                    num_outputs: int | None = None, on_unknown: str = "error",
                    options: AnalysisOptions | None = None, observer: Callable | None = None) -> Analysis:
     """Analyze a StableHLO module (an ``ir.Module`` or its text) with no JAX function.
 
-    wrt: indices of the entry function's arguments that are inputs (columns); default all.
+    wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
+    only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:
+    every argument.  Arguments not in ``wrt`` are unknown values with no columns.
     num_outputs: analyze only the first results (default all).
     """
     from jaxlib.mlir import ir
@@ -427,7 +486,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     module = as_module(module_or_text)
     if num_outputs is not None and int(num_outputs) < 0:
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
-    opts = options or AnalysisOptions(on_unknown=on_unknown)
+    opts = resolve_options(options, on_unknown)
     with module.context:
         fn = None
         for op in module.body.operations:
@@ -445,7 +504,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
                              "analyze", loc)
         block = fn.regions[0].blocks[0]
         arg_types = [tensor_type(a.type, loc) for a in block.arguments]
-        wrt_list = list(range(len(arg_types))) if wrt is None else [int(i) for i in wrt]
+        wrt_list = resolve_wrt(wrt, len(arg_types))
         for i in wrt_list:
             if not 0 <= i < len(arg_types):
                 raise InputError(f"argument index {i} out of range: @{entry} has {len(arg_types)} arguments")

@@ -206,24 +206,52 @@ def _method(method: str, m: int, n: int, dense_limit: int) -> str:
     return method
 
 
+def _same_selection(prepared, args, argnums, has_aux, what: str) -> None:
+    """A prepared object is checked for the arguments it differentiates; explicit ``argnums`` / ``has_aux``
+    must agree with it (else the comparison would be between different derivatives)."""
+    from .api import _norm_argnums
+
+    if argnums is not None and tuple(dict.fromkeys(_norm_argnums(argnums, len(args)))) != tuple(prepared.argnums):
+        raise InputError(f"argnums={argnums!r} differs from the prepared {what}'s argnums {prepared.argnums}")
+    if has_aux is not None and bool(has_aux) != prepared.has_aux:
+        raise InputError(f"has_aux={has_aux} differs from the prepared {what}'s has_aux={prepared.has_aux}")
+
+
+def _shape_mismatch(kind, want, got, num_colors, dtype) -> CheckReport:
+    return CheckReport(False, kind, "shape", tuple(got), str(np.dtype(dtype)), num_colors, 0.0, 0.0,
+                       float("inf"), float("inf"),
+                       message=f"the prepared {kind} is {got[0]}×{got[1]}, the function's is {want[0]}×{want[1]}")
+
+
 # --------------------------------------------------------------------------------------- public API
-def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = None, has_aux: bool | None = None,
                    mode: str = "auto", method: str = "auto", probes: int = 4, rtol: float | None = None,
                    atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
-                   raise_on_error: bool = True, jacobian=None, **kwargs) -> CheckReport:
-    """Compare the sparse Jacobian of ``f`` at ``args`` with dense AD.
+                   raise_on_error: bool = True, jacobian=None, on_unknown: str = "error",
+                   options=None, **kwargs) -> CheckReport:
+    """Compare the sparse Jacobian of ``f`` at ``args`` with dense AD of ``f``.
 
-    ``jacobian``: an already prepared :class:`~stablehlo_sparsity.SparseJacobian` to check (default: prepare
-    one with ``mode`` and ``kwargs``).  Raises :class:`DerivativeMismatchError` on a mismatch, or returns the
-    :class:`CheckReport` (falsy) when ``raise_on_error=False``.
+    ``jacobian``: an already prepared :class:`~stablehlo_sparsity.SparseJacobian` to check against ``f``
+    (default: prepare one with ``mode``, ``on_unknown``, ``options`` and ``kwargs``).  The reference is
+    always dense AD of ``f`` itself (with ``kwargs`` bound), never of the function the Jacobian was prepared
+    from: a Jacobian of another function, or of another output shape, is a mismatch.  ``argnums`` /
+    ``has_aux`` default to ``0`` / ``False``, or to the prepared Jacobian's.  Raises
+    :class:`DerivativeMismatchError` on a mismatch, or returns the :class:`CheckReport` (falsy) when
+    ``raise_on_error=False``.
     """
+    import functools
+
     import jax
     import jax.numpy as jnp
 
     from .jacobian import SparseJacobian, _bind_selected, _float_outputs
 
-    sj = jacobian if jacobian is not None else SparseJacobian(
-        f, args, argnums=argnums, has_aux=has_aux, mode=mode, output="values", kwargs=kwargs)
+    if jacobian is None:
+        sj = SparseJacobian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux), mode=mode,
+                            output="values", kwargs=kwargs, on_unknown=on_unknown, options=options)
+    else:
+        sj = jacobian
+        _same_selection(sj, args, argnums, has_aux, "Jacobian")
     m, n = sj.shape
     values = np.asarray(sj.values(*args))
     csr = sj.pattern.to_scipy()
@@ -231,12 +259,18 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     sel = tuple(args[i] for i in sj.argnums)
     sel_leaves = jax.tree_util.tree_leaves(sel)
     x_dtype = jnp.result_type(*sel_leaves)
-    h0 = _bind_selected(sj._fn, args, sj.argnums)
+    # The reference is the user's f (issue 11: not the function the prepared Jacobian holds).
+    fn = functools.partial(f, **kwargs) if kwargs else f
+    h0 = _bind_selected(fn, args, sj.argnums)
 
     def h(*s):
         y = h0(*s)
         return _float_outputs(y[0] if sj.has_aux else y, x_dtype)
 
+    out_size = sum(int(np.prod(o.shape, dtype=np.int64)) for o in jax.tree_util.tree_leaves(jax.eval_shape(h, *sel)))
+    if out_size != m or sum(int(np.size(leaf)) for leaf in sel_leaves) != n:
+        return _finish(_shape_mismatch("Jacobian", (out_size, int(sum(np.size(l) for l in sel_leaves))), (m, n),
+                                       sj.num_colors, x_dtype), raise_on_error)
     dtype = jnp.result_type(x_dtype, values.dtype) if values.size else x_dtype
     how = _method(method, m, n, dense_limit)
     if how == "dense":
@@ -263,31 +297,44 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     return _finish(rep, raise_on_error)
 
 
-def check_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None, has_aux: bool | None = None,
                   method: str = "auto", probes: int = 4, rtol: float | None = None, atol: float | None = None,
                   seed: int = 0, dense_limit: int = 1_000_000, raise_on_error: bool = True, hessian=None,
-                  **kwargs) -> CheckReport:
-    """Compare the sparse Hessian of the scalar ``f`` at ``args`` with dense AD (see :func:`check_jacobian`)."""
+                  on_unknown: str = "error", options=None, **kwargs) -> CheckReport:
+    """Compare the sparse Hessian of the scalar ``f`` at ``args`` with dense AD of ``f`` (see
+    :func:`check_jacobian`; ``hessian`` is an already prepared :class:`~stablehlo_sparsity.SparseHessian`)."""
+    import functools
+
     import jax
     import jax.numpy as jnp
 
-    from .hessian import SparseHessian
+    from .hessian import SparseHessian, _scalar
     from .jacobian import _bind_selected
 
-    sh = hessian if hessian is not None else SparseHessian(
-        f, args, argnums=argnums, has_aux=has_aux, output="values", kwargs=kwargs)
+    if hessian is None:
+        sh = SparseHessian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
+                           output="values", kwargs=kwargs, on_unknown=on_unknown, options=options)
+    else:
+        sh = hessian
+        _same_selection(sh, args, argnums, has_aux, "Hessian")
     n = sh.shape[0]
     values = np.asarray(sh.values(*args))
     csr = sh.pattern.to_scipy()
     hess = sp.csr_array((values, csr.indices, csr.indptr), shape=(n, n))
     sel = tuple(args[i] for i in sh.argnums)
-    x_dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
-    h0 = _bind_selected(sh._fn, args, sh.argnums)
+    sel_leaves = jax.tree_util.tree_leaves(sel)
+    x_dtype = jnp.result_type(*sel_leaves)
+    # The reference is the user's f (issue 11: not the function the prepared Hessian holds).
+    fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, sh.has_aux)
+    h0 = _bind_selected(fn, args, sh.argnums)
 
     def h(*s):
         y = h0(*s)
         return y[0] if sh.has_aux else y
 
+    n_sel = int(sum(np.size(leaf) for leaf in sel_leaves))
+    if n_sel != n:
+        return _finish(_shape_mismatch("Hessian", (n_sel, n_sel), (n, n), sh.num_colors, x_dtype), raise_on_error)
     how = _method(method, n, n, dense_limit)
     if how == "dense":
         dense = (np.asarray(jax.jit(lambda s: _hvps(h, s, jnp.eye(n, dtype=x_dtype)))(sel)) if n

@@ -67,6 +67,10 @@ def demo_main(argv=None) -> int:
 
 
 def main(argv=None) -> int:
+    import os
+
+    # jaxlib's C++ INFO lines (PjRt device counts) are noise in the demo; set before jaxlib loads.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     ap = argparse.ArgumentParser(prog="stablehlo-sparsity",
                                  description="Global Jacobian/Hessian sparsity at the StableHLO level.")
     sub = ap.add_subparsers(dest="cmd", required=True)

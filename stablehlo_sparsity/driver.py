@@ -1,7 +1,10 @@
 """``stablehlo-sparsity-opt``: an ``mlir-opt``-style driver for StableHLO sparsity analysis.
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
-                           [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2] [-o OUT]
+                           [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
+
+Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
+``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
 ``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
@@ -64,6 +67,9 @@ def _epilog() -> str:
         "pipelines: --pass-pipeline='builtin.module(sparsity-fold-constants{materialize=true},canonicalize,"
         "func.func(cse),sparsity-annotate{max-elements=16})'",
         "",
+        "differentiated arguments: argument 0 of the entry by default (the rule of jax.jacfwd's argnums=0 and of",
+        "the Python API); --wrt=0,2 selects arguments, --wrt=all every argument.",
+        "",
         "exit status: 0 on success, 1 on an input error (diagnostics on stderr), 2 on an internal error.",
     ]
     return "\n".join(lines)
@@ -86,8 +92,9 @@ def _make_parser() -> argparse.ArgumentParser:
                         "MatrixMarket coordinate format; json: shapes, nnz and rows; picture: a text picture")
     p.add_argument("--entry", default=None, metavar="NAME",
                    help="entry function (default: main, else the only public function)")
-    p.add_argument("--wrt", default=None, metavar="I,J",
-                   help="comma-separated entry argument indices to differentiate (default: all)")
+    p.add_argument("--wrt", default=None, metavar="I,J|all",
+                   help="comma-separated entry argument indices to differentiate, or 'all' (default: 0, the "
+                        "first argument, as jax.jacfwd and the Python API)")
     p.add_argument("--on-unknown", choices=["error", "conservative"], default="error",
                    help="ops without a sparsity rule: error (default) or conservative (dense, with a warning)")
     p.add_argument("--pass-pipeline", default=None, metavar="PIPELINE",
@@ -160,7 +167,7 @@ def _apply_defaults(elements, args, wrt) -> list:
             if args.entry is not None:
                 opts.setdefault("entry", args.entry)
             if wrt is not None:  # the driver's --wrt, when given, also selects what the passes differentiate
-                opts.setdefault("wrt", ",".join(str(i) for i in wrt))
+                opts.setdefault("wrt", wrt if isinstance(wrt, str) else ",".join(str(i) for i in wrt))
             if args.on_unknown != "error":
                 opts.setdefault("on-unknown", args.on_unknown)
             el = ("ours", (info, opts))
@@ -173,6 +180,32 @@ def _apply_defaults(elements, args, wrt) -> list:
                 opts.setdefault("wrt", wrt)
             if args.on_unknown != "error":
                 opts.setdefault("on-unknown", args.on_unknown)
+            el = ("ours", (info, opts))
+        out.append(el)
+    return out
+
+
+def _resolve_wrt_all(elements, module) -> list:
+    """``--wrt=all`` for annotate passes: every argument of their entry function in this module (the pass
+    option takes indices)."""
+    from jaxlib.mlir import ir
+
+    from stablehlo_sparsity.passes.annotate import resolve_entry
+
+    out = []
+    for el in elements:
+        if el[0] == "ours" and el[1][1].get("wrt") == "all":
+            info, opts = el[1]
+            try:
+                entry = opts.get("entry") or resolve_entry(module, None)
+            except Exception:
+                entry = None  # the pass reports the missing entry itself
+            with module.context:
+                for op in module.body.operations:
+                    if (op.operation.name == "func.func" and entry is not None
+                            and ir.StringAttr(op.attributes["sym_name"]).value == entry):
+                        n = len(ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs)
+                        opts = {**opts, "wrt": list(range(n))}
             el = ("ours", (info, opts))
         out.append(el)
     return out
@@ -361,6 +394,8 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
     module = text if not isinstance(text, str) else parse_source(text, name, first_line=first_line, context=ctx)
     module_loc = format_location(module.operation.location)
     try:
+        if wrt == "all":
+            elements = _resolve_wrt_all(elements, module)
         if elements:
             run_pipeline(module, elements)
         if args.emit == "ir":
@@ -393,10 +428,14 @@ def _run(argv: list[str]) -> int:
     try:
         wrt = None
         if args.wrt is not None:
-            try:
-                wrt = [int(x) for x in args.wrt.split(",") if x.strip()]
-            except ValueError:
-                raise InputError(f"--wrt expects comma-separated argument indices, got '{args.wrt}'") from None
+            if args.wrt.strip().lower() == "all":
+                wrt = "all"
+            else:
+                try:
+                    wrt = [int(x) for x in args.wrt.split(",") if x.strip()]
+                except ValueError:
+                    raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'"
+                                     ) from None
         if args.pass_pipeline is not None and flags:
             raise InputError("--pass-pipeline cannot be combined with individual pass flags "
                              f"({', '.join('--' + n for n, _ in flags)})")
@@ -469,6 +508,8 @@ def _run(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point (``stablehlo-sparsity-opt``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    # jaxlib's C++ INFO lines (PjRt device counts) are noise on a command line; set before jaxlib loads.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     try:
         code = _run(argv)
     except SystemExit as e:

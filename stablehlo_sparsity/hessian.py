@@ -40,7 +40,7 @@ from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_star, star_sources, symmetrize
 from .errors import InputError
 from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _index_dtype, _Prepared,
-                       _seed_leaves, _struct, static_gather)
+                       _seed_leaves, _struct, _warn_float64, static_gather)
 from .pattern import SparsityPattern
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
@@ -79,33 +79,36 @@ def _gradient_program(f, argnums, has_aux, kwargs):
 
 
 def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                     on_unknown: str = "error", **kwargs) -> SparsityPattern:
+                     on_unknown: str = "error", options=None, **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
     ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
-    pattern of the lowered gradient program, symmetrized (see the module docstring).
+    pattern of the lowered gradient program, symmetrized (see the module docstring).  ``options``: an
+    :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
     """
-    return _detect(f, args, argnums, has_aux, on_unknown, kwargs)[0]
+    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options)[0]
 
 
-def _detect(f, args, argnums, has_aux, on_unknown, kwargs):
+def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None):
     if not args:
         raise InputError("hessian_sparsity needs at least one argument to differentiate")
     argnums_t = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
     grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
-    analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown)
+    analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
+                                 options=options)
     return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
 
 
 def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                      order: str = "best", recolor: str = "auto", seed: int = 0, mode: str = "direct",
-                     **kwargs) -> Coloring:
+                     on_unknown: str = "error", options=None, **kwargs) -> Coloring:
     """Detect the Hessian pattern of ``f`` and color it: star (``mode="direct"``), acyclic
     (``"substitution"``) or acyclic only when that pays (``"auto"``, see :func:`sparse_hessian`)."""
     import jax
     import jax.numpy as jnp
 
-    pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, **kwargs)
+    pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
+                               **kwargs)
     sel = [args[i] for i in dict.fromkeys(_norm_argnums(argnums, len(args)))]
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
     return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
@@ -153,7 +156,8 @@ class SparseHessian(_Prepared):
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
-                 on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct"):
+                 on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct",
+                 options=None):
         import jax
 
         self.constant_seeds = constant_seeds
@@ -165,8 +169,10 @@ class SparseHessian(_Prepared):
         self.with_value = bool(with_value)
         self._example = jax.tree_util.tree_map(_struct, tuple(args))
         self._in_tree = jax.tree_util.tree_structure(tuple(args))
-        self.pattern, self.analysis, self.argnums = _detect(f, args, argnums, has_aux, on_unknown, kwargs)
+        self.pattern, self.analysis, self.argnums = _detect(f, args, argnums, has_aux, on_unknown, kwargs, options)
+        self._argnums_int = isinstance(argnums, (int, np.integer))
         _check_inputs(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)), "sparse_hessian")
+        _warn_float64(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)))
         self._fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
         opts = coloring_options or ColoringOptions()
         x_dtype = jax.numpy.result_type(*jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)))
@@ -256,24 +262,27 @@ class SparseHessian(_Prepared):
 def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                    coloring: Coloring | None = None, on_unknown: str = "error",
-                   constant_seeds: bool | None = None, mode: str = "direct", **kwargs) -> SparseHessian:
+                   constant_seeds: bool | None = None, mode: str = "direct", options=None,
+                   **kwargs) -> SparseHessian:
     """Prepare a sparse Hessian of the scalar ``f`` at the shapes of ``args``: detection (through the
     gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
     Hessian-vector products in one XLA program and decompresses symmetrically with one static gather.
     ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
     ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
-    dtype (see the module docstring)."""
+    dtype (see the module docstring).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
+    detection; other keyword arguments are static arguments of ``f``."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
-                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode)
+                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options)
 
 
 def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                              output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                              coloring: Coloring | None = None, on_unknown: str = "error",
-                             constant_seeds: bool | None = None, mode: str = "direct",
+                             constant_seeds: bool | None = None, mode: str = "direct", options=None,
                              **kwargs) -> SparseHessian:
     """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode)
+                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,
+                         options=options)

@@ -42,10 +42,11 @@ import scipy.sparse as sp
 
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_columns, color_rows
-from .errors import InputError
+from .errors import InputError, SparsityWarning
 from .pattern import SparsityPattern
 
-__all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS",
+__all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS", "load",
+           "Float64Warning",
            "ColoringOptions"]
 
 OUTPUTS = ("bcoo", "bcsr", "scipy", "dense", "values")
@@ -80,6 +81,32 @@ def _check_inputs(selected_leaves, what: str = "sparse_jacobian"):
         if not jnp.issubdtype(dt, jnp.floating):
             raise InputError(f"{what}: differentiated arguments must be real floating point, got {dt} "
                              f"(pass integer arguments through argnums you do not select)")
+
+
+class Float64Warning(SparsityWarning):
+    """float64 input while ``jax_enable_x64`` is off: JAX computes in float32 (warned once per process)."""
+
+
+_WARNED_FLOAT64 = []
+
+
+def _warn_float64(leaves) -> None:
+    """Warn once when a float64 NumPy (or SciPy) input meets ``jax_enable_x64=False``: JAX silently casts it to
+    float32, and so the Jacobian would be float32 (issue 11)."""
+    if _WARNED_FLOAT64:
+        return
+    import jax
+
+    if jax.config.jax_enable_x64:
+        return
+    if any(getattr(leaf, "dtype", None) == np.float64 for leaf in leaves if not isinstance(leaf, jax.Array)):
+        _WARNED_FLOAT64.append(True)
+        import warnings
+
+        warnings.warn("float64 input, but jax_enable_x64 is off: JAX computes in float32, so derivatives are "
+                      "float32. Enable float64 with jax.config.update('jax_enable_x64', True) before creating "
+                      "arrays, or pass float32 arrays to silence this warning (shown once)", Float64Warning,
+                      stacklevel=4)
 
 
 def _float_outputs(out, like_dtype):
@@ -122,6 +149,9 @@ def _bind_selected(fn, args, argnums):
 
     return h
 
+
+#: :meth:`SparseJacobian.as_text` prints constants with more elements than this as ``dense_resource<__elided__>``.
+ELIDE_CONSTANT_ELEMENTS = 64
 
 #: With ``constant_seeds=None`` (auto), seed matrices up to this many entries are embedded as literal
 #: constants: XLA then folds the tangents of the linear parts of ``f`` at compile time (2–4× faster warm
@@ -228,11 +258,13 @@ def _choose_coloring(pattern: SparsityPattern, mode: str, coloring, options: Col
 
 def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       mode: str = "auto", order: str = "best", recolor: str = "auto", seed: int = 0,
-                      **kwargs) -> Coloring:
+                      on_unknown: str = "error", options=None, **kwargs) -> Coloring:
     """Detect the Jacobian pattern of ``f`` and color it (columns for ``"forward"``, rows for ``"reverse"``,
     both for ``"bidirectional"`` (a :class:`~stablehlo_sparsity.coloring.Bicoloring`), the fewest products
-    for ``"auto"``)."""
-    pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).pattern
+    for ``"auto"``).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions`; other keyword arguments
+    are ``f``'s."""
+    pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
+                                **kwargs).pattern
     return _choose_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
 
 
@@ -243,6 +275,8 @@ class _Prepared:
     ``with_value``, ``output``, ``_example``, ``_in_tree``, ``_rows``/``_cols`` and define ``_values``."""
 
     _what = "derivative"
+    #: the serialized program (see :meth:`_program_bytes`), made on the first save or pickle
+    _program: bytes | None = None
 
     @property
     def num_colors(self) -> int:
@@ -288,6 +322,7 @@ class _Prepared:
         return (y if self.with_value else None), aux, values
 
     def _index(self, name):
+        import jax
         import jax.numpy as jnp
 
         if name not in self._device_index:
@@ -299,7 +334,10 @@ class _Prepared:
                 arr = csr.indices.astype(t)
             else:
                 arr = csr.indptr.astype(t)
-            self._device_index[name] = jnp.asarray(arr)
+            # A first call may come under jit/vmap/grad: the cached array must be a concrete device array,
+            # never that trace's tracer (which would leak into the next trace — issue 11).
+            with jax.ensure_compile_time_eval():
+                self._device_index[name] = jnp.asarray(arr)
         return self._device_index[name]
 
     def _wrap(self, values):
@@ -349,10 +387,98 @@ class _Prepared:
         out = output or ("values" if self.output == "scipy" else self.output)
         return jax.jit(self._with_output(out)).lower(*(args or self._example))
 
-    def as_text(self, *args, output: str | None = None, debug_info: bool = False) -> str:
+    def as_text(self, *args, output: str | None = None, debug_info: bool = False,
+                keep_large_constants: bool = False) -> str:
         """The StableHLO text of the compressed program: the batched products, the seed matrix (or the color
-        vector it is built from) and the gather indices of the decompression appear as constants."""
-        return self.lower(*args, output=output).as_text(debug_info=debug_info)
+        vector it is built from) and the gather indices of the decompression appear as constants.
+
+        Constants with more than :data:`ELIDE_CONSTANT_ELEMENTS` elements print as
+        ``dense_resource<__elided__>`` (the full text of a large problem is megabytes of indices);
+        ``keep_large_constants=True`` prints them in full (the text then parses back)."""
+        module = self.lower(*args, output=output).compiler_ir("stablehlo")
+        with module.context:
+            return module.operation.get_asm(
+                large_elements_limit=None if keep_large_constants else ELIDE_CONSTANT_ELEMENTS,
+                enable_debug_info=debug_info)
+
+    # ------------------------------------------------------------------ pytree blocks
+    def blocks(self, *args):
+        """The derivative at ``args`` split per (output leaf, input leaf) and nested as ``jax.jacfwd`` (or
+        ``jax.hessian``) returns it: ``blocks[out][in]`` has shape ``out_leaf.shape + in_leaf.shape``.
+
+        Each block is a ``BCOO`` of that shape (``output="bcoo"``/``"bcsr"``/``"values"``), a dense array
+        (``"dense"``) or a 2-D ``scipy.sparse.csr_array`` of shape ``(out_leaf.size, in_leaf.size)``
+        (``"scipy"``).  The split is static index math; it works under ``jit`` (except ``"scipy"``)."""
+        return self.blocks_from_values(self.values(*args))
+
+    def _block_layout(self):
+        """Static per-block index data: for each (output leaf, input leaf) the CSR positions of its nonzeros
+        and their local (row, col)."""
+        import jax
+
+        if getattr(self, "_layout", None) is not None:
+            return self._layout
+        in_shapes = [tuple(leaf.shape) for leaf in jax.tree_util.tree_leaves(
+            tuple(jax.tree_util.tree_unflatten(self._in_tree, jax.tree_util.tree_leaves(self._example))[i]
+                  for i in self.argnums))]
+        out_shapes = in_shapes if self._what == "Hessian" else [tuple(s) for s in self._out_shapes]
+        rows, cols = self.pattern.to_coo()
+        r_off = np.cumsum([0] + [int(np.prod(s, dtype=np.int64)) for s in out_shapes])
+        c_off = np.cumsum([0] + [int(np.prod(s, dtype=np.int64)) for s in in_shapes])
+        r_leaf = np.searchsorted(r_off, rows, side="right") - 1
+        c_leaf = np.searchsorted(c_off, cols, side="right") - 1
+        key = r_leaf * len(in_shapes) + c_leaf
+        order = np.argsort(key, kind="stable")
+        bounds = np.searchsorted(key[order], np.arange(len(out_shapes) * len(in_shapes) + 1))
+        layout = []
+        for o, osh in enumerate(out_shapes):
+            row = []
+            for i, ish in enumerate(in_shapes):
+                b = o * len(in_shapes) + i
+                pos = order[bounds[b]:bounds[b + 1]]
+                row.append((osh, ish, pos, rows[pos] - r_off[o], cols[pos] - c_off[i]))
+            layout.append(row)
+        self._layout = layout
+        return layout
+
+    def _inner_tree(self):
+        """The input structure of one block row: the selected argument's tree for an integer ``argnums``,
+        else the tuple of the selected arguments' trees (as ``jax.jacfwd``)."""
+        import jax
+
+        children = self._in_tree.children()
+        if getattr(self, "_argnums_int", True) and len(self.argnums) == 1:
+            return children[self.argnums[0]]
+        return jax.tree_util.treedef_tuple([children[i] for i in self.argnums])
+
+    def blocks_from_values(self, values):
+        """:meth:`blocks` from the nonzeros of :meth:`values` (CSR order of :attr:`pattern`)."""
+        import jax
+        import jax.numpy as jnp
+        from jax.experimental import sparse as jsparse
+
+        inner = self._inner_tree()
+        outer = inner if self._what == "Hessian" else self._out_tree
+        out_rows = []
+        for row in self._block_layout():
+            blocks = []
+            for osh, ish, pos, r, c in row:
+                shape = tuple(osh) + tuple(ish)
+                if self.output == "scipy":
+                    v = np.asarray(values)[pos]
+                    blocks.append(sp.csr_array((v, (r, c)), shape=(int(np.prod(osh, dtype=np.int64)),
+                                                                    int(np.prod(ish, dtype=np.int64)))))
+                    continue
+                v = static_gather(values, pos) if len(pos) else jnp.zeros((0,), values.dtype)
+                idx = np.concatenate([np.stack(np.unravel_index(r, osh), 1) if osh else np.zeros((len(r), 0), int),
+                                      np.stack(np.unravel_index(c, ish), 1) if ish else np.zeros((len(c), 0), int)],
+                                     axis=1).astype(_index_dtype(max(max(shape, default=1), 1)))
+                if self.output == "dense":
+                    blocks.append(jnp.zeros(shape, values.dtype).at[tuple(idx.T)].set(v))
+                else:
+                    blocks.append(jsparse.BCOO((v, idx), shape=shape, indices_sorted=True, unique_indices=True))
+            out_rows.append(jax.tree_util.tree_unflatten(inner, blocks))
+        return jax.tree_util.tree_unflatten(outer, out_rows)
 
     def export(self, platforms: Sequence[str] = ("cpu", "cuda", "tpu"), output: str = "values"):
         """A :class:`jax.export.Exported` of the program for ``platforms``.
@@ -366,6 +492,109 @@ class _Prepared:
         if output not in ("values", "dense"):
             raise InputError("export supports output='values' or 'dense' (plain arrays)")
         return jexport.export(jax.jit(self._with_output(output)), platforms=tuple(platforms))(*self._example)
+
+    # ------------------------------------------------------------------ pytree, pickle, save / load
+    def __new__(cls, *args, **kwargs):
+        _register_pytree(cls)
+        return super().__new__(cls)
+
+    def _program_bytes(self) -> bytes:
+        """The compressed program ``args ↦ (f(args) or None, aux, values)`` serialized with :mod:`jax.export`
+        (with its VJP, so reverse-mode AD works on a restored object), for CPU, CUDA and TPU when every op
+        lowers for all three, else for the platform in use."""
+        import jax
+        from jax import export as jexport
+
+        if self._program is not None:
+            return self._program
+        fn = jax.jit(lambda *a: self._values(*a))
+        try:
+            exp = jexport.export(fn, platforms=("cpu", "cuda", "tpu"))(*self._example)
+        except Exception:
+            try:
+                exp = jexport.export(fn)(*self._example)
+            except Exception as e:
+                raise InputError(f"this sparse {self._what} cannot be saved or pickled: jax.export could not "
+                                 f"export its program ({type(e).__name__}: {str(e).splitlines()[0][:200]})") from e
+        try:
+            self._program = bytes(exp.serialize(vjp_order=1))
+        except ImportError as e:  # pragma: no cover - flatbuffers is a dependency
+            raise InputError(f"saving needs the flatbuffers package: {e}") from e
+        return self._program
+
+    def _state(self) -> dict:
+        """Everything a restored object needs, as NumPy arrays, plain values and the program's bytes."""
+        # Only what a restored object reads: the program replaces the evaluation internals of any mode.
+        c = self.coloring
+        meta = {"format": STATE_FORMAT, "class": type(self).__name__, "shape": list(self.shape),
+                "output": self.output, "has_aux": self.has_aux, "with_value": self.with_value,
+                "argnums": list(self.argnums), "mode": getattr(self, "mode", None),
+                "argnums_int": bool(getattr(self, "_argnums_int", True)),
+                "coloring": {"kind": str(getattr(c, "kind", "")), "num_colors": int(c.num_colors),
+                             "order": str(getattr(c, "order", "")), "lower_bound": int(getattr(c, "lower_bound", 0)),
+                             "shape": list(getattr(c, "shape", self.shape))}}
+        csr = self.pattern.to_scipy()
+        rows, cols = self.pattern.to_coo()
+        return {"meta": meta, "indptr": np.asarray(csr.indptr), "indices": np.asarray(csr.indices),
+                "colors": np.asarray(getattr(c, "colors", np.zeros(0, np.int32))),
+                "rows": np.asarray(getattr(self, "_rows", rows)), "cols": np.asarray(getattr(self, "_cols", cols)),
+                "program": self._program_bytes()}
+
+    def __getstate__(self) -> dict:
+        return self._state()
+
+    def __setstate__(self, state: dict) -> None:
+        import jax
+        from jax import export as jexport
+
+        from .coloring import Coloring
+
+        meta = state["meta"]
+        if meta.get("format") != STATE_FORMAT:
+            raise InputError(f"not a saved sparse Jacobian/Hessian of this version (format {meta.get('format')!r}, "
+                             f"expected {STATE_FORMAT!r})")
+        m, n = meta["shape"]
+        self.pattern = SparsityPattern(sp.csr_array(
+            (np.ones(len(state["indices"]), bool), state["indices"], state["indptr"]), shape=(m, n)))
+        cm = meta["coloring"]
+        self.coloring = Coloring(np.asarray(state["colors"], np.int32), cm["num_colors"], cm["kind"],
+                                 tuple(cm["shape"]), cm["order"], cm["lower_bound"])
+        self.output, self.has_aux, self.with_value = meta["output"], meta["has_aux"], meta["with_value"]
+        self.argnums = tuple(meta["argnums"])
+        self._argnums_int = meta.get("argnums_int", True)
+        if meta.get("mode") is not None:
+            self.mode = meta["mode"]
+        self._rows, self._cols = state["rows"], state["cols"]
+        self._colors = self.coloring.colors
+        self.constant_seeds = None
+        self.analysis = None  # the detection result (an ir.Module) is not kept: the pattern is
+        self._fn = None
+        self._program = bytes(state["program"])
+        exp = jexport.deserialize(bytearray(self._program))
+        self._in_tree = exp.in_tree.children()[0]
+        self._example = jax.tree_util.tree_unflatten(
+            self._in_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exp.in_avals])
+        self._values = _restored_call(exp)
+        out_tree = exp.out_tree.children()[0]  # (y, aux, values) → y
+        self._out_tree = out_tree
+        self._out_shapes = [tuple(a.shape) for a in exp.out_avals[:out_tree.num_leaves]]
+        self._layout = None
+        self._reset_compiled()
+
+    def save(self, path) -> None:
+        """Save pattern, coloring and compiled program as one ``.npz`` artifact (no pickle inside), to be
+        read back with :func:`stablehlo_sparsity.load` — in another process, without ``f``'s source.
+
+        The program is a :mod:`jax.export` serialization (StableHLO bytecode, with its VJP): a restored
+        object evaluates, works under ``jit``, ``vmap`` (as a sequential map) and reverse-mode AD; forward
+        mode (``jvp``) through it is not available."""
+        import json
+
+        st = self._state()
+        arrays = {k: v for k, v in st.items() if isinstance(v, np.ndarray)}
+        with open(path, "wb") as fh:
+            np.savez(fh, meta=np.frombuffer(json.dumps(st["meta"]).encode(), np.uint8),
+                     program=np.frombuffer(st["program"], np.uint8), **arrays)
 
 
 class SparseJacobian(_Prepared):
@@ -387,7 +616,7 @@ class SparseJacobian(_Prepared):
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, mode: str = "auto",
                  output: str = "bcoo", with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
-                 on_unknown: str = "error", constant_seeds: bool | None = None):
+                 on_unknown: str = "error", constant_seeds: bool | None = None, options=None):
         import jax
 
         if output not in OUTPUTS:
@@ -405,8 +634,11 @@ class SparseJacobian(_Prepared):
         sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
         _check_inputs(sel_leaves)
         self.analysis = lower_and_analyze(f, *args, argnums=self.argnums, has_aux=has_aux,
-                                          on_unknown=on_unknown, **(kwargs or {}))
+                                          on_unknown=on_unknown, options=options, **(kwargs or {}))
+        _warn_float64(sel_leaves)
         self.pattern = self.analysis.pattern
+        self._argnums_int = isinstance(argnums, (int, np.integer))
+        self._out_tree, self._out_shapes = self.analysis.out_tree, list(self.analysis.output_shapes)
         self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
         self.mode = {"column": "forward", "row": "reverse"}.get(self.coloring.kind, "bidirectional")
         self._prepare_constants()
@@ -541,7 +773,7 @@ class SparseJacobian(_Prepared):
 def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                     mode: str = "auto", output: str = "bcoo", order: str = "best", recolor: str = "auto",
                     seed: int = 0, coloring: Coloring | None = None, on_unknown: str = "error",
-                    constant_seeds: bool | None = None, **kwargs) -> SparseJacobian:
+                    constant_seeds: bool | None = None, options=None, **kwargs) -> SparseJacobian:
     """Prepare a sparse Jacobian of ``f`` at the shapes of ``args``: detection and coloring run now, each
     call of the returned :class:`SparseJacobian` evaluates ``num_colors`` JVPs (``mode="forward"``) or VJPs
     (``"reverse"``) in one batched XLA program and decompresses with one static gather.
@@ -551,21 +783,128 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     ``"dense"``, ``"scipy"`` or ``"values"``.  ``order`` / ``recolor`` / ``seed`` tune the coloring (see
     :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: literal seed
     constants (faster warm calls, longer compilation) or seeds computed in the program; ``None`` decides by
-    size (:data:`SEED_CONSTANT_LIMIT`).  ``kwargs`` are static arguments of ``f``
-    (bind one whose name is also an option here, e.g. ``mode``, with ``functools.partial``).
+    size (:data:`SEED_CONSTANT_LIMIT`).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
+    detection.  ``kwargs`` are static arguments of ``f`` (bind one whose name is also a keyword here, e.g.
+    ``mode`` or ``options``, with ``functools.partial``).
     """
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds)
+                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options)
 
 
 def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                               mode: str = "auto", output: str = "bcoo", order: str = "best",
                               recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
-                              on_unknown: str = "error", constant_seeds: bool | None = None,
+                              on_unknown: str = "error", constant_seeds: bool | None = None, options=None,
                               **kwargs) -> SparseJacobian:
     """Like :func:`sparse_jacobian`, but each call returns ``(f(x), J)`` (``((f(x), aux), J)`` with
     ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs."""
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds)
+                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options)
+
+
+# ----------------------------------------------------------------------------------------------- saving
+#: Version tag of pickled / saved prepared objects.
+STATE_FORMAT = "stablehlo_sparsity.prepared/1"
+
+
+class _StaticRef:
+    """The pytree auxiliary data of a prepared object: the object itself, compared by identity.  A prepared
+    object has no array leaves (its pattern, coloring and index arrays are static), so passing it into a
+    jitted function retraces only for another object, never for another call."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _StaticRef) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+_REGISTERED: set = set()
+
+
+def _register_pytree(cls) -> None:
+    """Register a prepared class as a pytree with no leaves (lazily: ``import stablehlo_sparsity`` does not
+    import JAX)."""
+    if cls in _REGISTERED:
+        return
+    import jax
+
+    jax.tree_util.register_pytree_node(cls, lambda p: ((), _StaticRef(p)), lambda aux, _: aux.obj)
+    _REGISTERED.add(cls)
+
+
+def _mapped(fn):
+    """``fn`` with a batching rule: a sequential ``lax.map`` over the batched arguments (``call_exported``
+    has no batching rule of its own)."""
+    import jax
+
+    @jax.custom_batching.custom_vmap
+    def call(*args):
+        return fn(*args)
+
+    @call.def_vmap
+    def _rule(axis_size, in_batched, *args):
+        flat, tree = jax.tree_util.tree_flatten(args)
+        flags = jax.tree_util.tree_leaves(in_batched)
+
+        def one(batched):
+            it = iter(batched)
+            return fn(*jax.tree_util.tree_unflatten(tree, [next(it) if b else a for a, b in zip(flat, flags)]))
+
+        out = jax.lax.map(one, [a for a, b in zip(flat, flags) if b])
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return call
+
+
+def _restored_call(exp):
+    """The ``_values`` of a restored object: the exported program, differentiable in reverse mode (its
+    serialized VJP) and batchable (a sequential map)."""
+    import jax
+
+    forward = _mapped(exp.call)
+    backward = _mapped(lambda args, ct: jax.vjp(exp.call, *args)[1](ct))
+
+    @jax.custom_vjp
+    def call(*args):
+        return forward(*args)
+
+    def fwd(*args):
+        return forward(*args), args
+
+    def bwd(args, ct):
+        return tuple(backward(args, ct))
+
+    call.defvjp(fwd, bwd)
+    return call
+
+
+def load(path):
+    """Read a :class:`SparseJacobian` / :class:`~stablehlo_sparsity.SparseHessian` written by ``.save(path)``."""
+    import json
+
+    from . import hessian
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            st = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as e:
+        raise InputError(f"could not read a saved sparse Jacobian/Hessian from {path}: {e}") from None
+    if "meta" not in st or "program" not in st:
+        raise InputError(f"{path} is not a saved sparse Jacobian/Hessian (no meta/program entries)")
+    st["meta"] = json.loads(st["meta"].tobytes().decode())
+    st["program"] = st["program"].tobytes()
+    classes = {"SparseJacobian": SparseJacobian, "SparseHessian": hessian.SparseHessian}
+    cls = classes.get(st["meta"].get("class"))
+    if cls is None:
+        raise InputError(f"{path}: unknown saved class {st['meta'].get('class')!r}")
+    obj = cls.__new__(cls)
+    obj.__setstate__(st)
+    return obj

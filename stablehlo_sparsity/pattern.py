@@ -121,6 +121,29 @@ class SparsityPattern:
             lines.append(f"(each character covers {rb}×{cb} entries)")
         return "\n".join(lines)
 
+    def spy(self, ax=None, markersize: float | None = None, **kwargs):
+        """Plot the pattern with matplotlib (``Axes.spy``; the ``plot`` extra): one marker per nonzero,
+        row 0 at the top.  Returns the ``Axes``.  For a terminal, ``print(pattern)`` or :meth:`picture`."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            from .errors import InputError
+
+            raise InputError("SparsityPattern.spy() needs matplotlib: pip install 'stablehlo_sparsity[plot]' "
+                             "(or use .picture() for a text picture)") from None
+        if ax is None:
+            _, ax = plt.subplots()
+        m, n = self.shape
+        if markersize is None:  # about a pixel per entry on a default figure, at least a dot
+            markersize = max(0.5, min(6.0, 300.0 / max(m, n, 1)))
+        if self.nnz:
+            ax.spy(self._csr, markersize=markersize, **kwargs)
+        else:
+            ax.set_xlim(-0.5, n - 0.5)
+            ax.set_ylim(m - 0.5, -0.5)
+        ax.set_title(f"{m}×{n}, nnz={self.nnz}")
+        return ax
+
     def __repr__(self) -> str:
         m, n = self.shape
         head = f"SparsityPattern({m}×{n}, nnz={self.nnz}, density={self.density:.3g})"

@@ -200,12 +200,15 @@ func.func @other(%x: tensor<2xf64>) -> tensor<2xf64> {
 """
 
 
-def test_analyze_module_defaults_every_argument_and_result():
-    a = analyze_module(MODULE)
+def test_analyze_module_defaults_to_argument_zero_and_every_result():
+    # argument 0, as jax.jacfwd's argnums=0 and the driver (issue 11); wrt="all" takes every argument
+    a = analyze_module(MODULE, wrt="all")
     eye, rev = np.eye(3, dtype=bool), np.eye(3, dtype=bool)[::-1]
     z = np.zeros((3, 3), bool)
     assert np.array_equal(a.pattern.todense(), np.block([[eye, eye, z], [rev, z, z]]))
     assert a.entry == "main" and a.input_offsets == [0, 3, 6]
+    first = analyze_module(MODULE)
+    assert np.array_equal(first.pattern.todense(), np.block([[eye], [rev]])) and first.input_offsets == [0]
 
 
 def test_analyze_module_wrt_num_outputs_and_entry():

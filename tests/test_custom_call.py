@@ -104,7 +104,7 @@ def test_unknown_target_conservative_opt_in_warns_and_is_dense():
       return %0#0, %0#1 : tensor<2xf32>, tensor<i32>
     }"""
     with pytest.warns(SparsityWarning, match="my_kernel"):
-        an = analyze_module(text, on_unknown="conservative")
+        an = analyze_module(text, on_unknown="conservative", wrt="all")
     assert an.pattern.shape == (3, 9)
     assert an.pattern.todense()[:2].all() and not an.pattern.todense()[2].any()  # the integer: nothing
     assert any("my_kernel" in w for w in an.warnings)

@@ -108,13 +108,13 @@ func.func @main(%b: tensor<3x2xf64>) -> tensor<3x2xf64> {
 
 
 def test_legacy_dot_op():
-    d = analyze_module(DOT).pattern.todense()
+    d = analyze_module(DOT, wrt="all").pattern.todense()
     expect = np.zeros((3, 16), bool)
     for i in range(3):
         expect[i, 4 * i:4 * i + 4] = True
         expect[i, 12:] = True
     assert np.array_equal(d, expect)
-    d = analyze_module(DOT_CONST).pattern.todense()
+    d = analyze_module(DOT_CONST, wrt="all").pattern.todense()
     expect = np.zeros((6, 6), bool)
     expect[0, 0] = expect[1, 1] = True          # row 0 of a reads b[0, :]
     expect[2, 4] = expect[3, 5] = True          # row 1 of a reads b[2, :]

@@ -82,7 +82,7 @@ def stencil(tmp_path):
 
 # --------------------------------------------------------------------------- the real console script
 def test_console_script_annotates_and_exits_zero(stencil):
-    r = run(str(stencil), "--sparsity-annotate")
+    r = run(str(stencil), "--sparsity-annotate", "--wrt=all")
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert 'stablehlo.add %arg0, %arg1 {sparsity.deps = "{0,4} {1,5} {2,6} {3,7}"}' in out
@@ -174,7 +174,7 @@ def test_emit_json_and_picture_and_wrt(capsys, stencil):
     assert doc["inputs"] == [{"shape": [4], "offset": 0}]
     assert doc["outputs"] == [{"shape": [4], "offset": 0}]
     assert doc["rows"] == [[1], [2], [3], []]
-    code, out, _ = run_main(capsys, str(stencil), "--emit=picture")
+    code, out, _ = run_main(capsys, str(stencil), "--emit=picture", "--wrt=all")
     assert code == 0
     assert out.splitlines()[0] == "@main: 4x8 Jacobian pattern, nnz=10"
     assert out.splitlines()[1] == "●●⋅⋅⋅●⋅⋅"
@@ -182,7 +182,7 @@ def test_emit_json_and_picture_and_wrt(capsys, stencil):
 
 def test_output_file_and_stdin(capsys, monkeypatch, tmp_path):
     out_path = tmp_path / "out.mlir"
-    code, out, err = run_main(capsys, "-", "--sparsity-annotate=max-elements=2", "-o", str(out_path),
+    code, out, err = run_main(capsys, "-", "--sparsity-annotate=max-elements=2", "--wrt=all", "-o", str(out_path),
                               stdin=STENCIL, monkeypatch=monkeypatch)
     assert (code, out, err) == (0, "", "")
     text = out_path.read_text()
@@ -211,7 +211,7 @@ def test_pass_options_with_quotes_and_builtin_pass_flags(capsys, tmp_path):
 
 def test_pass_pipeline_mixes_our_passes_with_builtin_ones(capsys, stencil):
     code, out, err = run_main(capsys, str(stencil), "--pass-pipeline=builtin.module(canonicalize,func.func(cse),"
-                              "sparsity-annotate{max-elements=3},sparsity-strip,sparsity-annotate)")
+                              "sparsity-annotate{max-elements=3},sparsity-strip,sparsity-annotate)", "--wrt=all")
     assert code == 0, err
     assert '{sparsity.deps = "{0,4} {1,5} {2,6} {3,7}"}' in out
 

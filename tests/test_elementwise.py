@@ -26,7 +26,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 def pattern_of(body, inputs, outs, **kw):
     """Dense pattern of a hand-written module whose arguments ``%a0 …`` are all inputs."""
-    return analyze_module(op_module(body, inputs, outs), **kw).pattern.todense()
+    return analyze_module(op_module(body, inputs, outs), **{"wrt": "all", **kw}).pattern.todense()
 
 
 def named_op(name, inputs, out_type, attrs=""):

@@ -249,7 +249,11 @@ def test_hostile_inputs_the_analysis_accepts_are_faithful():
             continue
         seen += 1
         base = os.path.basename(path)
-        oracle.check_faithful(m, entry, what=base, run=base not in oracle.NOT_RUNNABLE)
+        from stablehlo_sparsity.irtools import functions, num_elements
+
+        fn = functions(m)[entry]
+        small = sum(num_elements(a.type.shape) for a in fn.regions[0].blocks[0].arguments) <= 1_000_000
+        oracle.check_faithful(m, entry, what=base, run=base not in oracle.NOT_RUNNABLE and small)
     assert seen >= 5
 
 

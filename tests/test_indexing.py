@@ -201,7 +201,7 @@ func.func @main(%a: tensor<4xf64>, %b: tensor<4xf64>, %u: tensor<2xf64>, %v: ten
 
 
 def test_multi_operand_scatter_replace_and_combine():
-    p = _dense(analyze_module(MULTI_SCATTER).pattern)  # columns: a 0-3, b 4-7, u 8-9, v 10-11
+    p = _dense(analyze_module(MULTI_SCATTER, wrt="all").pattern)  # columns: a 0-3, b 4-7, u 8-9, v 10-11
     exp = np.zeros((8, 12), bool)
     exp[[0, 2], [0, 2]] = True  # a kept where not written
     exp[1, 8] = exp[3, 9] = True  # a replaced by u
@@ -302,7 +302,7 @@ func.func @main(%a: tensor<3xf64>, %u: tensor<2xf64>, %w: tensor<f64>) -> (tenso
   return %r, %k : tensor<3xf64>, tensor<3xf64>
 }
 """
-    p = _dense(analyze_module(text).pattern)  # columns a0-2, u3-4, w5
+    p = _dense(analyze_module(text, wrt="all").pattern)  # columns a0-2, u3-4, w5
     exp = np.zeros((6, 6), bool)
     exp[0, [4, 5]] = exp[1, 1] = exp[2, [3, 5]] = True
     exp[3 + np.arange(3), np.arange(3)] = True
@@ -321,7 +321,7 @@ func.func @main(%a: tensor<5xf64>, %u: tensor<1x3xf64>) -> tensor<5xf64> {
   return %r : tensor<5xf64>
 }
 """
-    p = _dense(analyze_module(text).pattern)
+    p = _dense(analyze_module(text, wrt="all").pattern)
     exp = np.zeros((5, 8), bool)
     exp[np.arange(5), np.arange(5)] = True
     exp[3, 5] = exp[4, 6] = True

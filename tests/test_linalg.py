@@ -74,7 +74,7 @@ def exported_pattern(f, *args, platform="tpu"):
     exp = jax.export.export(jax.jit(f), platforms=(platform,))(
         *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args])
     text = exp.mlir_module()
-    return analyze_module(text).pattern.todense(), text
+    return analyze_module(text, wrt="all").pattern.todense(), text
 
 
 def block_diagonal(pattern, n_batch):

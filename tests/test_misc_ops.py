@@ -103,7 +103,7 @@ def test_batch_norm_ops_exact(shape, fi):
     want = ref(*[jnp.asarray(a) for a in args])
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
-    det = analyze_module(op_module(body, args, outs)).pattern.todense()
+    det = analyze_module(op_module(body, args, outs), wrt="all").pattern.todense()
 
     def sampler(rng):  # keep the variance positive
         pts = [jnp.asarray(rng.standard_normal(np.shape(a))) for a in args]
@@ -136,7 +136,7 @@ def test_rng_depends_on_its_parameters_only():
       %y = stablehlo.multiply %u, %x : tensor<3xf64>
       return %y, %bits : tensor<3xf64>, tensor<2x2xf64>
     }"""
-    det = analyze_module(text).pattern.todense()
+    det = analyze_module(text, wrt="all").pattern.todense()
     assert det[:3, :2].all() and np.array_equal(det[:3, 2:], np.eye(3, dtype=bool))
     assert not det[3:].any()
 
@@ -176,7 +176,7 @@ def test_map_reads_its_computation():
       }) {dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
       return %0, %1 : tensor<4xf32>, tensor<4xf32>
     }"""
-    det = analyze_module(text).pattern.todense()
+    det = analyze_module(text, wrt="all").pattern.todense()
     eye, zero = np.eye(4, dtype=bool), np.zeros((4, 4), bool)
     assert np.array_equal(det[:4], np.hstack([eye, zero, np.zeros((4, 1), bool)]))
     assert np.array_equal(det[4:], np.hstack([zero, eye, np.ones((4, 1), bool)]))
@@ -211,7 +211,7 @@ def test_chlo_broadcast_and_constant_like():
       %2 = chlo.broadcast_multiply %a, %1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
       return %0, %2 : tensor<2x3xf32>, tensor<2x3xf32>
     }"""
-    an = analyze_module(text)
+    an = analyze_module(text, wrt="all")
     det = an.pattern.todense()
     assert np.array_equal(det[:6, :6], np.eye(6, dtype=bool))
     assert np.array_equal(det[:6, 6:], np.tile(np.eye(3, dtype=bool), (2, 1)))
@@ -252,7 +252,7 @@ def test_dynamic_ops_with_static_results_are_their_static_twins():
       %4 = stablehlo.select %c, %a, %a : tensor<3xi1>, tensor<3xf32>
       return %0, %1, %2, %3, %4 : tensor<2x3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<2xf32>, tensor<3xf32>
     }"""
-    det = analyze_module(text).pattern.todense()
+    det = analyze_module(text, wrt="all").pattern.todense()
     eye = np.eye(3, dtype=bool)
     want = np.vstack([eye, eye, eye, np.zeros((1, 3), bool), eye, eye[1:], eye])
     assert np.array_equal(det, want)

@@ -96,7 +96,7 @@ def test_summary_numbers_match_brute_force():
 # --------------------------------------------------------------------------- annotate
 def test_annotate_writes_exact_sets_offsets_and_pattern():
     m = parse_source(STENCIL, "s.mlir")
-    analysis = annotate(m)
+    analysis = annotate(m, wrt=[0, 1])
     fn = m.body.operations[0]
     text = str(m)
     assert 'stablehlo.add %arg0, %arg1 {sparsity.deps = "{0,4} {1,5} {2,6} {3,7}"}' in text
@@ -143,12 +143,12 @@ def test_annotated_result_rows_equal_the_pattern_of_a_jax_function():
 
 def test_large_values_get_a_summary_above_max_elements():
     m = parse_source(STENCIL, "s.mlir")
-    annotate(m, max_elements=3)
+    annotate(m, max_elements=3, wrt=[0, 1])
     text = str(m)
     assert 'stablehlo.add %arg0, %arg1 {sparsity.deps = "elements=4 nnz=8 deps=2 distinct=4"}' in text
     assert 'stablehlo.slice %0 [1:4] {sparsity.deps = "{1,5} {2,6} {3,7}"}' in text
     m2 = parse_source(STENCIL, "s.mlir")
-    annotate(m2, max_nnz=5)
+    annotate(m2, max_nnz=5, wrt=[0, 1])
     assert '{sparsity.deps = "elements=3 nnz=6 deps=2 distinct=3"}' in str(m2)
 
 
@@ -167,7 +167,7 @@ def test_private_function_called_twice_is_annotated_with_the_union_over_calls():
       return %2 : tensor<3xf32>
     }"""
     m = parse_source(text, "u.mlir")
-    annotate(m)
+    annotate(m, wrt=[0, 1])
     out = str(m)
     assert 'call @shift(%arg0) {sparsity.deps = "{1} {2} {0}"}' in out
     assert 'call @shift(%arg1) {sparsity.deps = "{4} {5} {3}"}' in out

@@ -190,7 +190,7 @@ func.func @main(%x: tensor<4x2xf64>, %s: tensor<2x2xf64>, %i: tensor<f64>) -> te
 
 
 def test_select_and_scatter_handwritten_with_padding_and_overlap():
-    d = analyze_module(SAS_TEXT).pattern.todense()
+    d = analyze_module(SAS_TEXT, wrt="all").pattern.todense()
     assert not d[:, :8].any()  # the operand only steers the selection
     src = d[:, 8:12]
     # rows 0..3 of column j: windows {0,1,2} (source row 0) and {2,3,pad} (source row 1)
