@@ -1231,16 +1231,22 @@ def numeric_jacobians(f, shapes, points: int = 3, seed: int = 0):
     pts = [np.stack([rng.standard_normal(s) for _ in range(points)]) for s in shapes]
     try:
         J = jax.jit(jax.vmap(jax.jacfwd(f, argnums=argnums)))(*pts)
+        jax.block_until_ready(J)  # XLA's runtime errors surface here, not at the first np.asarray
     except Exception as e:
         if "custom_vjp" in str(e):  # forward mode is not defined for a custom_vjp function: reverse mode
             try:
                 J = jax.jit(jax.vmap(jax.jacrev(f, argnums=argnums)))(*pts)
+                jax.block_until_ready(J)
             except Exception as e2:  # ... and reverse mode fails on a while_loop or a generic reduce_window
                 raise NoGroundTruth(f"JAX differentiates f in neither mode: {type(e2).__name__}: {e2}") from None
         else:
             # JAX cannot batch some JVPs (a generic reduce_window with a multiply body; clamp with batched
-            # scalar bounds fails an internal assertion): one unbatched JVP per column, where errors surface
-            J = _jacobian_by_columns(f, shapes, pts)
+            # scalar bounds fails an internal assertion), and XLA's CPU FFT rejects some batched layouts:
+            # one unbatched JVP per column, where errors surface
+            try:
+                J = _jacobian_by_columns(f, shapes, pts)
+            except Exception as e2:
+                raise NoGroundTruth(f"JAX/XLA cannot compute the Jacobian: {type(e2).__name__}: {e2}") from None
             return [J[i] for i in range(points)]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
     blocks = []
