@@ -3,16 +3,18 @@
 Random :class:`Deps` values are built by random sequences of the moves themselves (so lazy unions of index
 and CSR parts, row maps over row maps, materialized and not), each paired with the dense ``(rows, n)`` bool
 matrix it must equal.  Every law is then checked on the model: union is the elementwise OR (commutative,
-associative, idempotent), ``gather_rows`` composes, ``mask_rows`` clears rows, ``group_union`` is ``R @ S``,
-``group_union_dense`` follows its table, ``to_csr`` is canonical, and the lazy and materialized forms agree
-— also past ``MAX_LAZY_PARTS`` and on zero-size shapes.
+associative, idempotent), ``gather_rows`` composes, ``mask_rows`` clears rows, the group union is ``R @ S``
+whatever the description of its groups and its strategy, the windowed unions (windows along dimensions,
+reductions over dimensions, slice and prefix unions) follow their definitions, ``to_csr`` is canonical, and
+the lazy and materialized forms agree — also past ``MAX_LAZY_PARTS`` and on zero-size shapes.
 """
 
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from stablehlo_sparsity.lattice import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, groups_from_table
+from stablehlo_sparsity.lattice import (MAX_LAZY_PARTS, CsrPart, Deps, Groups, IndexPart, group_union, prefix_union,
+                                       reduce_dims, relation_along, slice_union, window_union)
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -105,13 +107,13 @@ def deps(draw, rows, n, depth=2):
         k = draw(st.integers(0, MAX_ROWS))
         d, m = draw(deps(k, n, depth - 1))
         R = draw(bool_matrix(rows, k))
-        return d.group_union(sp.csr_array(R)), (R.astype(int) @ m.astype(int)) > 0
+        return group_union(d, Groups.from_matrix(sp.csr_array(R))), (R.astype(int) @ m.astype(int)) > 0
     if kind == "group_dense":
         k = draw(st.integers(1, MAX_ROWS))
         d, m = draw(deps(k, n, depth - 1))
         g = draw(st.integers(0, 4))
         table = np.array([draw(index_map(g, k)) for _ in range(rows)], np.int64).reshape(rows, g)
-        return d.group_union_dense(table), _table_model(m, table, n)
+        return group_union(d, Groups.from_table(table)), _table_model(m, table, n)
     if kind == "vstack":
         cut = draw(st.integers(0, rows))
         (a, ma), (b, mb) = draw(deps(cut, n, depth - 1)), draw(deps(rows - cut, n, depth - 1))
@@ -189,24 +191,71 @@ def test_mask_rows_clears_exactly_the_dropped_rows(data, shape):
 @SETTINGS
 @given(st.data(), st.integers(0, MAX_ROWS), st.integers(0, MAX_ROWS), st.integers(0, MAX_N))
 def test_group_union_is_boolean_matrix_product(data, k_out, k, n):
+    """Every description of the same groups (matrix, lists, pairs, table when uniform) and every strategy
+    gives ``R @ S``."""
     d, m = data.draw(deps(k, n))
     R = data.draw(bool_matrix(k_out, k))
-    got = d.group_union(sp.csr_array(R))
-    assert np.array_equal(dense(got), (R.astype(int) @ m.astype(int)) > 0)
-    assert_canonical(got)
+    want = (R.astype(int) @ m.astype(int)) > 0
+    rows, cols = np.nonzero(R)
+    order = data.draw(st.permutations(range(len(rows)))) if len(rows) else []
+    indptr = np.concatenate([[0], np.cumsum(R.sum(axis=1))]).astype(np.int64)
+    for groups in (Groups.from_matrix(sp.csr_array(R)), Groups.from_lists(indptr, cols),
+                   Groups.from_pairs(rows[list(order)], cols[list(order)], k_out)):
+        for strategy in ("auto", "compose"):
+            got = group_union(d, groups, strategy=strategy)
+            assert np.array_equal(dense(got), want), strategy
+            assert_canonical(got)
+        assert groups.as_matrix(k).toarray().tolist() == R.tolist()
 
 
 @SETTINGS
 @given(st.data(), st.integers(0, MAX_ROWS), st.integers(1, MAX_ROWS), st.integers(0, MAX_N),
        st.integers(0, MAX_LAZY_PARTS + 6))
-def test_group_union_dense_follows_its_table(data, k_out, k, n, g):
-    """Lazy for small widths, through the group matrix past MAX_LAZY_PARTS: the same relation either way."""
+def test_group_union_follows_its_table(data, k_out, k, n, g):
+    """Lazy for small widths, a sorted index table or a gather past MAX_LAZY_PARTS: the same relation, also
+    member-major and composed."""
     d, m = data.draw(deps(k, n))
     table = np.array(data.draw(st.lists(st.integers(-1, k - 1), min_size=k_out * g, max_size=k_out * g)),
                      np.int64).reshape(k_out, g)
-    got = d.group_union_dense(table)
+    got = group_union(d, Groups.from_table(table))
     assert np.array_equal(dense(got), _table_model(m, table, n))
-    assert got == d.group_union(groups_from_table(table, k))
+    assert got == group_union(d, Groups.member_major(table.T))
+    assert got == group_union(d, Groups.from_table(table), strategy="compose")
+    assert got == group_union(d, Groups.from_matrix(Groups.from_table(table).as_matrix(k)))
+
+
+@SETTINGS
+@given(st.data(), st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(0, MAX_N))
+def test_windowed_unions_follow_their_definitions(data, shape, n):
+    """A window relation per dimension, the reduction over dimensions, the slice union and the prefix
+    union, against a dense model built element by element."""
+    shape = tuple(shape)
+    size = int(np.prod(shape))
+    d, m = data.draw(deps(size, n))
+    mm = m.reshape(shape + (n,))
+
+    def rows(a):  # (..., n) -> (rows, n), also for n = 0
+        return a.reshape(int(np.prod(a.shape[:-1])), n)
+
+    def along(a, dim, r):
+        return np.moveaxis(np.tensordot(r.astype(int), np.moveaxis(a, dim, 0).astype(int), axes=1) > 0, 0, dim)
+
+    rels = [data.draw(bool_matrix(data.draw(st.integers(0, 3)), s)) for s in shape]  # a relation per dim
+    model = mm
+    for dim, r in enumerate(rels):
+        model = along(model, dim, r)
+    assert np.array_equal(dense(window_union(d, shape, [sp.csr_array(r) for r in rels])), rows(model))
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    assert np.array_equal(dense(relation_along(d, shape, dim, sp.csr_array(rels[dim]))), rows(along(mm, dim, rels[dim])))
+    dims = sorted(data.draw(st.sets(st.integers(0, len(shape) - 1))))
+    red = mm.any(axis=tuple(dims)) if dims else mm
+    assert np.array_equal(dense(reduce_dims(d, shape, dims)), rows(red))
+    assert np.array_equal(dense(slice_union(d, shape, dim)),
+                          rows(np.broadcast_to(mm.any(axis=dim, keepdims=True), mm.shape)))
+    length = shape[-1]
+    got = prefix_union(d, length)
+    assert np.array_equal(dense(got), rows(np.logical_or.accumulate(m.reshape(size // length, length, n), axis=1)))
+    assert_canonical(got)
 
 
 @SETTINGS
@@ -271,8 +320,8 @@ def test_zero_size_shapes():
             assert d.to_csr().shape == (rows, n)
             assert d.gather_rows(np.full(3, -1)).to_csr().shape == (3, n)
             assert d.mask_rows(np.zeros(rows, bool)).to_csr().shape == (rows, n)
-            assert d.group_union(sp.csr_array((2, rows), dtype=bool)).to_csr().shape == (2, n)
-            assert d.group_union_dense(np.full((2, 3), -1)).to_csr().shape == (2, n)
+            assert group_union(d, Groups.from_matrix(sp.csr_array((2, rows), dtype=bool))).to_csr().shape == (2, n)
+            assert group_union(d, Groups.from_table(np.full((2, 3), -1))).to_csr().shape == (2, n)
             assert d.reduce_all().to_csr().shape == (1, n)
             assert Deps.union(d, d).to_csr().shape == (rows, n)
             assert Deps.vstack([d, d]).to_csr().shape == (2 * rows, n)
@@ -284,4 +333,4 @@ def test_worked_examples_of_the_docstring():
     b = Deps.from_csr(sp.csr_array(np.array([[0, 1], [0, 0]], bool)))
     assert np.array_equal(dense(Deps.union(a, b)), [[True, True], [False, True]])
     assert np.array_equal(dense(a.gather_rows([1, -1, 0])), [[False, True], [False, False], [True, False]])
-    assert np.array_equal(dense(Deps.union(a, b).group_union(sp.csr_array(np.array([[1, 1]])))), [[True, True]])
+    assert np.array_equal(dense(group_union(Deps.union(a, b), Groups.from_table([[0, 1]]))), [[True, True]])

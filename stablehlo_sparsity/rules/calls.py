@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from ..irtools import region_captures
 from ..lattice import Deps
 from ..values import AbstractValue, tensor_type
-from .reduction import symbolic_captures, union_all_rows
+from .reduction import symbolic_captures
 from .registry import EXACT, deps_rule
 
 
@@ -47,7 +47,7 @@ def _map(ctx, op, args):
         bt = tensor_type(ba.type)
         sym.append(AbstractValue(bt, Deps.identity(1, width, i).broadcast_row(bt.size)))
     (res,) = ctx.interpret_symbolically(region, sym, outer_env, width)
-    reach = set(union_all_rows(res.deps).to_csr().indices.tolist()) if not res.deps.is_empty else set()
+    reach = set(res.deps.reduce_all().to_csr().indices.tolist()) if not res.deps.is_empty else set()
     parts = [args[i].deps for i in range(k) if i in reach and not args[i].deps.is_empty]
     if k in reach:
         parts += [c.deps.reduce_all().broadcast_row(t.size) for c in captured if not c.deps.is_empty]

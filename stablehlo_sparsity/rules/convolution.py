@@ -33,9 +33,7 @@ import numpy as np
 
 from ..attrs import bool_list, dense_array, i64_list, int_attr, positions
 from ..errors import InputError
-from ..lattice import check_nnz
-from ..lattice import Deps
-from .reduction import group_union_members
+from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
@@ -186,7 +184,7 @@ def _lhs_part_generic(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos) -> tu
     N, G, Cg, Sp_in, No, Q, T, O_sp = geo.N, geo.G, geo.Cg, geo.Sp_in, geo.No, geo.Q, geo.T, geo.O_sp
     # Step 1: rows (N, G, Sp_in) = ∪_ci lhs[n, g·Cg + ci, s].
     members = lhs_pos.reshape(N, G, Cg, Sp_in).transpose(2, 0, 1, 3).reshape(Cg, N * G * Sp_in)
-    dg = group_union_members(lhs_deps, members)
+    dg = group_union(lhs_deps, Groups.member_major(members))
     # Step 2: rows (No, Q, O_sp) = ∪_k Dg[bgrp(q)·No + n, g(q), in_sp[k, s]].
     _check_budget(ctx, op, No * Q * O_sp * T)
     qs = np.arange(Q, dtype=np.int64)
@@ -194,7 +192,7 @@ def _lhs_part_generic(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos) -> tu
     base = ((b_of_q[None, :] * No + np.arange(No, dtype=np.int64)[:, None]) * G + g_of_q[None, :]) * Sp_in
     raw = geo.in_sp_taps(np.arange(T), raw=True)[:, None, None, :]             # (T, 1, 1, O_sp)
     members = np.maximum(base[None, :, :, None] + raw, -1).reshape(T, No * Q * O_sp)
-    d2 = group_union_members(dg, members)
+    d2 = group_union(dg, Groups.member_major(members))
     # Step 3: canonical (No, O, O_sp) -> (No, Q, O_sp) rows.
     q_of_o, _, _ = geo.feature_group()
     row = ((np.arange(No, dtype=np.int64)[:, None, None] * Q + q_of_o[None, :, None]) * O_sp
@@ -228,17 +226,17 @@ def _lhs_part_known_kernel(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos, 
     if lhs_pos is not None:
         canon = np.where(canon >= 0, lhs_pos.reshape(-1)[np.maximum(canon, 0)], -1)
     members = canon.reshape(maxw, No * O * O_sp)
-    return group_union_members(lhs_deps, members)
+    return group_union(lhs_deps, Groups.member_major(members))
 
 
 def _rhs_part_generic(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos) -> tuple[Deps, np.ndarray]:
     """Rows (O, O_sp) = ∪ rhs[o, ci, k] over ci and the taps that read a real input element."""
     O, Cg, T, O_sp, No = geo.O, geo.Cg, geo.T, geo.O_sp, geo.No
-    kg = group_union_members(rhs_deps, rhs_pos.transpose(1, 0, 2).reshape(Cg, O * T))   # rows (O, T)
+    kg = group_union(rhs_deps, Groups.member_major(rhs_pos.transpose(1, 0, 2).reshape(Cg, O * T)))   # rows (O, T)
     _check_budget(ctx, op, O * O_sp * T)
     taps = np.arange(T, dtype=np.int64)[:, None, None] + np.arange(O, dtype=np.int64)[None, :, None] * T
     members = np.where(geo.in_sp[:, None, :] >= 0, taps, -1).reshape(T, O * O_sp)
-    k2 = group_union_members(kg, members)
+    k2 = group_union(kg, Groups.member_major(members))
     row = np.broadcast_to(np.arange(O * O_sp, dtype=np.int64)[None, :], (No, O * O_sp))
     return k2, row.ravel()
 
@@ -255,7 +253,7 @@ def _rhs_part_known_lhs(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos, x) 
     nz = xz[nb[None, None, :, :, None], chan[:, None, None, :, None], geo.in_sp[None, :, None, None, :]]
     entries = rhs_pos.transpose(1, 2, 0)[:, :, None, :, None]               # (Cg, T, 1, O, 1)
     members = np.where(nz, entries, -1).reshape(Cg * T, No * O * O_sp)
-    return group_union_members(rhs_deps, members)
+    return group_union(rhs_deps, Groups.member_major(members))
 
 
 @deps_rule("stablehlo.convolution", kind=VALUE_AWARE, note="index table (output, tap) → input; known kernel zeros drop taps")

@@ -21,9 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import positions
-from ..lattice import check_nnz
-from ..lattice import Deps
-from .reduction import group_union_lists, group_union_members
+from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
@@ -65,15 +63,7 @@ def _known_side(ctx, op, known: np.ndarray, other: Deps, other_pos: np.ndarray, 
     _check_budget(ctx, op, len(bb) * J)
     rows = ((bb * I + ii)[:, None] * J + np.arange(J, dtype=np.int64)[None, :]).ravel()
     cols = other_pos[bb, cc, :].ravel()
-    return _grouped(other, rows, cols, B * I * J)
-
-
-def _grouped(deps: Deps, rows: np.ndarray, members: np.ndarray, k_out: int) -> Deps:
-    """Row ``r`` = ∪ ``deps[members[t]]`` over the pairs with ``rows[t] = r`` (any order)."""
-    order = np.argsort(rows, kind="stable")
-    indptr = np.zeros(k_out + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=k_out), out=indptr[1:])
-    return group_union_lists(deps, indptr, members[order])
+    return group_union(other, Groups.from_pairs(rows, cols, B * I * J))
 
 
 def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
@@ -96,7 +86,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
             known = rhs_nz.reshape(-1)[R]                                           # (B, J, C)
             parts.append(_known_rows_lhs(ctx, op, known, lhs.deps, L, I, J))
         else:
-            grouped = group_union_members(lhs.deps, L.transpose(2, 0, 1).reshape(C, B * I))
+            grouped = group_union(lhs.deps, Groups.member_major(L.transpose(2, 0, 1).reshape(C, B * I)))
             row = np.arange(out, dtype=np.int64) // J                               # (b, i, j) -> b*I + i
             parts.append(grouped.gather_rows(row))
     if not rhs.deps.is_empty:
@@ -104,7 +94,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
             known = lhs_nz.reshape(-1)[L]                                           # (B, I, C)
             parts.append(_known_side(ctx, op, known, rhs.deps, R.transpose(0, 2, 1), I, J))
         else:
-            grouped = group_union_members(rhs.deps, R.transpose(2, 0, 1).reshape(C, B * J))
+            grouped = group_union(rhs.deps, Groups.member_major(R.transpose(2, 0, 1).reshape(C, B * J)))
             o = np.arange(out, dtype=np.int64)
             row = (o // (I * J)) * J + o % J                                         # (b, i, j) -> b*J + j
             parts.append(grouped.gather_rows(row))
@@ -121,7 +111,7 @@ def _known_rows_lhs(ctx, op, known_bjc: np.ndarray, lhs_deps: Deps, L: np.ndarra
     # Output row (b, i, j) for every i: (b*I + i)*J + j.
     rows = ((bb * I * J + jj)[:, None] + (np.arange(I, dtype=np.int64) * J)[None, :]).ravel()
     cols = L[bb, :, cc].ravel()                                                     # (nnz, I)
-    return _grouped(lhs_deps, rows, cols, B * I * J)
+    return group_union(lhs_deps, Groups.from_pairs(rows, cols, B * I * J))
 
 
 @deps_rule("stablehlo.dot_general", kind=VALUE_AWARE,

@@ -27,7 +27,7 @@ import numpy as np
 from ..attrs import enum_text
 from ..folding.exactness import error_array, surely
 from ..irtools import nested_ops, region_captures
-from ..lattice import Deps
+from ..lattice import Deps, group_union, Groups
 from .registry import CONSERVATIVE, EXACT, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
 
 
@@ -462,7 +462,7 @@ def _convert(ctx, op, args):
         return [deps]
     if a.size > t.size:  # e.g. 2 x f32 -> f64: each result element unions `ratio` consecutive operand elements
         ratio = a.size // t.size
-        return [deps.group_union_dense(np.arange(a.size, dtype=np.int64).reshape(t.size, ratio))]
+        return [group_union(deps, Groups.from_table(np.arange(a.size, dtype=np.int64).reshape(t.size, ratio)))]
     ratio = t.size // a.size  # e.g. f64 -> 2 x f32: each operand element feeds `ratio` result elements
     return [deps.gather_rows(np.repeat(np.arange(a.size, dtype=np.int64), ratio))]
 

@@ -42,7 +42,7 @@ from ..folding.index_maps import (
     scatter_targets,
     window_union_matrix,
 )
-from ..lattice import Deps
+from ..lattice import Deps, group_union, Groups
 from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float)
 from .structural import moved_uncertainty
@@ -64,7 +64,7 @@ def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
     red_shape = tuple(int(sizes[d]) if d in free else int(shape[d]) for d in range(len(shape)))
     if deps.is_empty:
         return ctx.empty(num_elements(red_shape)), red_shape
-    return deps.group_union(window_union_matrix(shape, sizes, free)), red_shape
+    return group_union(deps, Groups.from_matrix(window_union_matrix(shape, sizes, free))), red_shape
 
 
 # ====================================================================== gather
@@ -160,7 +160,7 @@ def _dynamic_update_slice(ctx, op, args):
         return [Deps.union(kept, update.deps.gather_rows(inv))]
     ctx.warn(op, f"dynamic_update_slice start indices are not known constants: the update may land anywhere "
                  f"along dimension(s) {free} (conservative)")
-    return [Deps.union(kept, update.deps.group_union(box_matrix(operand.shape, update.shape, known)))]
+    return [Deps.union(kept, group_union(update.deps, Groups.from_matrix(box_matrix(operand.shape, update.shape, known))))]
 
 
 @fold_rule("stablehlo.dynamic_update_slice")
@@ -285,7 +285,7 @@ def _scatter(ctx, op, args):
         group = tg.group_matrix(k) if inv is None else None
 
         def scattered(d: Deps) -> Deps:
-            return d.gather_rows(inv) if inv is not None else d.group_union(group)
+            return d.gather_rows(inv) if inv is not None else group_union(d, Groups.from_matrix(group))
     else:
         free = sorted(set(dims.scatter_dims_to_operand_dims))
         ctx.warn(op, f"scatter indices are not known constants: updates may land anywhere along dimension(s) "
@@ -298,7 +298,7 @@ def _scatter(ctx, op, args):
         group = tg.group_matrix(k_red)
 
         def scattered(d: Deps) -> Deps:
-            return d.group_union(group).gather_rows(expand)
+            return group_union(d, Groups.from_matrix(group)).gather_rows(expand)
 
     out = []
     for j in range(n):

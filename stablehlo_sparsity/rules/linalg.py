@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..irtools import num_elements
 from ..attrs import enum_text, i64_list, positions
-from ..lattice import CsrPart, Deps, IndexPart, check_nnz
+from ..lattice import check_nnz, CsrPart, Deps, group_union, Groups, IndexPart, prefix_union
 from ..folding.exactness import untrusted
 from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
 
@@ -48,134 +48,10 @@ __all__ = [
 
 
 # ====================================================================== batches
-def lazy_group_union(deps: Deps, groups) -> Deps:
-    """``R @ S`` without materializing ``S``: each part's row map is composed with ``R`` first.
-
-    A part ``CsrPart(base, rowmap)`` contributes ``(R @ P_rowmap) @ base``; the first product merges the
-    repeated base rows a group reaches (a lazily broadcast matrix has one base row, an LU factor one per
-    column), so the cost is that of the distinct base rows, not of the materialized value.
-    """
-    groups = sp.csr_array(groups, dtype=bool)
-    k_out, k_in = groups.shape
-    n = deps.n
-    if deps.is_empty or groups.nnz == 0:
-        return Deps.empty(k_out, n)
-    mats = []
-    for part in deps.parts:
-        if isinstance(part, IndexPart):
-            cols = np.asarray(part.cols, np.int64)
-            ok = cols >= 0
-            sel = sp.csr_array((np.ones(int(ok.sum()), bool), (np.flatnonzero(ok), cols[ok])), shape=(k_in, n))
-            mats.append(groups @ sel)
-        elif part.rowmap is None:
-            mats.append(groups @ part.base)
-        else:
-            rm = np.asarray(part.rowmap, np.int64)
-            ok = rm >= 0
-            sel = sp.csr_array((np.ones(int(ok.sum()), bool), (np.flatnonzero(ok), rm[ok])),
-                               shape=(k_in, part.base.shape[0]))
-            reach = sp.csr_array((groups @ sel).astype(bool))
-            mats.append(_union_of_rows(reach, part.base))
-    for m in mats:
-        check_nnz(int(m.nnz))
-    total = mats[0]
-    for m in mats[1:]:
-        total = total + m
-    total = sp.csr_array(total.astype(bool))
-    total.sum_duplicates()
-    total.sort_indices()
-    total.eliminate_zeros()
-    return Deps(k_out, n, [CsrPart(total)] if total.nnz else [])
-
-
-#: Dense products are used below this many cells per matrix (float32: 4 bytes a cell).
-DENSE_CELLS = 25_000_000
-
-
-def _union_of_rows(reach: sp.csr_array, base: sp.csr_array) -> sp.csr_array:
-    """Row ``i`` = ∪ of the ``base`` rows that ``reach[i]`` selects.  When the selected rows overlap heavily
-    (nested prefixes of a factorization: the work of a sparse product far exceeds the result) and both
-    sides fit, one dense BLAS product of 0/1 matrices is much faster than merging the same entries again
-    and again."""
-    k_out, n = reach.shape[0], base.shape[1]
-    row_sizes = np.diff(np.asarray(base.indptr, np.int64)).astype(np.float64)
-    work = float((reach.astype(np.float64) @ row_sizes).sum())  # entries a sparse product would merge
-    if work > 4.0 * k_out * n and k_out * n <= DENSE_CELLS and base.shape[0] * n <= DENSE_CELLS:
-        dense = (reach.astype(np.float32) @ base.astype(np.float32).toarray()) > 0
-        check_nnz(int(np.count_nonzero(dense)))
-        return sp.csr_array(dense)
-    return sp.csr_array(reach @ base)
-
-
-def segmented_prefix_union(deps: Deps, length: int) -> Deps:
-    """Rows in consecutive segments of ``length``: row ``s·length + r`` of the result is the union of the
-    rows ``s·length … s·length + r`` (a running union).
-
-    Linear in the entries it produces: each input column is placed once, at its first row in the segment,
-    and then repeated down to the segment's end (no ``R @ S`` over the prefix groups, whose cost would be
-    quadratic in the segment length).
-    """
-    k, n = deps.rows, deps.n
-    if deps.is_empty or length <= 1:
-        return deps
-    csr = deps.to_csr()
-    if k * n <= DENSE_CELLS and 16 * csr.nnz >= k * n:
-        # dense enough: a running OR down each segment of a boolean matrix, O(k·n)
-        dense = csr.toarray().reshape(k // length, length, n)
-        np.logical_or.accumulate(dense, axis=1, out=dense)
-        check_nnz(int(np.count_nonzero(dense)))
-        return Deps.from_csr(sp.csr_array(dense.reshape(k, n)))
-    counts = np.diff(np.asarray(csr.indptr, np.int64))
-    rows = np.repeat(np.arange(k, dtype=np.int64), counts)
-    cols = np.asarray(csr.indices, np.int64)
-    seg, pos = np.divmod(rows, length)
-    # first row of every (segment, column): CSR order is row-major, so a stable sort by (segment, column)
-    # puts each group's first row first
-    order = np.argsort(seg * n + cols, kind="stable")
-    key_sorted = (seg * n + cols)[order]
-    first = np.ones(len(order), bool)
-    first[1:] = key_sorted[1:] != key_sorted[:-1]
-    sel = order[first]
-    s, c, f = seg[sel], cols[sel], pos[sel]  # sorted by (segment, column)
-    nseg = k // length
-    out_nnz = int((length - f).sum())
-    check_nnz(out_nnz)
-    t_per_seg = np.bincount(s, minlength=nseg).astype(np.int64)
-    if length * len(s) <= 4 * out_nnz:
-        # Dense-enough: walk every (row, column-of-the-segment) cell in row-major order and keep the cells
-        # at or below the column's first row — the output comes out sorted, no sort needed.
-        t_start = np.zeros(nseg, np.int64)
-        np.cumsum(t_per_seg[:-1], out=t_start[1:])
-        block = length * t_per_seg
-        b_start = np.zeros(nseg, np.int64)
-        np.cumsum(block[:-1], out=b_start[1:])
-        cell_seg = np.repeat(np.arange(nseg, dtype=np.int64), block)
-        local = np.arange(int(block.sum()), dtype=np.int64) - b_start[cell_seg]
-        r, t = np.divmod(local, np.maximum(t_per_seg[cell_seg], 1))
-        t += t_start[cell_seg]
-        keep = f[t] <= r
-        out_rows = (cell_seg * length + r)[keep]
-        out_cols = c[t[keep]]
-        indptr = np.zeros(k + 1, np.int64)
-        np.cumsum(np.bincount(out_rows, minlength=k), out=indptr[1:])
-        m = sp.csr_array((np.ones(len(out_cols), bool), out_cols, indptr), shape=(k, n))
-        m.has_sorted_indices = True
-        return Deps(k, n, [CsrPart(m)] if m.nnz else [])
-    # Sparse: per segment, the columns ordered by first row; row r of segment s is a prefix of that list.
-    o = np.argsort(s * length + f, kind="stable")
-    s, c, f = s[o], c[o], f[o]
-    seg_start = np.searchsorted(s, np.arange(nseg + 1, dtype=np.int64), side="left")
-    # how many of segment s's columns have first row <= r, for every output row (s, r)
-    cnt = np.searchsorted(s * length + f, np.arange(k, dtype=np.int64), side="right") - np.repeat(seg_start[:-1], length)
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(cnt, out=indptr[1:])
-    row_start = np.repeat(seg_start[:-1], length)
-    offs = np.arange(int(indptr[-1]), dtype=np.int64) - np.repeat(indptr[:-1], cnt)
-    out_cols = c[np.repeat(row_start, cnt) + offs]
-    m = sp.csr_array((np.ones(len(out_cols), bool), out_cols, indptr), shape=(k, n))
-    m.has_sorted_indices = False
-    m.sort_indices()
-    return Deps(k, n, [CsrPart(m)] if m.nnz else [])
+def _composed_union(deps: Deps, groups) -> Deps:
+    """The group union for a 0/1 matrix of groups, composed with the parts' row maps first (factor blocks
+    reference few distinct rows many times): :func:`~stablehlo_sparsity.lattice.group_union`."""
+    return group_union(deps, Groups.from_matrix(groups), strategy="compose")
 
 
 def batch_shape_of(shapes, nb: int) -> tuple[int, ...] | None:
@@ -193,7 +69,7 @@ def _batch_rows(deps: Deps, size: int, B: int) -> Deps:
         return deps
     groups = sp.csr_array((np.ones(size, bool), np.arange(size, dtype=np.int64),
                            np.arange(B + 1, dtype=np.int64) * rest), shape=(B, size))
-    return lazy_group_union(deps, groups)
+    return _composed_union(deps, groups)
 
 
 def _spread(per_batch: Deps, size: int, B: int) -> Deps:
@@ -305,13 +181,13 @@ def triangular_solve_deps(a, b, *, left_side: bool, lower: bool, transpose: bool
     if not a.deps.is_empty and m:
         # V[p] = ∪ of L's row p (its triangle part); U[i] = V[0] ∪ … ∪ V[i]
         P, Q, _ = _lower_triangle(m, strict=unit_diagonal)
-        V = lazy_group_union(a.deps, _tile_groups(P, a_map[P, Q], m, mm, B, (B * m, B * mm)))
-        U = segmented_prefix_union(V, m)
+        V = _composed_union(a.deps, _tile_groups(P, a_map[P, Q], m, mm, B, (B * m, B * mm)))
+        U = prefix_union(V, m)
         parts.append(U.gather_rows((boff * m + canon_row[None, :]).ravel()))
     if not b.deps.is_empty and xk:
         # X[i, j] = B[0, j] ∪ … ∪ B[i, j]: a running union down each column of B (in canonical order)
         by_column = b.deps.gather_rows((boff[:, :, None] * xk + x_map.T[None, :, :]).ravel())
-        Z = segmented_prefix_union(by_column, m)
+        Z = prefix_union(by_column, m)
         where = np.empty(xk, np.int64)  # canonical (i, j) -> row j*m + i of Z (per batch)
         ii, jj = np.divmod(np.arange(xk, dtype=np.int64), k)
         where[x_map.ravel()] = jj * m + ii
@@ -359,11 +235,11 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
     # function of a Hermitian matrix — L̇ = L·φ(L⁻¹ Ȧ L⁻ᴴ) reads Ȧ[r, s] for r, s ≤ j, both triangles —
     # and compressed Jacobians are evaluated with JAX's JVPs (this matches jax.jacfwd exactly).
     P, Q, _ = _lower_triangle(m, strict=False)
-    V = lazy_group_union(a.deps, _tile_groups(np.concatenate([P, P]), np.concatenate([a_map[P, Q], a_map[Q, P]]),
+    V = _composed_union(a.deps, _tile_groups(np.concatenate([P, P]), np.concatenate([a_map[P, Q], a_map[Q, P]]),
                                               m, mm, B, (B * m, B * mm)))
-    W = segmented_prefix_union(V, m)
+    W = prefix_union(V, m)
     # (2) Z[i, j] = M[i, 0] ∪ … ∪ M[i, j]: a running union along each row of M
-    Z = segmented_prefix_union(a.deps.gather_rows((boff * mm + a_map.ravel()[None, :]).ravel()), m)
+    Z = prefix_union(a.deps.gather_rows((boff * mm + a_map.ravel()[None, :]).ravel()), m)
     oi, oj = np.tril_indices(m)  # every factor entry L[i, j], i >= j
     oi, oj = oi.astype(np.int64), oj.astype(np.int64)
     w_of = np.full(mm, -1, np.int64)
@@ -402,7 +278,7 @@ def solve_columns_deps(ctx, matrix_args, rhs, nb: int) -> Deps:
     per = m * k
     j_of = np.arange(rhs.size, dtype=np.int64)
     groups = sp.csr_array((np.ones(rhs.size, bool), ((j_of // per) * k + j_of % k, j_of)), shape=(B * k, rhs.size))
-    col = lazy_group_union(rhs.deps, groups)
+    col = _composed_union(rhs.deps, groups)
     return Deps.union(mat, col.gather_rows((j_of // per) * k + j_of % k))
 
 
@@ -428,12 +304,12 @@ def column_unions(x, nb: int) -> Deps:
     g = (np.arange(B, dtype=np.int64)[:, None, None] * ncol + np.arange(ncol, dtype=np.int64)[None, None, :]
          + np.zeros((1, m, 1), np.int64)).ravel()
     groups = sp.csr_array((np.ones(x.size, bool), (g, np.arange(x.size, dtype=np.int64))), shape=(B * ncol, x.size))
-    return lazy_group_union(x.deps, groups)
+    return _composed_union(x.deps, groups)
 
 
 def prefix_unions(cols: Deps, B: int, ncol: int) -> Deps:
     """``out[b, c] = ∪_{c' ≤ c} cols[b, c']`` (per batch index)."""
-    return segmented_prefix_union(cols, ncol)
+    return prefix_union(cols, ncol)
 
 
 def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:

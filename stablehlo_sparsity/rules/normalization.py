@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from ..attrs import int_attr
 from ..irtools import num_elements
-from ..lattice import Deps
+from ..lattice import Deps, group_union, Groups
 from .registry import EXACT, deps_rule
 
 
@@ -31,7 +31,7 @@ def _feature_groups(x, feature_index: int) -> Deps:
     order = np.argsort(f, kind="stable")
     per = x.size // F
     groups = sp.csr_array((np.ones(x.size, bool), order, np.arange(F + 1, dtype=np.int64) * per), shape=(F, x.size))
-    return x.deps.group_union(groups)
+    return group_union(x.deps, Groups.from_matrix(groups))
 
 
 def _per_feature(ctx, *vals) -> Deps:

@@ -23,10 +23,9 @@ Worked examples::
                                                         [1, 1]]
 
 Comparisons in the body have zero derivative, so an argmax's value result does not pick up the index
-operand; integer results get empty index sets anyway.  The grouping itself is one vectorized move: a
-full reduction marks the columns of every part (:func:`union_all_rows`, O(entries + n)), small groups stay
-a lazy :meth:`Deps.group_union_dense`, large groups are merged per row in one pass
-(:func:`group_union_table`).
+operand; integer results get empty index sets anyway.  The grouping itself is one lattice move,
+:func:`~stablehlo_sparsity.lattice.reduce_dims` (a full reduction, or a group union over the reduced
+dimensions).
 
 Folding: bodies made of one ``add``/``multiply``/``maximum``/``minimum``/``and``/``or`` per result fold
 with the matching NumPy ``ufunc.reduce``; other bodies built from elementwise ops (an argmax of constants)
@@ -37,146 +36,20 @@ implementation-defined order.  Anything else is not folded.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..attrs import i64_list, positions
+from ..attrs import i64_list
 from ..errors import InputError
-from ..irtools import index_dtype, region_captures
-from ..lattice import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, gather_csr_rows
+from ..irtools import region_captures
+from ..lattice import Deps, reduce_dims
 from ..values import AbstractValue, is_differentiable, tensor_type
 from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, finalize, is_float,
                                  largest_finite, precision_bits, result_uncertainties, significant_bits,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float, untrusted)
 from .registry import EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
-__all__ = ["reduce_groups", "group_union_table", "group_union_members", "group_union_lists", "union_all_rows", "body_dependence", "simple_body", "eval_body_np",
-]
+__all__ = ["body_dependence", "simple_body", "eval_body_np", "eval_body_trusted", "symbolic_captures",
+           "grouped_trust", "body_rounds"]
 
-
-
-# ---------------------------------------------------------------- the grouping move
-def _csr(indptr, indices, k: int, n: int, canonical: bool) -> sp.csr_array:
-    """A bool CSR matrix from our own well-formed arrays (no scipy validation pass);
-    ``canonical=False`` merges repeated entries per row."""
-    dt = index_dtype(n, len(indices))
-    m = sp.csr_array((k, n), dtype=bool)
-    m.indptr = np.asarray(indptr, dt)
-    m.indices = np.asarray(indices, dt)
-    m.data = np.ones(len(indices), bool)
-    if canonical:
-        m.has_sorted_indices = True
-        m.has_canonical_format = True
-    else:
-        m.has_sorted_indices = False
-        m.has_canonical_format = False
-        m.sum_duplicates()  # sorts each row and merges repeats (scipy's C++ per-row pass)
-    return m
-
-
-def _from_csr(m: sp.csr_array) -> Deps:
-    return Deps(m.shape[0], m.shape[1], [CsrPart(m)] if m.nnz else [])
-
-
-def union_all_rows(deps: Deps) -> Deps:
-    """One row: the union of every row (a full reduction), in O(entries + n) with a mark vector.
-
-    Reads the parts directly so nothing of size ``rows × n`` is materialized: index parts contribute their
-    columns, CSR parts the entries of the base rows their row map reaches.
-    """
-    n = deps.n
-    if deps.is_empty:
-        return Deps.empty(1, n)
-    mark = np.zeros(n, bool)
-    for p in deps.parts:
-        if isinstance(p, IndexPart):
-            c = p.cols
-            mark[c[c >= 0]] = True
-        else:
-            base = p.base
-            if p.rowmap is None:
-                mark[base.indices] = True
-            else:
-                used = np.zeros(base.shape[0], bool)
-                rm = p.rowmap
-                used[rm[rm >= 0]] = True
-                mark[base.indices[np.repeat(used, np.diff(base.indptr))]] = True
-    cols = np.flatnonzero(mark)
-    return _from_csr(_csr(np.array([0, len(cols)]), cols, 1, n, canonical=True))
-
-
-def group_union_table(deps: Deps, table) -> Deps:
-    """Row ``i`` = ∪ rows ``table[i, :]`` (``-1`` skipped); see :func:`group_union_members`."""
-    return group_union_members(deps, np.asarray(table, np.int64).T)
-
-
-def group_union_members(deps: Deps, members) -> Deps:
-    """Row ``i`` = ∪ rows ``members[:, i]`` (``-1`` skipped): member-major ``(g, rows)`` group table.
-
-    Member-major because each member row is then one contiguous row map.  Narrow groups stay lazy (one
-    gathered part per member, like :meth:`Deps.group_union_dense`); wide ones are materialized in one
-    vectorized pass — index parts as a ``(rows, g·parts)`` column matrix sorted per row, CSR parts by
-    gathering the members' entries and merging repeats per row — instead of an ``R @ S`` product.
-    """
-    members = np.asarray(members, np.int64)
-    g, k_out = members.shape
-    n = deps.n
-    if deps.is_empty or g == 0 or k_out == 0:
-        return Deps.empty(k_out, n)
-    if g == 1:
-        return deps.gather_rows(members[0])
-    if g * len(deps.parts) <= MAX_LAZY_PARTS:
-        return Deps.union(*[deps.gather_rows(members[j]) for j in range(g)])
-    valid = members >= 0
-    safe = np.where(valid, members, 0)
-    parts = deps.parts
-    if all(isinstance(p, IndexPart) for p in parts):
-        mat = np.empty((k_out, g * len(parts)), np.int64)
-        for i, p in enumerate(parts):  # a loop over parts (few), each a vectorized gather
-            mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1).T
-        mat.sort(axis=1)
-        keep = mat >= 0
-        keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
-        indptr = np.zeros(k_out + 1, np.int64)
-        np.cumsum(keep.sum(axis=1), out=indptr[1:])
-        return _from_csr(_csr(indptr, mat[keep], k_out, n, canonical=True))
-    return group_union_lists(deps, np.arange(0, k_out * g + 1, g, dtype=np.int64),
-                             np.where(valid, members, -1).T.ravel())
-
-
-def group_union_lists(deps: Deps, indptr, members) -> Deps:
-    """Row ``i`` = ∪ rows ``members[indptr[i]:indptr[i+1]]`` (``-1`` skipped): groups of varying size.
-
-    The CSR analogue of :func:`group_union_table`: gather the member rows' entries in one pass, then merge
-    repeats per output row — cost linear in the gathered entries (no ``R @ S`` product).
-    """
-    indptr = np.asarray(indptr, np.int64)
-    k_out = len(indptr) - 1
-    if deps.is_empty or len(members) == 0:
-        return Deps.empty(k_out, deps.n)
-    gathered = gather_csr_rows(deps.to_csr(), np.asarray(members, np.int64))
-    out_indptr = np.asarray(gathered.indptr, np.int64)[indptr]
-    return _from_csr(_csr(out_indptr, gathered.indices, k_out, deps.n, canonical=False))
-
-
-def reduce_groups(deps: Deps, shape, dims) -> Deps:
-    """Rows of the reduced shape: row ``o`` is the union of the operand rows that ``dims`` collapse onto it.
-
-    The group table is a position map: move the reduced dimensions first, so column ``o`` of
-    ``positions(shape).transpose(dims + kept).reshape(g, out)`` lists group ``o``'s operand elements.
-    """
-    shape = tuple(int(s) for s in shape)
-    dims = sorted(int(d) for d in dims)
-    kept = [d for d in range(len(shape)) if d not in dims]
-    out_size = int(np.prod([shape[d] for d in kept], dtype=np.int64))
-    g = int(np.prod([shape[d] for d in dims], dtype=np.int64))
-    if deps.is_empty or g == 0 or out_size == 0:
-        return Deps.empty(out_size, deps.n)
-    if out_size == 1:
-        return union_all_rows(deps)
-    if not dims:
-        return deps
-    members = positions(shape).transpose(dims + kept).reshape(g, out_size)
-    return group_union_members(deps, members)
 
 
 # ---------------------------------------------------------------- reading the body
@@ -348,15 +221,15 @@ def _reduce(ctx, op, args):
 
     def operand_rows(i: int) -> Deps:
         if i not in grouped:
-            g = reduce_groups(inputs[i].deps, inputs[i].shape, dims)
+            g = reduce_dims(inputs[i].deps, inputs[i].shape, dims)
             if not inits[i].deps.is_empty:
-                g = Deps.union(g, union_all_rows(inits[i].deps).broadcast_row(out_size))
+                g = Deps.union(g, inits[i].deps.reduce_all().broadcast_row(out_size))
             grouped[i] = g
         return grouped[i]
 
     captured_rows = None
     if cap.any() and any(not c.deps.is_empty for c in captured):
-        captured_rows = Deps.union(*[union_all_rows(c.deps) for c in captured]).broadcast_row(out_size)
+        captured_rows = Deps.union(*[c.deps.reduce_all() for c in captured]).broadcast_row(out_size)
     results = []
     for j, t in enumerate(rtypes):
         if not is_differentiable(t.dtype):  # an argmax's index: zero derivative, skip the grouping work

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import int_attr
-from ..lattice import Deps
+from ..lattice import Deps, slice_union
 from ..values import AbstractValue
 from ..folding.exactness import Uncertainty, Undecided, error_array
 from ..values import TensorType
@@ -43,24 +43,6 @@ from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fo
 
 #: Cap on the comparator's pair table (each of its ops makes an array this big).
 MAX_PAIRS = 1_000_000
-
-
-def slice_union(deps: Deps, shape, dim: int) -> Deps:
-    """Every row of a slice along ``dim`` becomes the union of the slice: reduce along ``dim``, broadcast back."""
-    shape = tuple(int(s) for s in shape)
-    size = int(np.prod(shape, dtype=np.int64))
-    m = shape[dim]
-    if deps.is_empty or m <= 1:
-        return deps
-    pre = int(np.prod(shape[:dim], dtype=np.int64))
-    post = int(np.prod(shape[dim + 1:], dtype=np.int64))
-    # Group o = (a, c) of the reduced shape collects rows (a, q, c) for all q.
-    pos = np.arange(size, dtype=np.int64).reshape(pre, m, post)
-    table = pos.transpose(0, 2, 1).reshape(pre * post, m)
-    reduced = deps.group_union_dense(table)
-    back = (np.arange(pre, dtype=np.int64)[:, None, None] * post
-            + np.arange(post, dtype=np.int64)[None, None, :]) + np.zeros((1, m, 1), np.int64)
-    return reduced.gather_rows(back.ravel())
 
 
 # ---------------------------------------------------------------- the permutation of known keys
@@ -236,7 +218,7 @@ def _top_k_fold(ctx, op, consts):
     return [np.take_along_axis(x, idx, axis=-1), idx.astype(it.dtype)]
 
 
-__all__ = ["slice_union", "sort_permutation", "AbstractValue"]
+__all__ = ["sort_permutation"]
 
 
 @error_rule("chlo.top_k")

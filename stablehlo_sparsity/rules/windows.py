@@ -37,14 +37,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..attrs import dense_array, i64_list
-from ..lattice import Deps
+from ..lattice import Deps, relation_along, window_union
 from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
 from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
 from .structural import pad_np
-
-
-#: Windows with at most this many taps along a dimension stay lazy unions of row maps.
-LAZY_TAPS = 8
 
 
 # ---------------------------------------------------------------- attributes
@@ -84,42 +80,6 @@ def _relation(taps: np.ndarray, n: int) -> sp.csr_array:
     return m
 
 
-def _is_identity(r: sp.csr_array) -> bool:
-    m, n = r.shape
-    return m == n and r.nnz == n and np.array_equal(r.indices, np.arange(n)) and np.array_equal(r.indptr, np.arange(n + 1))
-
-
-def along_dim(deps: Deps, shape: tuple[int, ...], d: int, r: sp.csr_array) -> Deps:
-    """Apply a 0/1 relation ``r`` (``m × shape[d]``) along dimension ``d``: row ``(…, o, …)`` of the result is
-    the union of rows ``(…, i, …)`` with ``r[o, i]``."""
-    if _is_identity(r):
-        return deps
-    pre = int(np.prod(shape[:d], dtype=np.int64))
-    post = int(np.prod(shape[d + 1:], dtype=np.int64))
-    n_d = shape[d]
-    m = r.shape[0]
-    if deps.is_empty or r.nnz == 0:
-        return Deps.empty(pre * m * post, deps.n)
-    counts = np.diff(r.indptr)
-    g = int(counts.max())
-    if g <= LAZY_TAPS:
-        # Row o's entries, padded with -1 to g columns.
-        table_d = np.full((m, g), -1, np.int64)
-        slot = np.arange(r.nnz, dtype=np.int64) - np.repeat(r.indptr[:-1].astype(np.int64), counts)
-        table_d[np.repeat(np.arange(m), counts), slot] = r.indices
-        base = (np.arange(pre, dtype=np.int64)[:, None, None, None] * (n_d * post)
-                + np.arange(post, dtype=np.int64)[None, None, :, None])
-        tap = table_d[None, :, None, :]
-        table = np.where(tap >= 0, base + tap * post, -1).reshape(pre * m * post, g)
-        return deps.group_union_dense(table)
-    big = r
-    if pre > 1:
-        big = sp.kron(sp.identity(pre, dtype=bool, format="csr"), big, format="csr")
-    if post > 1:
-        big = sp.kron(big, sp.identity(post, dtype=bool, format="csr"), format="csr")
-    return deps.group_union(big)
-
-
 def _with_init(deps: Deps, init) -> Deps:
     if init.deps.is_empty:
         return deps
@@ -132,16 +92,6 @@ def _reduce_window_relations(op, in_shape, out_shape):
     wdims, strides, base, wdil, pad = _window_attrs(op, rank)
     return [_relation(window_taps(in_shape[d], out_shape[d], wdims[d], strides[d], base[d], wdil[d],
                                   int(pad[d, 0]), int(pad[d, 1])), in_shape[d]) for d in range(rank)]
-
-
-def windowed(deps: Deps, in_shape, relations) -> Deps:
-    """Union over each window, one dimension at a time (the biggest shrink first, to keep rows few)."""
-    shape = list(in_shape)
-    order = sorted(range(len(shape)), key=lambda d: relations[d].shape[0] / max(shape[d], 1))
-    for d in order:
-        deps = along_dim(deps, tuple(shape), d, relations[d])
-        shape[d] = relations[d].shape[0]
-    return deps
 
 
 @deps_rule("stablehlo.reduce_window", kind=EXACT, note="per-dimension window unions (pooling, cumsum/cumprod)")
@@ -157,7 +107,7 @@ def _reduce_window(ctx, op, args):
 
     def operand_rows(i: int) -> Deps:
         if i not in cache:
-            cache[i] = _with_init(windowed(inputs[i].deps, inputs[i].shape, relations), inits[i])
+            cache[i] = _with_init(window_union(inputs[i].deps, inputs[i].shape, relations), inits[i])
         return cache[i]
 
     captured_rows = None
@@ -234,12 +184,12 @@ def _select_and_scatter(ctx, op, args):
         r = _relation(taps, operand.shape[d]).T.tocsr()  # operand coordinate -> windows containing it
         r.sum_duplicates()
         r.sort_indices()
-        deps = along_dim(deps, tuple(shape), d, r)
+        deps = relation_along(deps, tuple(shape), d, r)
         shape[d] = operand.shape[d]
     return [_with_init(deps, init)]
 
 
-__all__ = ["window_taps", "along_dim", "windowed"]
+__all__ = ["window_taps"]
 
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)

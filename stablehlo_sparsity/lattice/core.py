@@ -9,7 +9,7 @@ Worked examples (one row per element, columns are inputs)::
     S_a = [{0}, {1}]          S_b = [{1}, {}]
     S_a ∨ S_b            = [{0, 1}, {1}]
     gather_rows(S_a, [1, -1, 0]) = [{1}, {}, {0}]          (-1 ⇒ empty row)
-    group_union(S_a ∨ S_b, [[0, 1]]) = [{0, 1}]             (each output unions a group of rows)
+    group_union(S_a ∨ S_b, [[0, 1]]) = [{0, 1}]             (each output unions a group of rows, groups.py)
 
 Representation.  A :class:`Deps` is a *lazy union of parts*.  A part is either
 
@@ -35,17 +35,10 @@ import contextvars
 import numpy as np
 import scipy.sparse as sp
 
-from .irtools import index_dtype, too_large
+from ..irtools import index_dtype, too_large
 
-__all__ = [
-    "Deps",
-    "IndexPart",
-    "CsrPart",
-    "csr_from_parts",
-    "gather_csr_rows",
-    "groups_from_table",
-    "MAX_LAZY_PARTS",
-]
+__all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "MAX_LAZY_PARTS",
+           "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index"]
 
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
@@ -82,7 +75,7 @@ def _col_dtype(n: int):
     return index_dtype(n)
 
 
-def _as_index(a) -> np.ndarray:
+def as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
@@ -98,10 +91,10 @@ def _sorted_unique(a: np.ndarray) -> np.ndarray:
 
 
 def _empty_csr(k: int, n: int) -> sp.csr_array:
-    return _make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
+    return make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
 
 
-def _make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical: bool = True) -> sp.csr_array:
+def make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical: bool = True) -> sp.csr_array:
     """Build a bool CSR array without scipy's O(nnz) validation (the inputs are ours and well formed)."""
     idx_dtype = index_dtype(n, int(indptr[-1]) if len(indptr) else 0)
     m = sp.csr_array((k, n), dtype=bool)
@@ -132,7 +125,7 @@ def gather_csr_rows(m: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
     starts = np.where(valid, indptr[safe], 0)
     offsets = np.arange(total, dtype=np.int64) - np.repeat(out_indptr[:-1], lengths)
     src = np.repeat(starts, lengths) + offsets
-    return _make_csr(out_indptr, m.indices[src], k_out, n)
+    return make_csr(out_indptr, m.indices[src], k_out, n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,7 +173,7 @@ def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.c
         valid = c >= 0
         indptr = np.zeros(k + 1, np.int64)
         np.cumsum(valid, out=indptr[1:])
-        return _make_csr(indptr, c[valid], k, n)
+        return make_csr(indptr, c[valid], k, n)
     check_nnz(k * len(cols_list))
     if len(cols_list) < len(_NETWORKS):
         # A sorting network over whole columns: each compare-exchange is two vectorized passes over k values,
@@ -198,7 +191,7 @@ def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.c
     keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(keep.sum(axis=1), out=indptr[1:])
-    return _make_csr(indptr, mat[keep], k, n)
+    return make_csr(indptr, mat[keep], k, n)
 
 
 def _transposition_network(p: int) -> list[tuple[int, int]]:
@@ -237,7 +230,7 @@ def _union_csr(mats: Sequence[sp.csr_array], k: int, n: int) -> sp.csr_array:
     m = heap[0][2]
     if not m.has_sorted_indices:
         m.sort_indices()
-    return _make_csr(m.indptr, m.indices, k, n)
+    return make_csr(m.indptr, m.indices, k, n)
 
 
 def csr_from_parts(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr_array:
@@ -289,7 +282,7 @@ class Deps:
         """⊤: every element depends on every input (the conservative fallback)."""
         if rows == 0 or n == 0:
             return cls.empty(rows, n)
-        row = _make_csr(np.array([0, n], np.int64), np.arange(n, dtype=np.int64), 1, n)
+        row = make_csr(np.array([0, n], np.int64), np.arange(n, dtype=np.int64), 1, n)
         return cls(rows, n, [CsrPart(row, np.zeros(rows, np.int64))])
 
     # ----------------------------------------------------------------- queries
@@ -332,10 +325,10 @@ class Deps:
     # ----------------------------------------------------------------- the four moves
     def gather_rows(self, idx) -> "Deps":
         """Rows by index map: ``out[i] = self[idx[i]]``; ``idx[i] = -1`` gives an empty row."""
-        idx = _as_index(idx).ravel()
+        idx = as_index(idx).ravel()
         if not self.parts or self.rows == 0:  # (from zero rows every index is -1: e.g. padding an empty tensor)
             return Deps.empty(len(idx), self.n)
-        if len(idx) == self.rows and _is_arange(idx):
+        if len(idx) == self.rows and is_arange(idx):
             return self
         has_neg = bool(len(idx)) and int(idx.min()) < 0
         return Deps(len(idx), self.n, [p.gather(idx, has_neg) for p in self.parts])
@@ -408,49 +401,31 @@ class Deps:
                 indptrs.append(np.asarray(m.indptr[1:], np.int64) + off)
                 off += int(m.indptr[-1])
             indices = np.concatenate([np.asarray(m.indices, np.int64) for m in mats])
-            parts.append(CsrPart(_make_csr(np.concatenate(indptrs), indices, total, n)))
+            parts.append(CsrPart(make_csr(np.concatenate(indptrs), indices, total, n)))
         return Deps(total, n, parts)
 
-    def group_union(self, groups: sp.csr_array | sp.sparray) -> "Deps":
-        """Each output row ``i`` is the union of the rows ``j`` with ``groups[i, j]`` (``R @ S``)."""
-        groups = sp.csr_array(groups)
-        if groups.shape[1] != self.rows:
-            raise ValueError(f"group matrix has {groups.shape[1]} columns for {self.rows} rows")
-        k_out = groups.shape[0]
-        if not self.parts or groups.nnz == 0:
-            return Deps.empty(k_out, self.n)
-        g = groups.astype(bool)
-        csr = self.to_csr()
-        # An upper bound of the result's nonzeros, cheap to get: each output row's member row lengths summed.
-        check_nnz(int((g.astype(np.int64) @ np.diff(csr.indptr).astype(np.int64)).sum()))
-        prod = (g @ csr).astype(bool)
-        prod = sp.csr_array(prod)
-        prod.sum_duplicates()
-        prod.sort_indices()
-        return Deps(k_out, self.n, [CsrPart(prod)] if prod.nnz else [])
-
-    def group_union_dense(self, table) -> "Deps":
-        """Each output row ``i`` is the union of the rows ``table[i, :]`` (``-1`` entries skipped).
-
-        ``table`` is a small-width ``(k_out, g)`` index table; the union stays lazy (one gathered part
-        per column of the table), so a convolution with a 3×3 kernel costs nine row maps.
-        """
-        table = _as_index(table)
-        if table.ndim != 2:
-            raise ValueError("group table must be 2-D")
-        k_out, g = table.shape
-        if g == 0 or not self.parts:
-            return Deps.empty(k_out, self.n)
-        if g > MAX_LAZY_PARTS:
-            return self.group_union(groups_from_table(table, self.rows))
-        return Deps.union(*[self.gather_rows(table[:, j]) for j in range(g)])
-
     def reduce_all(self) -> "Deps":
-        """One row: the union of every row."""
+        """One row: the union of every row (the full reduction), in O(entries + n) with a mark vector.
+
+        Reads the parts directly, so nothing of size ``rows × n`` is materialized: index parts contribute
+        their columns, CSR parts the entries of the base rows their row map reaches."""
+        n = self.n
         if not self.parts:
-            return Deps.empty(1, self.n)
-        cols = _sorted_unique(self.to_csr().indices).astype(np.int64)
-        return Deps(1, self.n, [CsrPart(_make_csr(np.array([0, len(cols)], np.int64), cols, 1, self.n))])
+            return Deps.empty(1, n)
+        mark = np.zeros(n, bool)
+        for p in self.parts:
+            if isinstance(p, IndexPart):
+                c = p.cols
+                mark[c[c >= 0]] = True
+            elif p.rowmap is None:
+                mark[p.base.indices] = True
+            else:
+                used = np.zeros(p.base.shape[0], bool)
+                rm = p.rowmap
+                used[rm[rm >= 0]] = True
+                mark[p.base.indices[np.repeat(used, np.diff(p.base.indptr))]] = True
+        cols = np.flatnonzero(mark)
+        return Deps(1, n, [CsrPart(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))] if len(cols) else [])
 
     def broadcast_row(self, rows: int) -> "Deps":
         """A one-row lattice repeated ``rows`` times (a scalar broadcast)."""
@@ -459,18 +434,7 @@ class Deps:
         return self.gather_rows(np.zeros(rows, np.int64))
 
 
-def groups_from_table(table: np.ndarray, k_in: int) -> sp.csr_array:
-    """A ``(k_out, k_in)`` 0/1 group matrix from a ``(k_out, g)`` index table (``-1`` entries skipped)."""
-    table = _as_index(table)
-    k_out, g = table.shape
-    valid = table >= 0
-    indptr = np.zeros(k_out + 1, np.int64)
-    np.cumsum(valid.sum(axis=1), out=indptr[1:])
-    cols = table[valid]
-    return sp.csr_array((np.ones(len(cols), bool), cols, indptr), shape=(k_out, k_in))
-
-
-def _is_arange(idx: np.ndarray) -> bool:
+def is_arange(idx: np.ndarray) -> bool:
     if len(idx) == 0:
         return True
     if idx[0] != 0 or idx[-1] != len(idx) - 1:

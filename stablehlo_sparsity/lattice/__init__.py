@@ -1,0 +1,16 @@
+"""The index-set lattice, vectorized: :class:`Deps` and its moves.
+
+* :mod:`.core` — the representation (a lazy union of index and CSR parts), the row moves (``gather_rows``,
+  ``mask_rows``, ``union``, ``vstack``, ``broadcast_row``), the full reduction (``reduce_all``),
+  materialization and the nonzero budget;
+* :mod:`.groups` — the group union (``R @ S``) for groups described any way the rules have them;
+* :mod:`.windows` — group unions with structure: windows along dimensions, reductions over dimensions, slice
+  unions, prefix unions.
+
+Rules build on these moves and never on the representation.
+"""
+
+from .core import (MAX_LAZY_PARTS, SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, csr_from_parts,  # noqa: F401
+                   gather_csr_rows, nnz_budget)
+from .groups import Groups, group_union  # noqa: F401
+from .windows import prefix_union, reduce_dims, relation_along, slice_union, window_union  # noqa: F401

@@ -1,0 +1,223 @@
+"""The group union: each output row unions a known group of input rows (``R @ S`` for a 0/1 matrix ``R``).
+
+Reductions, contractions, convolutions, windows, scatters with combiners, batch statistics and factorization
+blocks are all this one move; they differ only in how their groups are described, so :class:`Groups` takes
+every description the rules have at hand and :func:`group_union` picks the cheapest way to compute it::
+
+    S = [{0}, {1}, {2}]
+    group_union(S, Groups.table([[0, 1], [2, -1]]))     = [{0, 1}, {2}]          (-1: no member)
+    group_union(S, Groups.lists([0, 3, 3], [0, 1, 2]))  = [{0, 1, 2}, {}]
+    group_union(S, Groups.pairs(rows=[1, 0], members=[0, 2], k_out=2)) = [{2}, {0}]
+
+Strategies (all vectorized; the result is the same):
+
+* **lazy** — narrow groups of uniform width ``g``: the union of ``g`` row maps, kept lazy (a 3×3 convolution
+  costs nine row maps and nothing is materialized);
+* **index table** — every part an index part: a ``(rows, g·parts)`` column table sorted per row;
+* **gather** — any groups: the members' entries gathered in one pass and merged per output row, linear in
+  the gathered entries (no ``R @ S`` product);
+* **compose** (on request) — ``R`` composed with each part's row map first, so a lazily broadcast matrix (one
+  base row) or a factor's few distinct rows are merged once, not once per reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..irtools import index_dtype
+from .core import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, check_nnz, gather_csr_rows, make_csr
+
+__all__ = ["Groups", "group_union", "merge_rows"]
+
+#: Dense 0/1 products are used by the compose strategy below this many cells per matrix (float32).
+DENSE_CELLS = 25_000_000
+
+
+def merge_rows(indptr, indices, k: int, n: int) -> sp.csr_array:
+    """A canonical bool CSR from rows that may hold repeats or be unsorted (scipy's per-row C++ pass)."""
+    dt = index_dtype(n, len(indices))
+    m = sp.csr_array((k, n), dtype=bool)
+    m.indptr = np.asarray(indptr, dt)
+    m.indices = np.asarray(indices, dt)
+    m.data = np.ones(len(indices), bool)
+    m.has_sorted_indices = False
+    m.has_canonical_format = False
+    m.sum_duplicates()
+    return m
+
+
+def _from_csr(m: sp.csr_array) -> Deps:
+    return Deps(m.shape[0], m.shape[1], [CsrPart(m)] if m.nnz else [])
+
+
+@dataclass(frozen=True, eq=False)
+class Groups:
+    """Which input rows each of ``k_out`` output rows unions.  Either a uniform ``(k_out, g)`` table
+    (``table``), or CSR-like lists (``indptr``, ``members``); ``-1`` members are skipped."""
+
+    k_out: int
+    table: np.ndarray | None = None
+    indptr: np.ndarray | None = None
+    members: np.ndarray | None = None
+
+    @classmethod
+    def from_table(cls, table) -> "Groups":
+        """Row ``i`` unions the rows ``table[i, :]``."""
+        table = np.asarray(table, np.int64)
+        if table.ndim != 2:
+            raise ValueError("a group table is 2-D")
+        return cls(table.shape[0], table=table)
+
+    @classmethod
+    def member_major(cls, members) -> "Groups":
+        """Row ``i`` unions the rows ``members[:, i]`` (a ``(g, k_out)`` table: member ``j`` of every group
+        is one contiguous row map)."""
+        members = np.asarray(members, np.int64)
+        return cls(members.shape[1], table=members.T)
+
+    @classmethod
+    def from_lists(cls, indptr, members) -> "Groups":
+        """Row ``i`` unions the rows ``members[indptr[i]:indptr[i+1]]`` (groups of varying size)."""
+        indptr = np.asarray(indptr, np.int64)
+        return cls(len(indptr) - 1, indptr=indptr, members=np.asarray(members, np.int64))
+
+    @classmethod
+    def from_pairs(cls, rows, members, k_out: int) -> "Groups":
+        """Row ``r`` unions ``members[t]`` over the pairs with ``rows[t] = r`` (any order)."""
+        rows = np.asarray(rows, np.int64)
+        order = np.argsort(rows, kind="stable")
+        indptr = np.zeros(k_out + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=k_out), out=indptr[1:])
+        return cls.from_lists(indptr, np.asarray(members, np.int64)[order])
+
+    @classmethod
+    def from_matrix(cls, matrix) -> "Groups":
+        """Row ``i`` unions the rows ``j`` with ``matrix[i, j] ≠ 0`` (the ``R`` of ``R @ S``)."""
+        m = sp.csr_array(matrix)
+        m.sum_duplicates()
+        return cls.from_lists(np.asarray(m.indptr, np.int64), np.asarray(m.indices, np.int64))
+
+    def as_lists(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.table is None:
+            return self.indptr, self.members
+        k, g = self.table.shape
+        return np.arange(k + 1, dtype=np.int64) * g, np.ascontiguousarray(self.table).ravel()
+
+    def as_matrix(self, k_in: int) -> sp.csr_array:
+        """The 0/1 ``(k_out, k_in)`` matrix ``R``."""
+        indptr, members = self.as_lists()
+        rows = np.repeat(np.arange(self.k_out, dtype=np.int64), np.diff(indptr))
+        valid = members >= 0
+        m = sp.csr_array((np.ones(int(valid.sum()), bool), (rows[valid], members[valid])), shape=(self.k_out, k_in))
+        m.sum_duplicates()
+        return m
+
+
+def group_union(deps: Deps, groups: Groups, strategy: str = "auto") -> Deps:
+    """Each output row ``i`` is the union of the rows of ``deps`` in group ``i`` (see the module docstring);
+    ``strategy="compose"`` composes the groups with the parts' row maps first."""
+    k_out, n = groups.k_out, deps.n
+    if deps.is_empty or k_out == 0:
+        return Deps.empty(k_out, n)
+    if strategy == "compose":
+        return _composed(deps, groups.as_matrix(deps.rows))
+    if strategy != "auto":
+        raise ValueError(f"unknown group-union strategy {strategy!r}")
+    if groups.table is not None:
+        table = groups.table
+        g = table.shape[1]
+        if g == 0:
+            return Deps.empty(k_out, n)
+        if g == 1:
+            return deps.gather_rows(table[:, 0])
+        if g * len(deps.parts) <= MAX_LAZY_PARTS:
+            return Deps.union(*[deps.gather_rows(table[:, j]) for j in range(g)])
+        if all(isinstance(p, IndexPart) for p in deps.parts):
+            return _index_table(deps, table)
+    indptr, members = groups.as_lists()
+    return _gathered(deps, indptr, members)
+
+
+def _index_table(deps: Deps, table: np.ndarray) -> Deps:
+    """Index parts only: a ``(k_out, g·parts)`` column table, sorted and de-duplicated per row."""
+    k_out, g = table.shape
+    valid = table >= 0
+    safe = np.where(valid, table, 0)
+    parts = deps.parts
+    mat = np.empty((k_out, g * len(parts)), np.int64)
+    for i, p in enumerate(parts):  # a loop over parts (few), each a vectorized gather
+        mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1)
+    mat.sort(axis=1)
+    keep = mat >= 0
+    keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
+    indptr = np.zeros(k_out + 1, np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    check_nnz(int(indptr[-1]))
+    return _from_csr(make_csr(indptr, mat[keep], k_out, deps.n))
+
+
+def _gathered(deps: Deps, indptr: np.ndarray, members: np.ndarray) -> Deps:
+    """Gather the member rows' entries in one pass, then merge repeats per output row."""
+    k_out = len(indptr) - 1
+    if len(members) == 0:
+        return Deps.empty(k_out, deps.n)
+    gathered = gather_csr_rows(deps.to_csr(), members)
+    out_indptr = np.asarray(gathered.indptr, np.int64)[indptr]
+    return _from_csr(merge_rows(out_indptr, gathered.indices, k_out, deps.n))
+
+
+def _composed(deps: Deps, groups: sp.csr_array) -> Deps:
+    """``R @ S`` without materializing ``S``: each part's row map is composed with ``R`` first.
+
+    A part ``CsrPart(base, rowmap)`` contributes ``(R @ P_rowmap) @ base``; the first product merges the
+    repeated base rows a group reaches (a lazily broadcast matrix has one base row, an LU factor one per
+    column), so the cost is that of the distinct base rows, not of the materialized value."""
+    groups = sp.csr_array(groups, dtype=bool)
+    k_out, k_in = groups.shape
+    n = deps.n
+    if groups.nnz == 0:
+        return Deps.empty(k_out, n)
+    mats = []
+    for part in deps.parts:
+        if isinstance(part, IndexPart):
+            cols = np.asarray(part.cols, np.int64)
+            ok = cols >= 0
+            sel = sp.csr_array((np.ones(int(ok.sum()), bool), (np.flatnonzero(ok), cols[ok])), shape=(k_in, n))
+            mats.append(groups @ sel)
+        elif part.rowmap is None:
+            mats.append(groups @ part.base)
+        else:
+            rm = np.asarray(part.rowmap, np.int64)
+            ok = rm >= 0
+            sel = sp.csr_array((np.ones(int(ok.sum()), bool), (np.flatnonzero(ok), rm[ok])),
+                               shape=(k_in, part.base.shape[0]))
+            reach = sp.csr_array((groups @ sel).astype(bool))
+            mats.append(_union_of_rows(reach, part.base))
+    for m in mats:
+        check_nnz(int(m.nnz))
+    total = mats[0]
+    for m in mats[1:]:
+        total = total + m
+    total = sp.csr_array(total.astype(bool))
+    total.sum_duplicates()
+    total.sort_indices()
+    total.eliminate_zeros()
+    return _from_csr(total)
+
+
+def _union_of_rows(reach: sp.csr_array, base: sp.csr_array) -> sp.csr_array:
+    """Row ``i`` = ∪ of the ``base`` rows that ``reach[i]`` selects.  When the selected rows overlap heavily
+    (nested prefixes of a factorization: the work of a sparse product far exceeds the result) and both
+    sides fit, one dense BLAS product of 0/1 matrices is much faster than merging the same entries again
+    and again."""
+    k_out, n = reach.shape[0], base.shape[1]
+    row_sizes = np.diff(np.asarray(base.indptr, np.int64)).astype(np.float64)
+    work = float((reach.astype(np.float64) @ row_sizes).sum())  # entries a sparse product would merge
+    if work > 4.0 * k_out * n and k_out * n <= DENSE_CELLS and base.shape[0] * n <= DENSE_CELLS:
+        dense = (reach.astype(np.float32) @ base.astype(np.float32).toarray()) > 0
+        check_nnz(int(np.count_nonzero(dense)))
+        return sp.csr_array(dense)
+    return sp.csr_array(reach @ base)
