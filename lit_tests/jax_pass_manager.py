@@ -6,12 +6,7 @@ import jax
 import jax.numpy as jnp
 from jaxlib.mlir import passmanager
 
-from stablehlo_sparsity.passes import PASSES
-
-
-def add(pm, name, **options):
-    info = PASSES[name]
-    pm.add(info.factory(options), name=info.argument, argument=info.argument)
+from stablehlo_sparsity.passes import AnnotatePass, StripPass
 
 
 def f(x, y):
@@ -23,7 +18,7 @@ before = str(module)
 with module.context:
     pm = passmanager.PassManager("builtin.module")
     pm.add("func.func(cse)")
-    add(pm, "sparsity-annotate", **{"max-elements": 4, "wrt": [0, 1]})
+    AnnotatePass(max_elements=4, wrt=[0, 1]).add_to(pm)
     pm.run(module.operation)
 print(module)
 # cse merged the two x @ y and tanh; the annotation sees one of each.
@@ -36,7 +31,7 @@ print(module)
 
 with module.context:
     pm = passmanager.PassManager("builtin.module")
-    add(pm, "sparsity-strip")
+    StripPass().add_to(pm)
     pm.run(module.operation)
     pm = passmanager.PassManager("builtin.module")
     pm.add("func.func(cse)")

@@ -18,13 +18,16 @@ MLIR's own passes::
     from stablehlo_sparsity.passes import run_pipeline
     run_pipeline(module, "builtin.module(canonicalize,func.func(cse),sparsity-annotate{max-elements=8})")
 
-or add one pass to your own ``PassManager``::
+or add one pass — a small dataclass whose fields are its options — to your own ``PassManager``::
 
-    pm.add(PASSES["sparsity-annotate"].factory({}), name="sparsity-annotate", argument="sparsity-annotate")
+    AnnotatePass(max_elements=8).add_to(pm)          # or PASSES["sparsity-annotate"].from_options("max-elements=8")
 """
 
-from .jacobian import inject_hessian, inject_jacobian, read_pattern  # noqa: F401
-from .annotate import AnnotateOptions, annotate, format_sets, parse_sets, resolve_entry, summarize  # noqa: F401
+from .base import SparsityPass  # noqa: F401
+from .jacobian import HessianPass, JacobianPass, inject_hessian, inject_jacobian, read_pattern  # noqa: F401
+from .annotate import AnnotateOptions, AnnotatePass, annotate, format_sets, parse_sets, resolve_entry, summarize  # noqa: F401
+from .fold_constants import FoldConstantsPass  # noqa: F401
+from .strip import StripPass  # noqa: F401
 from .pipeline import (  # noqa: F401
     PASSES,
     DiagnosticError,
@@ -37,6 +40,12 @@ from .pipeline import (  # noqa: F401
 from .strip import strip  # noqa: F401
 
 __all__ = [
+    "SparsityPass",
+    "AnnotatePass",
+    "FoldConstantsPass",
+    "StripPass",
+    "JacobianPass",
+    "HessianPass",
     "AnnotateOptions",
     "annotate",
     "strip",
@@ -54,11 +63,4 @@ __all__ = [
     "fold_constants",
 ]
 
-
-def __getattr__(name):
-    # The folding engine lives in its own module; import it only when asked for.
-    if name == "fold_constants":
-        from .fold_constants import fold_constants
-
-        return fold_constants
-    raise AttributeError(name)
+from .fold_constants import fold_constants  # noqa: E402,F401

@@ -34,14 +34,18 @@ reached (functions not called from the entry, a ``case`` branch ruled out by a k
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
+from .base import SparsityPass, option
+
 __all__ = [
+    "AnnotatePass",
     "AnnotateOptions",
     "annotate",
     "resolve_entry",
@@ -62,22 +66,29 @@ ATTR_KEEP = "sparsity.keep"
 OWN_ATTRS = (ATTR_DEPS, ATTR_OFFSET, ATTR_PATTERN, ATTR_KEEP)
 
 
-@dataclass
-class AnnotateOptions:
-    """Options of ``sparsity-annotate`` (pass option names in parentheses).
+@dataclass(frozen=True)
+class AnnotatePass(SparsityPass):
+    """Run the sparsity analysis and attach each value's index sets as sparsity.* attributes.
 
-    entry (``entry``): the function to analyze; default ``main`` or else the only public function.
-    wrt (``wrt``): indices of the entry arguments that are inputs (columns); default all.
-    on_unknown (``on-unknown``): ``error`` or ``conservative``, as in :class:`AnalysisOptions`.
-    max_elements (``max-elements``): values with more elements than this are shown as a summary.
-    max_nnz (``max-nnz``): values with more dependencies than this are shown as a summary.
-    """
+    As a Python object it is also the options of :func:`annotate` (``AnnotateOptions``): ``entry`` (default
+    ``main``, else the only public function), ``wrt`` (entry argument indices; default argument 0),
+    ``on_unknown`` (as in :class:`AnalysisOptions`), ``max_elements`` / ``max_nnz`` (bigger values get a
+    summary)."""
 
-    entry: str | None = None
-    wrt: Sequence[int] | None = None
-    on_unknown: str = "error"
-    max_elements: int = 64
-    max_nnz: int = 1024
+    argument: ClassVar[str] = "sparsity-annotate"
+    entry: str | None = option(None, "entry function (default: main, else the only public one)", kind="str")
+    wrt: Sequence[int] | None = option(None, "comma-separated entry argument indices to differentiate (default: 0)",
+                                       kind="ints")
+    on_unknown: str = option("error", "ops without a rule: error or conservative", choices=("error", "conservative"))
+    max_elements: int = option(64, "values with more elements get a summary")
+    max_nnz: int = option(1024, "values with more dependencies get a summary")
+
+    def run(self, module_op) -> None:
+        annotate(module_op, self)
+
+
+#: The options of :func:`annotate` are the pass's fields.
+AnnotateOptions = AnnotatePass
 
 
 # --------------------------------------------------------------------------- the attribute format
@@ -289,9 +300,9 @@ def annotate(module, options: AnnotateOptions | None = None, **kwargs):
 
     from .strip import strip
 
-    opts = options or AnnotateOptions()
+    opts = options or AnnotatePass()
     if kwargs:
-        opts = AnnotateOptions(**{**opts.__dict__, **kwargs})
+        opts = dataclasses.replace(opts, **kwargs)
     mod = getattr(module, "opview", module)
     if not hasattr(mod, "body"):
         raise TypeError(f"annotate needs a builtin.module, got {mod.operation.name}")

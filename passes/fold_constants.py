@@ -11,23 +11,27 @@ Runs the interpreter's constant lattice over every function (arguments unknown; 
   rewritten (no rounded float, no NaN), and only where a literal cannot change how XLA evaluates the
   users (see :func:`_rewritable`): the rewritten module computes exactly the same bits as the original.
 
-``stablehlo.constant`` ops themselves are not counted.  Usable from Python
-(:func:`fold_constants`) and as a Python-defined MLIR pass (:func:`run_pass`)::
+``stablehlo.constant`` ops themselves are not counted.  Usable from Python (:func:`fold_constants`) and as
+a Python-defined MLIR pass (:class:`FoldConstantsPass`)::
 
     pm = PassManager("builtin.module")
-    pm.add(run_pass, name="sparsity-fold-constants", argument="sparsity-fold-constants")
+    FoldConstantsPass(materialize=True).add_to(pm)
     pm.run(module.operation)
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from stablehlo_sparsity.folding.constants import observe_constants
 
-__all__ = ["fold_constants", "run_pass", "make_pass", "ATTR", "ANNOTATE_MAX_ELEMENTS", "PASS_NAME"]
+from .base import SparsityPass, option
 
-PASS_NAME = "sparsity-fold-constants"
+__all__ = ["fold_constants", "FoldConstantsPass", "ATTR", "ANNOTATE_MAX_ELEMENTS"]
+
 #: The discardable attribute carrying a folded value.
 ATTR = "sparsity.const"
 _DEAD = "sparsity.fold_dead"  # temporary marker of fully materialized ops
@@ -222,31 +226,17 @@ def _erase_dead(mop) -> None:
         op.erase()
 
 
-def run_pass(op, pass_) -> None:
-    """The MLIR pass entry (annotate mode): ``PassManager.add(run_pass, name=..., argument=...)``."""
-    _run(op, pass_, materialize=False)
+@dataclass(frozen=True)
+class FoldConstantsPass(SparsityPass):
+    """Evaluate ops whose operands are all known constants (NumPy, StableHLO semantics); annotate the folded
+    values (sparsity.const) or materialize them as stablehlo.constant ops.
 
+    Only values every XLA backend computes bit for bit are shown or rewritten (see :func:`fold_constants`)."""
 
-def run_pass_materialize(op, pass_) -> None:
-    """The MLIR pass entry, materializing folded values as ``stablehlo.constant`` ops."""
-    _run(op, pass_, materialize=True)
+    argument: ClassVar[str] = "sparsity-fold-constants"
+    materialize: bool = option(False, "replace folded values by stablehlo.constant (where the module provably "
+                                      "computes the same bits)")
+    max_elements: int = option(10_000_000, "do not fold values with more elements")
 
-
-def _run(op, pass_, materialize: bool, max_elements: int = 10_000_000) -> None:
-    try:
-        fold_constants(op, materialize=materialize, max_elements=max_elements)
-    except Exception as e:  # noqa: BLE001 — report through MLIR's diagnostics and fail the pipeline
-        try:
-            op.location.emit_error(f"{PASS_NAME}: {type(e).__name__}: {e}")
-        finally:
-            pass_.signal_pass_failure()
-
-
-def make_pass(*, materialize: bool = False, max_elements: int = 10_000_000):
-    """A pass callable with the given options, for ``PassManager.add``."""
-
-    def run(op, pass_):
-        _run(op, pass_, materialize=materialize, max_elements=max_elements)
-
-    run.__name__ = "sparsity_fold_constants"
-    return run
+    def run(self, module_op) -> None:
+        fold_constants(module_op, materialize=self.materialize, max_elements=self.max_elements)

@@ -28,9 +28,14 @@ with a dozen separate discardable attributes):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
-__all__ = ["inject_jacobian", "inject_hessian", "read_pattern", "ATTR_PREFIX"]
+from .base import SparsityPass, option
+
+__all__ = ["inject_jacobian", "inject_hessian", "read_pattern", "ATTR_PREFIX", "JacobianPass", "HessianPass"]
 
 ATTR_PREFIX = "sparsity."
 _OWN = "sparsity.derivative"
@@ -253,3 +258,38 @@ def read_pattern(fn) -> dict:
     if "triangle" in d:
         out["triangle"] = ir.StringAttr(d["triangle"]).value
     return out
+
+
+_ENTRY = "entry function (default: main, else the only public one)"
+_WRT = "differentiated entry arguments: comma-separated indices or 'all' (default: 0)"
+_ON_UNKNOWN = "ops without a rule: error or conservative"
+
+
+@dataclass(frozen=True)
+class JacobianPass(SparsityPass):
+    """Add @<entry>_jacobian: the entry's arguments -> its Jacobian's nonzeros in CSR order of the detected
+    pattern (compressed by coloring; pattern recorded as the sparsity.derivative attribute)."""
+
+    argument: ClassVar[str] = "sparsity-jacobian"
+    entry: str | None = option(None, _ENTRY, kind="str")
+    wrt: str | None = option(None, _WRT, kind="str")
+    mode: str = option("auto", "coloring: auto (fewest products), forward (columns, JVPs) or reverse (rows, VJPs)",
+                       choices=("auto", "forward", "reverse"))
+    on_unknown: str = option("error", _ON_UNKNOWN, choices=("error", "conservative"))
+
+    def run(self, module_op) -> None:
+        inject_jacobian(module_op, entry=self.entry or None, wrt=self.wrt, mode=self.mode, on_unknown=self.on_unknown)
+
+
+@dataclass(frozen=True)
+class HessianPass(SparsityPass):
+    """Add @<entry>_hessian for a scalar entry: the full symmetric Hessian's nonzeros in CSR order of its
+    pattern (star coloring; pattern recorded as the sparsity.derivative attribute)."""
+
+    argument: ClassVar[str] = "sparsity-hessian"
+    entry: str | None = option(None, _ENTRY, kind="str")
+    wrt: str | None = option(None, _WRT, kind="str")
+    on_unknown: str = option("error", _ON_UNKNOWN, choices=("error", "conservative"))
+
+    def run(self, module_op) -> None:
+        inject_hessian(module_op, entry=self.entry or None, wrt=self.wrt, on_unknown=self.on_unknown)

@@ -9,9 +9,12 @@ as the ``func.func`` parser would never have created it from the custom form —
 
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import dataclass
+from typing import ClassVar, Iterable
 
-__all__ = ["strip", "PREFIX"]
+from .base import SparsityPass
+
+__all__ = ["strip", "StripPass", "PREFIX"]
 
 PREFIX = "sparsity."
 KEEP = "sparsity.keep"  # lists of empty dictionaries that existed before annotation (see annotate.py)
@@ -74,3 +77,13 @@ def strip(module, names: Iterable[str] | None = None) -> int:
     with root.context:
         root.walk(visit)
     return count
+
+
+@dataclass(frozen=True)
+class StripPass(SparsityPass):
+    """Remove every sparsity.* attribute."""
+
+    argument: ClassVar[str] = "sparsity-strip"
+
+    def run(self, module_op) -> None:
+        strip(module_op)

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from .errors import InputError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .lattice import Deps, nnz_budget
+from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
 from .values import AbstractValue, is_differentiable, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
@@ -321,136 +322,6 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
                              derivatives=derivatives, **kwargs).pattern
 
 
-#: Deepest bracket nesting accepted by :func:`check_nesting` (MLIR's recursive-descent parser overflows the C++
-#: stack — a segfault — at a few thousand levels: ~2,500 nested regions, ~10,000 nested attributes).
-MAX_NESTING = 1000
-
-
-def check_nesting(text: str | bytes, name: str = "<input>") -> None:
-    """Refuse text whose ``( [ { <`` brackets nest deeper than :data:`MAX_NESTING`, before MLIR parses it.
-
-    One vectorized pass over the bytes; ``>`` of ``->`` is not a closing bracket.  Brackets inside strings
-    and comments count too: a (balanced) annotation string costs one level, so only absurd inputs are refused.
-    """
-    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)
-    b = np.frombuffer(data, dtype=np.uint8)
-    if len(b) == 0:
-        return
-    opens = (b == ord("(")) | (b == ord("[")) | (b == ord("{")) | (b == ord("<"))
-    closes = (b == ord(")")) | (b == ord("]")) | (b == ord("}")) | (b == ord(">"))
-    closes[1:] &= b[:-1] != ord("-")
-    depth = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
-    k = int(np.argmax(depth))
-    if int(depth[k]) > MAX_NESTING:
-        line = int(np.count_nonzero(b[:k] == ord("\n"))) + 1
-        col = k - (data.rfind(b"\n", 0, k) + 1) + 1
-        raise InputError(f"brackets nested {int(depth[k])} deep, above the limit of {MAX_NESTING}: MLIR's parser "
-                         "would overflow its stack", f"{name}:{line}:{col}")
-
-
-def parse_module(text_or_path: str, *, is_path: bool = False):
-    """Parse StableHLO text (or a file, keeping ``file:line:col`` locations) in a context with every
-    dialect JAX needs.  Parse errors raise :class:`InputError` with MLIR's diagnostics."""
-    from jax._src.interpreters import mlir as jax_mlir
-    from jaxlib.mlir import ir
-
-    if is_path:
-        try:
-            with open(text_or_path, "rb") as f:
-                data = f.read()
-        except OSError:
-            data = None  # MLIR reports the unreadable file below
-        if data is not None:
-            shipped = parse_shipped(data, str(text_or_path))  # .mlirbc, portable artifacts, jax.export
-            if shipped is not None:
-                return shipped
-            check_nesting(data, str(text_or_path))
-    else:
-        check_nesting(text_or_path)
-    ctx = jax_mlir.make_ir_context()
-    try:
-        with ctx:
-            if is_path:
-                return ir.Module.parseFile(text_or_path)
-            return ir.Module.parse(text_or_path)
-    except ir.MLIRError as e:
-        diags = "; ".join(f"{format_diag(d)}" for d in getattr(e, "error_diagnostics", [])) or str(e)
-        raise InputError(f"could not parse the module: {diags}") from None
-    except (ValueError, OverflowError, RuntimeError, MemoryError) as e:
-        # C++ exceptions escaping the parser (e.g. an attribute too large to convert: "SmallVector unable to
-        # grow") arrive as Python exceptions, not as MLIR diagnostics
-        raise InputError(f"could not parse the module: {type(e).__name__}: {e}") from None
-
-
-BYTECODE_MAGIC = b"ML\xefR"
-_PORTABLE_VERSION = re.compile(rb"StableHLO_v(\d+)\.(\d+)\.(\d+)")
-
-
-def parse_shipped(data: bytes, name: str = "<input>"):
-    """A module from the binary forms StableHLO travels in: MLIR bytecode (``.mlirbc``), a StableHLO portable
-    artifact (versioned VHLO bytecode), or a serialized ``jax.export`` artifact.  ``None`` when ``data`` is
-    none of them (then it is text).  Version mismatches raise :class:`InputError` naming both versions."""
-    from jax._src.interpreters import mlir as jax_mlir
-    from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _stablehlo
-
-    data = bytes(data)
-    if data.startswith(BYTECODE_MAGIC):
-        ctx = jax_mlir.make_ir_context()
-        m = _PORTABLE_VERSION.search(data[:4096])
-        if m is not None:  # a portable artifact: VHLO at a given StableHLO version
-            version = ".".join(x.decode() for x in m.groups())
-            current = _stablehlo.get_current_version()
-            if tuple(int(x) for x in m.groups()) > tuple(int(x) for x in current.split(".")):
-                raise InputError(f"portable artifact of StableHLO v{version} is newer than this jaxlib's StableHLO "
-                                 f"v{current}: upgrade jaxlib or re-serialize for v{current}", name)
-            try:
-                return _stablehlo.deserialize_portable_artifact(ctx, data)
-            except Exception as e:
-                raise InputError(f"could not read the StableHLO portable artifact (v{version}; this jaxlib reads "
-                                 f"v{_stablehlo.get_minimum_version()} to v{current}): {e}", name) from None
-        try:
-            with ctx:
-                return ir.Module.parse(data)
-        except ir.MLIRError as e:
-            diags = "; ".join(format_diag(d) for d in getattr(e, "error_diagnostics", [])) or str(e)
-            raise InputError(f"could not read the MLIR bytecode: {diags}", name) from None
-    try:
-        data.decode("utf-8")
-        return None  # text
-    except UnicodeDecodeError:
-        pass
-    try:
-        from jax import export as jexport
-
-        exp = jexport.deserialize(bytearray(data))
-    except Exception as e:
-        if isinstance(e, ImportError) or "flatbuffers" in str(e):
-            raise InputError("reading a serialized jax.export artifact needs the 'flatbuffers' package", name) \
-                from None
-        if "version" in str(e).lower():
-            raise InputError(f"serialized jax.export artifact of an unsupported version: {e}", name) from None
-        return None  # neither: the caller reports the bytes as invalid text
-    return parse_module(exp.mlir_module())
-
-
-def as_module(module_or_text):
-    """An ``ir.Module`` from a module, StableHLO text, or bytes in any of the forms of :func:`parse_shipped`."""
-    if isinstance(module_or_text, (bytes, bytearray, memoryview)):
-        data = bytes(module_or_text)
-        shipped = parse_shipped(data)
-        if shipped is not None:
-            return shipped
-        try:
-            module_or_text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(f"module text is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset "
-                             f"{e.start})") from None
-    if isinstance(module_or_text, str):
-        return parse_module(module_or_text)
-    if hasattr(module_or_text, "body") and hasattr(module_or_text, "context"):
-        return module_or_text
-    raise InputError(f"expected an ir.Module, StableHLO text or bytes, got {type(module_or_text).__name__}")
 def resolve_wrt(wrt, num_args: int) -> list[int]:
     """The differentiated entry arguments: ``None`` → ``[0]`` (none for an entry without arguments),
     ``"all"`` → every argument, else the given indices."""
@@ -463,12 +334,6 @@ def resolve_wrt(wrt, num_args: int) -> list[int]:
     if isinstance(wrt, (int, np.integer)):
         return [int(wrt)]
     return [int(i) for i in wrt]
-
-
-def format_diag(d) -> str:
-    from .errors import format_location
-
-    return f"{format_location(d.location)}: {d.message}"
 
 
 def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "has_attr", "enum_text", "positions"]
+__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "has_attr", "enum_text", "positions", "literal_from_text",
+           "scalar_attr", "replica_group_sizes"]
 
 
 def has_attr(op, name: str) -> bool:
@@ -57,3 +60,66 @@ def enum_text(op, name: str) -> str:
 def positions(shape) -> np.ndarray:
     """The position map: ``arange(size).reshape(shape)`` — apply a structural op to it to get its index map."""
     return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+
+
+_HEX_LITERAL = re.compile(r'dense<"0x([0-9A-Fa-f]*)">')
+_DENSE_LITERAL = re.compile(r"dense<(.*)>\s*:\s*tensor<", re.S)
+_SCALAR_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)|true|false")
+
+
+def literal_from_text(text: str, dt: np.dtype) -> np.ndarray | None:
+    """A dense literal from its printed form: the hex blob MLIR prints for large literals (raw little-endian
+    storage), or the list of decimal numbers it prints for small ones (hex tokens there are bit patterns)."""
+    m = _HEX_LITERAL.search(text)
+    if m:
+        raw = bytes.fromhex(m.group(1))
+        storage = np.dtype(np.uint8) if dt == np.bool_ else dt.newbyteorder("<")
+        if len(raw) % storage.itemsize:
+            return None
+        arr = np.frombuffer(raw, storage)
+        return (arr != 0) if dt == np.bool_ else arr.astype(dt)
+    m = _DENSE_LITERAL.search(text)
+    if m is None:
+        return None
+    tokens = _SCALAR_TOKEN.findall(m.group(1))
+    comp = np.dtype(np.float32 if dt == np.complex64 else np.float64) if dt.kind == "c" else dt
+    if dt.kind not in "fc" and dt.name != "bfloat16":
+        return None  # the bindings read every integer and bool literal already
+    bits_dt = np.dtype(f"u{comp.itemsize}")
+    vals = np.empty(len(tokens), comp)
+    hexes = np.array([tok.startswith("0x") for tok in tokens], bool)
+    if hexes.any():  # small lists: one token per element, at most MLIR's hex-printing threshold
+        vals[hexes] = np.array([int(tok, 16) for tok, h in zip(tokens, hexes) if h], bits_dt).view(comp)
+    if (~hexes).any():
+        vals[~hexes] = np.array([tok for tok, h in zip(tokens, hexes) if not h], np.float64).astype(comp)
+    if dt.kind == "c":
+        if len(vals) % 2:
+            return None
+        return vals.astype(np.float64).view(np.complex128).astype(dt)
+    return vals
+
+
+def scalar_attr(attr):
+    """A scalar from a ``FloatAttr`` / ``IntegerAttr`` / splat ``DenseElementsAttr``."""
+    from jaxlib.mlir import ir
+
+    for cast in (lambda a: ir.FloatAttr(a).value, lambda a: ir.IntegerAttr(a).value):
+        try:
+            return cast(attr)
+        except (ValueError, TypeError):
+            pass
+    arr = dense_array(attr)
+    if arr is not None and arr.size == 1:
+        return arr.reshape(()).item()
+    return None
+
+
+def replica_group_sizes(op) -> list[int]:
+    """Sizes of the process groups in ``replica_groups`` (``-1`` entries are padding)."""
+    if "replica_groups" not in op.attributes:
+        return []
+    groups = dense_array(op.attributes["replica_groups"])
+    if groups is None:
+        return []
+    groups = np.asarray(groups).reshape(-1, groups.shape[-1] if groups.ndim else 1)
+    return [int((g >= 0).sum()) for g in groups]

@@ -39,10 +39,6 @@ _DRIVER_OPTIONS = {
 _FLAG = re.compile(r"^--?([A-Za-z][\w.\-]*)(?:=(.*))?$", re.S)
 
 
-class _Failure(Exception):
-    """A usage error detected before any input is processed."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse exits with 2; mlir-opt's usage errors exit with 1
         self.print_usage(sys.stderr)
@@ -56,8 +52,8 @@ def _epilog() -> str:
     lines = ["passes (run in command-line order; options as --pass=\"key=value key=value\"):"]
     for info in PASSES.values():
         lines.append(f"  --{info.argument}")
-        lines.append(f"      {info.description}")
-        for o in info.options:
+        lines.append(f"      {info.description()}")
+        for o in info.options():
             default = "" if o.default is None else f" (default {str(o.default).lower() if o.kind == 'bool' else o.default})"
             lines.append(f"      {o.name}=...: {o.help}{default}")
     lines += [
@@ -142,7 +138,7 @@ def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]
 
 
 def _pipeline_from_flags(flags, args) -> list:
-    from stablehlo_sparsity.passes.pipeline import PASSES, parse_pass_options
+    from stablehlo_sparsity.passes.pipeline import PASSES
 
     elements = []
     for name, value in flags:
@@ -151,7 +147,7 @@ def _pipeline_from_flags(flags, args) -> list:
             text = (value or "").strip()
             if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
                 text = text[1:-1]
-            elements.append(("ours", (info, parse_pass_options(info, text))))
+            elements.append(("ours", (info, info.parse_options(text))))
         else:
             elements.append(("mlir", name if not value else f"{name}{{{value}}}", f"--{name}"))
     return elements

@@ -15,7 +15,7 @@ from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir._mlir_libs import _stablehlo
 
 from stablehlo_sparsity import analyze_module, jacobian_sparsity, lower_and_analyze, parse_module
-from stablehlo_sparsity.passes.fold_constants import ATTR, fold_constants, make_pass, run_pass
+from stablehlo_sparsity.passes.fold_constants import ATTR, FoldConstantsPass, fold_constants
 
 
 def _eval(module, *args):
@@ -206,10 +206,8 @@ def test_python_pass_in_pass_manager():
     m = parse_module(_normalization_text())
     with m.context:
         pm = passmanager.PassManager("builtin.module")
-        pm.add(run_pass, name="sparsity-fold-constants", argument="sparsity-fold-constants",
-               description="annotate values the constant lattice resolves")
-        pm.add(make_pass(materialize=True), name="sparsity-fold-constants-materialize",
-               argument="sparsity-fold-constants-materialize")
+        FoldConstantsPass().add_to(pm)
+        FoldConstantsPass(materialize=True).add_to(pm)
         pm.add("canonicalize")
         pm.run(m.operation)
     assert m.operation.verify()

@@ -250,8 +250,7 @@ def test_python_passes_mix_with_builtin_passes_in_one_pass_manager():
         pm.add("func.func(cse)")
         pm.add("inline")
         pm.add("symbol-dce")
-        info = PASSES["sparsity-annotate"]
-        pm.add(info.factory({"max-elements": 8}), name=info.argument, argument=info.argument)
+        PASSES["sparsity-annotate"].from_options({"max-elements": 8}).add_to(pm)
         pm.run(m.operation)
     out = str(m)
     assert out.count("stablehlo.add") == 1  # cse merged the two adds
@@ -259,8 +258,7 @@ def test_python_passes_mix_with_builtin_passes_in_one_pass_manager():
     assert 'stablehlo.multiply %0, %0 {sparsity.deps = "{0} {1} {2} {3}"}' in out
     with ctx:
         pm = passmanager.PassManager("builtin.module")
-        info = PASSES["sparsity-strip"]
-        pm.add(info.factory({}), name=info.argument, argument=info.argument)
+        PASSES["sparsity-strip"]().add_to(pm)
         pm.add("canonicalize")
         pm.run(m.operation)
     assert "sparsity." not in str(m)
@@ -308,10 +306,9 @@ def test_pass_failure_becomes_an_mlir_diagnostic_at_the_op():
     ctx = make_context()
     ctx.allow_unregistered_dialects = True
     m = parse_source(text, "bad.mlir", context=ctx)
-    info = PASSES["sparsity-annotate"]
     with ctx:
         pm = passmanager.PassManager("builtin.module")
-        pm.add(info.factory({}), name=info.argument, argument=info.argument)
+        PASSES["sparsity-annotate"]().add_to(pm)
         with pytest.raises(ir.MLIRError) as e:
             pm.run(m.operation)
     (d,) = e.value.error_diagnostics
@@ -361,3 +358,20 @@ def test_analysis_of_annotated_module_is_unchanged():
     before = analyze_module(m).pattern
     annotate(m)
     assert analyze_module(m).pattern == before
+
+
+def test_passes_are_dataclasses_whose_fields_are_their_options():
+    """One declaration per option: the field, its pipeline name, kind, default and help come from it."""
+    from stablehlo_sparsity.passes import AnnotatePass, FoldConstantsPass
+
+    names = {o.name: o for o in AnnotatePass.options()}
+    assert list(names) == ["entry", "wrt", "on-unknown", "max-elements", "max-nnz"]
+    assert names["max-elements"].kind == "int" and names["max-elements"].default == 64
+    assert names["on-unknown"].choices == ("error", "conservative")
+    p = AnnotatePass.from_options("max-elements=8 wrt=0,2 on-unknown=conservative")
+    assert (p.max_elements, p.wrt, p.on_unknown) == (8, [0, 2], "conservative")
+    assert FoldConstantsPass.from_options("materialize").materialize is True
+    with pytest.raises(InputError, match="unknown option 'nope' for pass 'sparsity-fold-constants'"):
+        FoldConstantsPass.from_options("nope=1")
+    with pytest.raises(InputError, match="expects an integer"):
+        AnnotatePass.from_options("max-elements=x")

@@ -132,9 +132,9 @@ def _sdy_group(ctx, op, args):
 def _collective(ctx, op, args):
     """Collectives over process groups of one member (§all_reduce, §all_gather, …): each result is its
     operand.  Real communication is refused, as by the analysis."""
-    from ..rules.distribution import _group_sizes
+    from ..attrs import replica_group_sizes
 
-    sizes = _group_sizes(op)
+    sizes = replica_group_sizes(op)
     if sizes and max(sizes) > 1:
         raise ctx.error(op, "cross-device communication; import the single-device program")
     rtypes = ctx.result_types(op)
@@ -252,10 +252,10 @@ for _op in ("add", "atan2", "complex", "divide", "maximum", "minimum", "multiply
 @import_rule("chlo.constant_like")
 def _constant_like(ctx, op, args):
     """``chlo.constant_like``: a splat of ``value`` with the operand's shape."""
-    from ..rules.chlo import _attr_scalar
+    from ..attrs import scalar_attr
 
     (t,) = ctx.result_types(op)
-    return [np.broadcast_to(np.asarray(_attr_scalar(op.attributes["value"]), t.dtype), t.shape)]
+    return [np.broadcast_to(np.asarray(scalar_attr(op.attributes["value"]), t.dtype), t.shape)]
 
 
 @import_rule("chlo.constant")

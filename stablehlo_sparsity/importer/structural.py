@@ -19,7 +19,7 @@ def constant_value(ctx, op, name: str, t) -> np.ndarray:
     """A ``DenseElementsAttr`` as a NumPy array of the result type; a splat stays a broadcast scalar (JAX then
     emits a broadcast of one literal, not a huge dense constant).  Literals the bindings cannot convert
     (complex, bf16) are read from the printed form, as the constant folder does."""
-    from ..rules.structural import _literal_from_text
+    from ..attrs import literal_from_text
 
     arr = None
     try:
@@ -27,7 +27,7 @@ def constant_value(ctx, op, name: str, t) -> np.ndarray:
     except Exception:  # the bindings cannot even cast complex literals to a Python attribute
         pass
     if arr is None:
-        arr = _literal_from_text(str(op), t)
+        arr = literal_from_text(str(op), t.dtype)
         if arr is None:
             raise ctx.error(op, "cannot read the literal")
     arr = np.asarray(arr)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, i64_list, positions
+from ..attrs import dense_array, i64_list, positions, scalar_attr
 from ..folding.exactness import error_array, finalize, literal_uncertainty, unknown_float
 from ..lattice import Deps
 from ..values import AbstractValue
@@ -99,26 +99,11 @@ deps_rule(*(f"chlo.broadcast_{name}" for name in (
     kind=ZERO, note="broadcasting; boolean or integer")(_drop_rule)
 
 
-def _attr_scalar(attr):
-    """A scalar from a ``FloatAttr`` / ``IntegerAttr`` / splat ``DenseElementsAttr``."""
-    from jaxlib.mlir import ir
-
-    for cast in (lambda a: ir.FloatAttr(a).value, lambda a: ir.IntegerAttr(a).value):
-        try:
-            return cast(attr)
-        except (ValueError, TypeError):
-            pass
-    arr = dense_array(attr)
-    if arr is not None and arr.size == 1:
-        return arr.reshape(()).item()
-    return None
-
-
 @deps_rule("chlo.constant_like", kind=ZERO, note="a constant")
 def _constant_like(ctx, op, args):
     """``chlo.constant_like``: a splat of ``value`` with the operand's shape — a known constant."""
     (t,) = ctx.result_types(op)
-    v = _attr_scalar(op.attributes["value"])
+    v = scalar_attr(op.attributes["value"])
     const = None if v is None else np.full(t.shape, v, dtype=t.dtype)
     return [AbstractValue(t, ctx.empty(t.size), const, None if const is None else literal_uncertainty(const))]
 

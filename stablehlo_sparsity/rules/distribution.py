@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array
+from ..attrs import dense_array, replica_group_sizes
 from ..errors import UnsupportedOpError
 from .registry import EXACT, ZERO, deps_rule
 
@@ -34,19 +34,8 @@ def _sharding_group(ctx, op, args):
 
 
 # ====================================================================== collectives (single-device programs)
-def _group_sizes(op) -> list[int]:
-    """Sizes of the process groups in ``replica_groups`` (``-1`` entries are padding)."""
-    if "replica_groups" not in op.attributes:
-        return []
-    groups = dense_array(op.attributes["replica_groups"])
-    if groups is None:
-        return []
-    groups = np.asarray(groups).reshape(-1, groups.shape[-1] if groups.ndim else 1)
-    return [int((g >= 0).sum()) for g in groups]
-
-
 def _single_participant(ctx, op) -> bool:
-    sizes = _group_sizes(op)
+    sizes = replica_group_sizes(op)
     if sizes:
         return max(sizes) <= 1
     if "source_target_pairs" in op.attributes:

@@ -11,11 +11,9 @@ Spec sections mirrored: §reshape, §transpose, §broadcast_in_dim, §slice, §c
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from ..attrs import dense_array, i64_list, int_attr, positions
+from ..attrs import dense_array, i64_list, int_attr, literal_from_text, positions
 from ..lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
@@ -196,51 +194,13 @@ def _constant_fold(ctx, op, consts):
     except Exception:  # the bindings cannot even cast complex literals to a Python attribute
         pass
     if arr is None:
-        arr = _literal_from_text(str(op), t)
+        arr = literal_from_text(str(op), t.dtype)
     if arr is None:
         raise NotFoldable
     arr = np.asarray(arr)
     if arr.size == 1 and t.size != 1:
         return [np.broadcast_to(arr.reshape(()), t.shape)]
     return [arr.reshape(t.shape)]
-
-
-_HEX_LITERAL = re.compile(r'dense<"0x([0-9A-Fa-f]*)">')
-_DENSE_LITERAL = re.compile(r"dense<(.*)>\s*:\s*tensor<", re.S)
-_SCALAR_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)|true|false")
-
-
-def _literal_from_text(text: str, t) -> np.ndarray | None:
-    """A dense literal from its printed form: the hex blob MLIR prints for large literals (raw little-endian
-    storage), or the list of decimal numbers it prints for small ones (hex tokens there are bit patterns)."""
-    dt = t.dtype
-    m = _HEX_LITERAL.search(text)
-    if m:
-        raw = bytes.fromhex(m.group(1))
-        storage = np.dtype(np.uint8) if dt == np.bool_ else dt.newbyteorder("<")
-        if len(raw) % storage.itemsize:
-            return None
-        arr = np.frombuffer(raw, storage)
-        return (arr != 0) if dt == np.bool_ else arr.astype(dt)
-    m = _DENSE_LITERAL.search(text)
-    if m is None:
-        return None
-    tokens = _SCALAR_TOKEN.findall(m.group(1))
-    comp = np.dtype(np.float32 if dt == np.complex64 else np.float64) if dt.kind == "c" else dt
-    if dt.kind not in "fc" and dt.name != "bfloat16":
-        return None  # the bindings read every integer and bool literal already
-    bits_dt = np.dtype(f"u{comp.itemsize}")
-    vals = np.empty(len(tokens), comp)
-    hexes = np.array([tok.startswith("0x") for tok in tokens], bool)
-    if hexes.any():  # small lists: one token per element, at most MLIR's hex-printing threshold
-        vals[hexes] = np.array([int(tok, 16) for tok, h in zip(tokens, hexes) if h], bits_dt).view(comp)
-    if (~hexes).any():
-        vals[~hexes] = np.array([tok for tok, h in zip(tokens, hexes) if not h], np.float64).astype(comp)
-    if dt.kind == "c":
-        if len(vals) % 2:
-            return None
-        return vals.astype(np.float64).view(np.complex128).astype(dt)
-    return vals
 
 
 __all__ = ["pad_np", "slice_np", "broadcast_in_dim_np", "transpose_np", "reverse_np", "AbstractValue"]
