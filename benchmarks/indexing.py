@@ -19,7 +19,6 @@ import sys
 import time
 import warnings
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp

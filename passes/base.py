@@ -124,11 +124,11 @@ class SparsityPass:
         return out
 
     @classmethod
-    def from_options(cls, options: dict | str = ()) -> "SparsityPass":
+    def from_options(cls, options: dict | str | None = None) -> "SparsityPass":
         """An instance from pass options by their pipeline names (a dict, or the ``key=value`` text)."""
         if isinstance(options, str):
             options = cls.parse_options(options)
-        return cls(**{cls.option(k).field: v for k, v in dict(options).items()})
+        return cls(**{cls.option(k).field: v for k, v in dict(options or {}).items()})
 
 
 def _convert_value(argument: str, opt: Option, raw: str | None):

@@ -80,7 +80,8 @@ def _remove_previous(module, name: str) -> None:
 
 def splice(module, lowered_text: str, name: str):
     """Parse the lowered program in ``module``'s context, rename its ``@main`` to ``name`` (public) and its
-    private helpers to unique names, and append its functions to ``module``.  Returns the new function op and its helpers' names."""
+    private helpers to unique names, and append its functions to ``module``.  Returns the new function op and
+    its helpers' names."""
     from jaxlib.mlir import ir
 
     from stablehlo_sparsity.errors import InputError
@@ -139,7 +140,7 @@ def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, helper
         "column_indices": _i64_dense(csr.indices),
         "mode": ir.StringAttr.get(mode),
         "num_colors": ir.IntegerAttr.get(i64, int(coloring.num_colors)),
-        "colors": ir.DenseElementsAttr.get(colors) if colors.size else ir.DenseElementsAttr.get(np.zeros((0,), np.int32)),
+        "colors": ir.DenseElementsAttr.get(colors if colors.size else np.zeros((0,), np.int32)),
         "helpers": ir.ArrayAttr.get([ir.StringAttr.get(h) for h in helpers]),
     }
     for k, v in (extra or {}).items():

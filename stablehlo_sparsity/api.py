@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence

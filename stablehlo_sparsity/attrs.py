@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "has_attr", "enum_text", "positions", "literal_from_text",
-           "scalar_attr", "replica_group_sizes"]
+__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "has_attr", "enum_text", "positions",
+           "literal_from_text", "scalar_attr", "replica_group_sizes"]
 
 
 def has_attr(op, name: str) -> bool:

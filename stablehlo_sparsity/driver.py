@@ -54,7 +54,8 @@ def _epilog() -> str:
         lines.append(f"  --{info.argument}")
         lines.append(f"      {info.description()}")
         for o in info.options():
-            default = "" if o.default is None else f" (default {str(o.default).lower() if o.kind == 'bool' else o.default})"
+            shown = str(o.default).lower() if o.kind == "bool" else o.default
+            default = "" if o.default is None else f" (default {shown})"
             lines.append(f"      {o.name}=...: {o.help}{default}")
     lines += [
         "  --canonicalize, --cse, --inline, --symbol-dce, ...",

@@ -19,7 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError, format_location
+from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
+                     format_location)
 from .folding.exactness import Undecided, result_uncertainties
 from .irtools import functions, region_captures, too_large
 from .lattice import Deps, nnz_budget
@@ -239,7 +240,8 @@ class Interpreter:
                         raise
                     raise PatternTooLargeError(f"'{name}': {e.message}", self.location(op)) from None
             if len(out) != len(rtypes):
-                raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}", self.location(op))
+                raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}",
+                                    self.location(op))
             results = []
             for t, o in zip(rtypes, out):
                 if isinstance(o, AbstractValue):
@@ -247,7 +249,8 @@ class Interpreter:
                 else:
                     av = AbstractValue(t, o)
                 if av.deps.rows != t.size:
-                    raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements", self.location(op))
+                    raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements",
+                                        self.location(op))
                 if av.const is not None or not is_differentiable(t.dtype):
                     if not av.deps.is_empty:
                         av = av.with_deps(Deps.empty(t.size, self.n))

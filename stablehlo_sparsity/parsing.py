@@ -150,16 +150,16 @@ def parse_source(text: str, name: str = "-", *, first_line: int = 1, context=Non
                 raise diagnostic_error(e2, "could not parse the input") from None
             # The synthetic `module {` sits on line 1; give the module the first op's location instead
             # (it is where module-level diagnostics, e.g. a missing entry function, should point).
-            ops = list(wrapper.body.operations)
+            ops = list(wrapper.body.operations)  # type: ignore[attr-defined]
             module = builtin.ModuleOp(loc=ops[0].location)
             for inner in ops:
                 inner.operation.detach_from_parent()
-                module.body.append(inner.operation)
+                module.body.append(inner.operation)  # type: ignore[attr-defined]
             return module
         if op.operation.name == "builtin.module":
             return op
         module = builtin.ModuleOp(loc=op.location)
-        module.body.append(op)
+        module.body.append(op)  # type: ignore[attr-defined]
         return module
 
 

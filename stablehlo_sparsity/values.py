@@ -93,7 +93,8 @@ def _tensor_type(t, location: str | None) -> TensorType:
     except (ValueError, TypeError):
         raise UnsupportedTypeError(f"unsupported type '{text}' (only ranked tensors are analyzed)", location) from None
     if not rt.has_static_shape:
-        raise DynamicShapeError(f"dynamic shape '{text}' is not supported; sparsity patterns need static shapes", location)
+        raise DynamicShapeError(f"dynamic shape '{text}' is not supported; sparsity patterns need static shapes",
+                                location)
     return TensorType(tuple(int(d) for d in rt.shape), element_dtype(str(rt.element_type), location))
 
 

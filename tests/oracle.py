@@ -151,7 +151,7 @@ def lit_modules():
 
     out = []
     for path in sorted(glob.glob(os.path.join(ROOT, "lit_tests", "*.mlir"))):
-        for k, (text, line) in enumerate(split_chunks(path)):
+        for text, line in split_chunks(path):
             if "func.func" not in text:
                 continue
             try:

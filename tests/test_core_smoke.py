@@ -2,7 +2,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from stablehlo_sparsity import UnsupportedOpError, analyze_module, jacobian_sparsity
+from stablehlo_sparsity import analyze_module, jacobian_sparsity
 from helpers import assert_sound
 
 

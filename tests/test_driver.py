@@ -3,7 +3,6 @@ format, no traceback) and ``driver.main`` in-process for the rest (faster)."""
 
 import io
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
-import jax
 import numpy as np
 import pytest
 

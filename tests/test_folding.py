@@ -10,7 +10,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir._mlir_libs import _stablehlo
 

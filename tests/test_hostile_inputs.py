@@ -28,7 +28,7 @@ import pytest
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import (AnalysisOptions, DynamicShapeError, InputError, PatternTooLargeError,
-                                SparsityError, UnsupportedOpError, UnsupportedTypeError)
+                                UnsupportedOpError, UnsupportedTypeError)
 from stablehlo_sparsity import driver
 
 HOSTILE = Path(__file__).parent / "hostile"

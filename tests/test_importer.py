@@ -288,3 +288,41 @@ def test_random_programs_are_faithful(prog):
         # emits for a jnp.where in a lax.reduce body): see tests/xla_crashes/.  Not ours to test.
         reject()
     oracle.check_faithful(m, "main", seeds=(0,), what=prog.source())
+
+
+def test_generic_reduce_window_derivative_batches():
+    """A product window (no JAX monoid) with padding, window and base dilation: its Jacobian (vmap-ed over the
+    basis, as jax.jacfwd does; JAX's own generic reduce_window JVP cannot be batched) equals central
+    differences, and the primal replays faithfully."""
+    from jax import lax
+
+    fs = {"mul": lambda x: lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 2), ((1, 0), (0, 1)), window_dilation=(1, 2)),
+          "base_dilation": lambda x: lax.reduce_window(x, 1.0, lax.mul, (2, 1), (1, 1), ((0, 0), (0, 0)),
+                                                       base_dilation=(2, 1))}
+    x = np.random.default_rng(0).standard_normal((4, 6))
+    for name, f0 in fs.items():
+        m = jax.jit(f0).lower(x).compiler_ir("stablehlo")
+        oracle.check_faithful(m, what=name)
+        f = import_module(m)
+        J = np.asarray(jax.jit(jax.jacfwd(f))(x)).reshape(-1, x.size)
+        eps = 1e-6
+        fd = np.stack([(np.asarray(f0(x + eps * e.reshape(x.shape))) - np.asarray(f0(x - eps * e.reshape(x.shape))))
+                       .ravel() / (2 * eps) for e in np.eye(x.size)], 1)
+        assert np.allclose(J, fd, atol=1e-6), name
+
+
+def test_single_operand_reductions_with_a_multi_op_body():
+    """logaddexp bodies (``lax.cumlogsumexp``, a ``logsumexp``-style ``lax.reduce``): not a JAX monoid, one operand."""
+    from jax import lax
+
+    def logaddexp(a, b):
+        return jnp.maximum(a, b) + jnp.log1p(jnp.exp(-jnp.abs(a - b)))
+
+    fs = {"cumlogsumexp": lambda x: lax.cumlogsumexp(x, axis=0),
+          "reduce": lambda x: lax.reduce(x, -jnp.inf, logaddexp, (0,))}
+    x = np.random.default_rng(2).standard_normal(5)
+    for name, f0 in fs.items():
+        m = jax.jit(f0).lower(x).compiler_ir("stablehlo")
+        oracle.check_faithful(m, what=name)
+        f = import_module(m)
+        assert np.allclose(jax.jit(jax.jacfwd(f))(x), jax.jacfwd(f0)(x), rtol=1e-9, atol=1e-12), name

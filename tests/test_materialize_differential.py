@@ -14,9 +14,7 @@ import re
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 import strategies as S

@@ -25,7 +25,7 @@ import stablehlo_sparsity as ss
 from stablehlo_sparsity.api import parse_module
 from stablehlo_sparsity.importer import import_module
 from stablehlo_sparsity.importer.xla import run_module
-from stablehlo_sparsity.passes.jacobian import inject_hessian, inject_jacobian, read_pattern
+from stablehlo_sparsity.passes.jacobian import read_pattern
 from stablehlo_sparsity.passes.pipeline import run_pipeline
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")

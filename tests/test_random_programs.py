@@ -25,10 +25,9 @@ import jax
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, event, given, reject, settings
-from hypothesis import strategies as st
 
 import strategies as S
-from stablehlo_sparsity import SparsityError, UnsupportedOpError, lower_and_analyze
+from stablehlo_sparsity import UnsupportedOpError, lower_and_analyze
 from stablehlo_sparsity.rules import DEPS_RULES
 
 LONG = os.environ.get("SHS_LONG_FUZZ", "") not in ("", "0")

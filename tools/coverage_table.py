@@ -172,7 +172,8 @@ def render() -> tuple[str, list[str]]:
     for rule, targets in sorted(groups.items(), key=lambda kv: (str(getattr(kv[0], "kind", "")), sorted(kv[1])[0])):
         doc = " ".join((rule.__doc__ or "").split())
         doc = doc.replace("|", "\\|")
-        lines.append(f"| {getattr(rule, 'kind', 'unclassified')} | {', '.join(f'`{t}`' for t in sorted(targets))} | {doc} |")
+        names = ", ".join(f"`{t}`" for t in sorted(targets))
+        lines.append(f"| {getattr(rule, 'kind', 'unclassified')} | {names} | {doc} |")
     lines.append("")
 
     lines.extend(NOTES.strip("\n").splitlines())

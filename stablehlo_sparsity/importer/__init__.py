@@ -24,8 +24,6 @@ and its ``file:line:col``.  :data:`NOT_IMPORTABLE` lists the analysis' ops that 
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from ..errors import InputError

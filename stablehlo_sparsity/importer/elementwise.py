@@ -102,7 +102,8 @@ def integer_power(a, b):
     for _ in range(bits):  # a fixed number of squarings covers every exponent of the type
         acc = lax.select((e & 1) == 1, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
-        e = lax.shift_right_logical(e, np.array(1, dt)) if dt.kind == "u" else lax.shift_right_arithmetic(e, np.array(1, dt))
+        shift = lax.shift_right_logical if dt.kind == "u" else lax.shift_right_arithmetic
+        e = shift(e, np.array(1, dt))
     if dt.kind == "i":
         neg = b < 0
         minus_one = np.array(-1, dt)

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 
-from ..attrs import int_attr
 from .core import import_rule
 from .replay import REPLAY_JVPS, replay
 

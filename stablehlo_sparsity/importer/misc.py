@@ -56,7 +56,8 @@ def _batch_norm_training(ctx, op, args):
     centered = x - _feature_view(op, x, mean)
     var = jnp.mean(centered * centered, axis=dims)
     eps = _epsilon(op, x.dtype)
-    y = _feature_view(op, x, scale) * centered / lax.sqrt(_feature_view(op, x, var) + eps) + _feature_view(op, x, offset)
+    y = (_feature_view(op, x, scale) * centered / lax.sqrt(_feature_view(op, x, var) + eps)
+         + _feature_view(op, x, offset))
     return [y, mean, var]
 
 

@@ -59,8 +59,8 @@ def _prim():
         iota = hlo.iota(mlir.aval_to_ir_type(ctx.module_context, iota_aval), mlir.i64_attr(dimension))
         ops = list(operands) + [iota]
         avals = list(ctx.avals_in) + [iota_aval]
-        sort = hlo.SortOp([mlir.aval_to_ir_type(ctx.module_context, a) for a in avals], ops, dimension=mlir.i64_attr(dimension),
-                          is_stable=ir.BoolAttr.get(is_stable))
+        sort = hlo.SortOp([mlir.aval_to_ir_type(ctx.module_context, a) for a in avals], ops,
+                          dimension=mlir.i64_attr(dimension), is_stable=ir.BoolAttr.get(is_stable))
         scalars = [ShapedArray((), a.dtype) for a in avals]
         types = [mlir.aval_to_ir_type(ctx.module_context, a) for a in scalars]
         block = sort.comparator.blocks.append(*[t for t in types for _ in (0, 1)])

@@ -345,16 +345,16 @@ class Deps:
     @staticmethod
     def union(*items: "Deps") -> "Deps":
         """Join ``S_a ∨ S_b ∨ …`` of values of the same number of rows (elementwise ops)."""
-        items = [d for d in items if d is not None]
-        if not items:
+        vals = [d for d in items if d is not None]
+        if not vals:
             raise ValueError("union of nothing")
-        rows, n = items[0].rows, items[0].n
-        for d in items:
+        rows, n = vals[0].rows, vals[0].n
+        for d in vals:
             if d.rows != rows or d.n != n:
                 raise ValueError(f"union of mismatched lattices {(d.rows, d.n)} vs {(rows, n)}")
-        nonempty = [d for d in items if d.parts]
+        nonempty = [d for d in vals if d.parts]
         if not nonempty:
-            return items[0] if items[0].is_empty else Deps.empty(rows, n)
+            return vals[0] if vals[0].is_empty else Deps.empty(rows, n)
         first = nonempty[0]
         if all(d is first for d in nonempty):
             return first

@@ -102,6 +102,7 @@ class Groups:
 
     def as_lists(self) -> tuple[np.ndarray, np.ndarray]:
         if self.table is None:
+            assert self.indptr is not None and self.members is not None
             return self.indptr, self.members
         k, g = self.table.shape
         return np.arange(k + 1, dtype=np.int64) * g, np.ascontiguousarray(self.table).ravel()
@@ -149,6 +150,7 @@ def _index_table(deps: Deps, table: np.ndarray) -> Deps:
     parts = deps.parts
     mat = np.empty((k_out, g * len(parts)), np.int64)
     for i, p in enumerate(parts):  # a loop over parts (few), each a vectorized gather
+        assert isinstance(p, IndexPart)
         mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1)
     mat.sort(axis=1)
     keep = mat >= 0

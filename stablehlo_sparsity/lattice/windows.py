@@ -31,7 +31,8 @@ LAZY_TAPS = 8
 
 def _is_identity(r: sp.csr_array) -> bool:
     m, n = r.shape
-    return m == n and r.nnz == n and np.array_equal(r.indices, np.arange(n)) and np.array_equal(r.indptr, np.arange(n + 1))
+    return (m == n and r.nnz == n and np.array_equal(r.indices, np.arange(n))
+            and np.array_equal(r.indptr, np.arange(n + 1)))
 
 
 def relation_along(deps: Deps, shape: tuple[int, ...], d: int, r: sp.csr_array) -> Deps:
@@ -126,7 +127,7 @@ def prefix_union(deps: Deps, length: int) -> Deps:
         np.logical_or.accumulate(dense, axis=1, out=dense)
         check_nnz(int(np.count_nonzero(dense)))
         return Deps.from_csr(sp.csr_array(dense.reshape(k, n)))
-    counts = np.diff(np.asarray(csr.indptr, np.int64))
+    counts = np.diff(np.asarray(csr.indptr, np.int64)).astype(np.int64)
     rows = np.repeat(np.arange(k, dtype=np.int64), counts)
     cols = np.asarray(csr.indices, np.int64)
     seg, pos = np.divmod(rows, length)
@@ -167,7 +168,8 @@ def prefix_union(deps: Deps, length: int) -> Deps:
     s, c, f = s[o], c[o], f[o]
     seg_start = np.searchsorted(s, np.arange(nseg + 1, dtype=np.int64), side="left")
     # how many of segment s's columns have first row <= r, for every output row (s, r)
-    cnt = np.searchsorted(s * length + f, np.arange(k, dtype=np.int64), side="right") - np.repeat(seg_start[:-1], length)
+    cnt = (np.searchsorted(s * length + f, np.arange(k, dtype=np.int64), side="right")
+           - np.repeat(seg_start[:-1], length))
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(cnt, out=indptr[1:])
     row_start = np.repeat(seg_start[:-1], length)

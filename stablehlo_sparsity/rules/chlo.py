@@ -38,14 +38,16 @@ def _np(fn):
 
 #: chlo elementwise op -> (derivative kind, NumPy folder or None)
 CHLO_ELEMENTWISE = {
-    "chlo.acos": ("all", _np(np.arccos)), "chlo.acosh": ("all", _np(np.arccosh)), "chlo.asin": ("all", _np(np.arcsin)),
-    "chlo.asinh": ("all", _np(np.arcsinh)), "chlo.atan": ("all", _np(np.arctan)), "chlo.atanh": ("all", _np(np.arctanh)),
+    "chlo.acos": ("all", _np(np.arccos)), "chlo.acosh": ("all", _np(np.arccosh)),
+    "chlo.asin": ("all", _np(np.arcsin)), "chlo.asinh": ("all", _np(np.arcsinh)),
+    "chlo.atan": ("all", _np(np.arctan)), "chlo.atanh": ("all", _np(np.arctanh)),
     "chlo.cosh": ("all", _np(np.cosh)), "chlo.sinh": ("all", _np(np.sinh)), "chlo.tan": ("all", _np(np.tan)),
     "chlo.square": ("all", _np(lambda x: x * x)), "chlo.conj": ("all", np.conj),
     # Special functions are not folded: XLA's approximations and SciPy's differ in the last bits, and a
     # folded constant must be the value the program computes.
-    "chlo.erf": ("all", None), "chlo.erfc": ("all", None), "chlo.erf_inv": ("all", None), "chlo.lgamma": ("all", None),
-    "chlo.digamma": ("all", None), "chlo.bessel_i1e": ("all", None), "chlo.polygamma": ("all", None), "chlo.zeta": ("all", None),
+    "chlo.erf": ("all", None), "chlo.erfc": ("all", None), "chlo.erf_inv": ("all", None),
+    "chlo.lgamma": ("all", None), "chlo.digamma": ("all", None), "chlo.bessel_i1e": ("all", None),
+    "chlo.polygamma": ("all", None), "chlo.zeta": ("all", None),
     "chlo.next_after": ("all", _np(np.nextafter)),
     "chlo._asin_acos_kernel": ("all", None),
     "chlo.is_inf": ("none", np.isinf), "chlo.is_neg_inf": ("none", lambda x: np.isneginf(x)),
@@ -93,7 +95,8 @@ def _chlo_broadcast_rule(ctx, op, args):
 
 deps_rule(*(f"chlo.broadcast_{name}" for name in (
     "add", "atan2", "complex", "divide", "maximum", "minimum", "multiply", "next_after", "polygamma", "power",
-    "remainder", "subtract", "zeta", "select")), kind=EXACT, note="broadcasting, then elementwise union")(_chlo_broadcast_rule)
+    "remainder", "subtract", "zeta", "select")), kind=EXACT,
+    note="broadcasting, then elementwise union")(_chlo_broadcast_rule)
 deps_rule(*(f"chlo.broadcast_{name}" for name in (
     "and", "or", "xor", "compare", "shift_left", "shift_right_arithmetic", "shift_right_logical")),
     kind=ZERO, note="broadcasting; boolean or integer")(_drop_rule)

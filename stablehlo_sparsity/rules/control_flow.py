@@ -210,7 +210,8 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
     return None
 
 
-@deps_rule("stablehlo.while", kind=VALUE_AWARE, note="exact iterations while the condition is a known constant, else a fixed point (sound)")
+@deps_rule("stablehlo.while", kind=VALUE_AWARE,
+           note="exact iterations while the condition is a known constant, else a fixed point (sound)")
 def _while(ctx, op, args):
     """§while: exact abstract iterations; possible exits joined; early stop, cap and fixed point as in the
     module docstring."""

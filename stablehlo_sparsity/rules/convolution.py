@@ -256,7 +256,8 @@ def _rhs_part_known_lhs(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos, x) 
     return group_union(rhs_deps, Groups.member_major(members))
 
 
-@deps_rule("stablehlo.convolution", kind=VALUE_AWARE, note="index table (output, tap) → input; known kernel zeros drop taps")
+@deps_rule("stablehlo.convolution", kind=VALUE_AWARE,
+           note="index table (output, tap) → input; known kernel zeros drop taps")
 def _convolution(ctx, op, args):
     """§convolution: lhs windows ∪ kernel taps per output element; known operands drop their zeros."""
     lhs, rhs = args

@@ -332,7 +332,8 @@ def _build_table() -> dict[str, Callable]:
 CUSTOM_CALL_TARGETS: dict[str, Callable] = _build_table()
 
 
-@deps_rule("stablehlo.custom_call", kind=PER_TARGET, note="see the custom_call table below; unknown targets: error or conservative opt-in")
+@deps_rule("stablehlo.custom_call", kind=PER_TARGET,
+           note="see the custom_call table below; unknown targets: error or conservative opt-in")
 def custom_call_rule(ctx, op, args):
     """§custom_call: dispatch on ``call_target_name`` through :data:`CUSTOM_CALL_TARGETS`."""
     rule = CUSTOM_CALL_TARGETS.get(target_name(op))

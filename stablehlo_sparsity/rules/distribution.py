@@ -62,7 +62,8 @@ def _collective_identity(ctx, op, args):
     return [a.deps for a in live]
 
 
-@deps_rule("stablehlo.collective_permute", kind=EXACT, note="identity when every process group has one member; cross-device: error")
+@deps_rule("stablehlo.collective_permute", kind=EXACT,
+           note="identity when every process group has one member; cross-device: error")
 def _collective_permute(ctx, op, args):
     """§collective_permute: with pairs ``[[0, 0]]`` the identity; a process no pair targets gets zeros."""
     pairs = dense_array(op.attributes["source_target_pairs"])

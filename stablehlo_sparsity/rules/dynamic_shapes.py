@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import i64_list, int_attr, positions
+from ..attrs import int_attr, positions
 from ..errors import DynamicShapeError
 from ..lattice import Deps
 from ..values import AbstractValue
@@ -30,7 +30,8 @@ def _const_ints(ctx, op, arg, what: str) -> list[int]:
     return [int(v) for v in np.asarray(arg.const).ravel()]
 
 
-@deps_rule("stablehlo.dynamic_broadcast_in_dim", kind=EXACT, note="static result type and known shape operands: the static twin; else DynamicShapeError")
+@deps_rule("stablehlo.dynamic_broadcast_in_dim", kind=EXACT,
+           note="static result type and known shape operands: the static twin; else DynamicShapeError")
 def _dynamic_broadcast_in_dim(ctx, op, args):
     """§dynamic_broadcast_in_dim with a static result type: §broadcast_in_dim to that shape."""
     from .structural import broadcast_in_dim_np
@@ -48,7 +49,8 @@ def _dynamic_broadcast_in_dim_fold(ctx, op, consts):
     return [np.ascontiguousarray(broadcast_in_dim_np(consts[0], op, t.shape))]
 
 
-@deps_rule("stablehlo.dynamic_reshape", kind=EXACT, note="static result type and known shape operands: the static twin; else DynamicShapeError")
+@deps_rule("stablehlo.dynamic_reshape", kind=EXACT,
+           note="static result type and known shape operands: the static twin; else DynamicShapeError")
 def _dynamic_reshape(ctx, op, args):
     """§dynamic_reshape with a static result type: §reshape (row-major order kept)."""
     return [args[0].deps]
@@ -70,7 +72,8 @@ def _dynamic_iota(ctx, op, args):
     return [AbstractValue(t, ctx.empty(t.size), const)]
 
 
-@deps_rule("stablehlo.dynamic_pad", kind=EXACT, note="static result type and known shape operands: the static twin; else DynamicShapeError")
+@deps_rule("stablehlo.dynamic_pad", kind=EXACT,
+           note="static result type and known shape operands: the static twin; else DynamicShapeError")
 def _dynamic_pad(ctx, op, args):
     """§dynamic_pad with known padding amounts: §pad."""
     from .structural import pad_np
@@ -86,7 +89,8 @@ def _dynamic_pad(ctx, op, args):
     return [Deps.union(*parts)]
 
 
-@deps_rule("stablehlo.real_dynamic_slice", kind=EXACT, note="static result type and known shape operands: the static twin; else DynamicShapeError")
+@deps_rule("stablehlo.real_dynamic_slice", kind=EXACT,
+           note="static result type and known shape operands: the static twin; else DynamicShapeError")
 def _real_dynamic_slice(ctx, op, args):
     """§real_dynamic_slice with known start / limit / strides: §slice."""
     x, start_a, limit_a, strides_a = args
@@ -97,7 +101,8 @@ def _real_dynamic_slice(ctx, op, args):
     return [x.deps.gather_rows(np.ascontiguousarray(idx).ravel())]
 
 
-@deps_rule("stablehlo.dynamic_gather", "stablehlo.dynamic_conv", kind=ERROR, note="DynamicShapeError (sizes are runtime operands)")
+@deps_rule("stablehlo.dynamic_gather", "stablehlo.dynamic_conv", kind=ERROR,
+           note="DynamicShapeError (sizes are runtime operands)")
 def _dynamic_unsupported(ctx, op, args):
     _dynamic_error(ctx, op, "its sizes are runtime operands")
 
@@ -110,7 +115,8 @@ def _get_dimension_size(ctx, op, args):
     return [AbstractValue(t, ctx.empty(t.size), np.asarray(args[0].shape[dim], dtype=t.dtype).reshape(t.shape))]
 
 
-@deps_rule("stablehlo.set_dimension_size", kind=EXACT, note="static result type and known shape operands: the static twin; else DynamicShapeError")
+@deps_rule("stablehlo.set_dimension_size", kind=EXACT,
+           note="static result type and known shape operands: the static twin; else DynamicShapeError")
 def _set_dimension_size(ctx, op, args):
     """``set_dimension_size`` to a static result type is the identity; a bounded-dynamic result is refused
     when its type is read."""

@@ -324,7 +324,8 @@ def _value_aware_rule(ctx, op, args):
 
 #: Complex ops whose results NumPy and XLA compute alike for every input; the others (abs, division, exp …)
 #: disagree on infinite or NaN parts, so those inputs are not folded.
-_EXACT_COMPLEX = frozenset({"stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.negate", "stablehlo.add", "stablehlo.subtract"})
+_EXACT_COMPLEX = frozenset({"stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.negate",
+                            "stablehlo.add", "stablehlo.subtract"})
 
 
 def _make_folder(fn, name):
@@ -472,8 +473,8 @@ def _is_floaty(dt: np.dtype) -> bool:
 
 
 #: Integer ops that keep elements in place (same shape in and out): provenance stays per element through them.
-_IN_PLACE = frozenset(ELEMENTWISE) | {"stablehlo.select", "stablehlo.clamp", "stablehlo.convert", "stablehlo.bitcast_convert",
-                                                    "stablehlo.reshape"}
+_IN_PLACE = frozenset(ELEMENTWISE) | {"stablehlo.select", "stablehlo.clamp", "stablehlo.convert",
+                                      "stablehlo.bitcast_convert", "stablehlo.reshape"}
 #: Integer results that carry no bits of a float: constants, iotas, predicates.
 _NO_BITS = frozenset({"stablehlo.compare", "stablehlo.is_finite", "stablehlo.iota", "stablehlo.constant"})
 

@@ -11,7 +11,8 @@ Per op (``e_a`` the operand's bound, ``u`` the unit roundoff, ``r`` the folded r
                        (exactness.sum_is_exact) or it has just two (one correctly rounded add),
                        else e_a + e_b + 2(k-1)·u·Σ|leaf|
     multiply           exact iff the exact product is representable, else |a|e_b + |b|e_a + e_a·e_b + 2u|r|
-    divide             exact for 0/b and a/2^k (XLA rewrites a/c as a·(1/c)), else (|a|e_b + |b|e_a)/(|b|(|b|-e_b)) + 4u|r|
+    divide             exact for 0/b and a/2^k (XLA rewrites a/c as a·(1/c)),
+                       else (|a|e_b + |b|e_a)/(|b|(|b|-e_b)) + 4u|r|
     negate, abs        e_a (abs of a complex: a rounded hypot)
     maximum, minimum   max(e_a, e_b)  (and the smallest normal where ±0 meet: backends differ on the sign)
     floor, ceil, sign, round_*   0 where the interval [a - e_a, a + e_a] rounds to one value, else the spread
@@ -230,7 +231,8 @@ _STEPS = {
     "stablehlo.floor": np.floor,
     "stablehlo.ceil": np.ceil,
     "stablehlo.round_nearest_even": np.rint,
-    "stablehlo.round_nearest_afz": lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x)),
+    "stablehlo.round_nearest_afz": lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x),
+                                                      np.trunc(x)),
     "stablehlo.sign": np.sign,
 }
 
@@ -260,15 +262,17 @@ for _name, _fn in _STEPS.items():
 # ---------------------------------------------------------------------------------------------- transcendental
 #: Monotone on their domain: the image of [x - e, x + e] is between f(x - e) and f(x + e).
 _MONOTONE = {
-    "stablehlo.exponential": np.exp, "stablehlo.exponential_minus_one": np.expm1, "stablehlo.log": np.log, "stablehlo.log_plus_one": np.log1p,
-    "stablehlo.logistic": lambda x: 1.0 / (1.0 + np.exp(-x)), "stablehlo.tanh": np.tanh, "stablehlo.cbrt": np.cbrt, "stablehlo.sqrt": np.sqrt,
+    "stablehlo.exponential": np.exp, "stablehlo.exponential_minus_one": np.expm1, "stablehlo.log": np.log,
+    "stablehlo.log_plus_one": np.log1p, "stablehlo.logistic": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "stablehlo.tanh": np.tanh, "stablehlo.cbrt": np.cbrt, "stablehlo.sqrt": np.sqrt,
     "stablehlo.rsqrt": lambda x: 1.0 / np.sqrt(x),
 }
 #: |f'| <= 1 everywhere.
 _LIPSCHITZ_ONE = {"stablehlo.sine": np.sin, "stablehlo.cosine": np.cos}
 #: An absolute floor on the implementation's error, beyond the relative part: argument reduction of
 #: trigonometric functions loses ~u·|x|; logarithms near 1 are accurate only absolutely.
-_FLOOR = {"stablehlo.sine": "x", "stablehlo.cosine": "x", "stablehlo.tan": "x", "stablehlo.log": 1.0, "stablehlo.log_plus_one": 1.0}
+_FLOOR = {"stablehlo.sine": "x", "stablehlo.cosine": "x", "stablehlo.tan": "x", "stablehlo.log": 1.0,
+          "stablehlo.log_plus_one": 1.0}
 
 
 def _transcendental_bound(r, carried, floor) -> Uncertainty | None:

@@ -68,7 +68,8 @@ def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
 
 
 # ====================================================================== gather
-@deps_rule("stablehlo.gather", kind=VALUE_AWARE, note="known indices: exact index map; unknown: any element along the indexed dims (warns)")
+@deps_rule("stablehlo.gather", kind=VALUE_AWARE,
+           note="known indices: exact index map; unknown: any element along the indexed dims (warns)")
 def _gather(ctx, op, args):
     """§gather: rows by the index map of the clamped start indices; unknown indices read any element along
     the indexed dimensions (``start_index_map``) and only those."""
@@ -80,7 +81,8 @@ def _gather(ctx, op, args):
     if indices.const is not None:
         return [operand.deps.gather_rows(gather_index_map(operand.shape, indices.const, dims, t.shape).ravel())]
     free = [d for d in dims.start_index_map if operand.shape[d] > dims.slice_sizes[d]]
-    deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, dims.slice_sizes, free, "gather start indices are")
+    deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, dims.slice_sizes, free,
+                                "gather start indices are")
     zeros = np.zeros(indices.shape, np.int64)
     return [deps.gather_rows(gather_index_map(red_shape, zeros, dims, t.shape).ravel())]
 
@@ -108,7 +110,8 @@ def _known_starts(operand_shape, sizes, start_args):
     return out
 
 
-@deps_rule("stablehlo.dynamic_slice", kind=VALUE_AWARE, note="known starts: exact; unknown: along the sliced dims (warns)")
+@deps_rule("stablehlo.dynamic_slice", kind=VALUE_AWARE,
+           note="known starts: exact; unknown: along the sliced dims (warns)")
 def _dynamic_slice(ctx, op, args):
     """§dynamic_slice: rows by the index map of the clamped slice; an unknown start along a dim reads any
     coordinate ``[o, o + dim - size]`` there (conservative, warns)."""
@@ -133,7 +136,8 @@ def _dynamic_slice_fold(ctx, op, consts):
 
 
 # ====================================================================== dynamic_update_slice
-@deps_rule("stablehlo.dynamic_update_slice", kind=VALUE_AWARE, note="known starts: exact; unknown: along the updated dims (warns)")
+@deps_rule("stablehlo.dynamic_update_slice", kind=VALUE_AWARE,
+           note="known starts: exact; unknown: along the updated dims (warns)")
 def _dynamic_update_slice(ctx, op, args):
     """§dynamic_update_slice: the update replaces a clamped box of the operand.
 
@@ -160,7 +164,8 @@ def _dynamic_update_slice(ctx, op, args):
         return [Deps.union(kept, update.deps.gather_rows(inv))]
     ctx.warn(op, f"dynamic_update_slice start indices are not known constants: the update may land anywhere "
                  f"along dimension(s) {free} (conservative)")
-    return [Deps.union(kept, group_union(update.deps, Groups.from_matrix(box_matrix(operand.shape, update.shape, known))))]
+    box = Groups.from_matrix(box_matrix(operand.shape, update.shape, known))
+    return [Deps.union(kept, group_union(update.deps, box))]
 
 
 @fold_rule("stablehlo.dynamic_update_slice")
@@ -269,7 +274,8 @@ def _kind(v, j, n, arg_pos, defs):
     return None
 
 
-@deps_rule("stablehlo.scatter", kind=VALUE_AWARE, note="known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)")
+@deps_rule("stablehlo.scatter", kind=VALUE_AWARE,
+           note="known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)")
 def _scatter(ctx, op, args):
     """§scatter (multi-operand): index maps and group unions of the updates, combined per the body summary."""
     n = (len(args) - 1) // 2

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..irtools import num_elements
 from ..attrs import enum_text, i64_list, positions
-from ..lattice import check_nnz, CsrPart, Deps, group_union, Groups, IndexPart, prefix_union
+from ..lattice import Deps, group_union, Groups, prefix_union
 from ..folding.exactness import untrusted
 from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
 
@@ -197,7 +197,8 @@ def triangular_solve_deps(a, b, *, left_side: bool, lower: bool, transpose: bool
     return Deps.union(*parts)
 
 
-@deps_rule("stablehlo.triangular_solve", kind=EXACT, note="forward/back substitution structure per matrix, block diagonal across the batch")
+@deps_rule("stablehlo.triangular_solve", kind=EXACT,
+           note="forward/back substitution structure per matrix, block diagonal across the batch")
 def _triangular_solve(ctx, op, args):
     """§triangular_solve: exact per matrix (forward / back substitution), block diagonal across the batch."""
     a, b = args
@@ -257,7 +258,8 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
     return Deps.union(factor, rest)
 
 
-@deps_rule("stablehlo.cholesky", kind=EXACT, note="factor exact (JAX's symmetric derivative); the implementation-defined other triangle: whole matrix")
+@deps_rule("stablehlo.cholesky", kind=EXACT,
+           note="factor exact (JAX's symmetric derivative); the implementation-defined other triangle: whole matrix")
 def _cholesky(ctx, op, args):
     """§cholesky: exact in the factor's triangle, the whole matrix in the implementation-defined other one."""
     (a,) = args
@@ -335,7 +337,8 @@ def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
 
 
 # ====================================================================== fft
-@deps_rule("stablehlo.fft", kind=EXACT, note="dense along the transformed trailing dims, independent across the leading ones")
+@deps_rule("stablehlo.fft", kind=EXACT,
+           note="dense along the transformed trailing dims, independent across the leading ones")
 def _fft(ctx, op, args):
     """§fft (FFT, IFFT, RFFT, IRFFT): dense along the ``len(fft_length)`` trailing dims — the DFT matrix has
     no zero entry — and independent across the leading ones.  Exact."""

@@ -209,7 +209,8 @@ def _split(op, args):
     return k, args[:k], args[k:]
 
 
-@deps_rule("stablehlo.reduce", kind=EXACT, note="group union over the reduced dims, restricted to the operands the body reaches")
+@deps_rule("stablehlo.reduce", kind=EXACT,
+           note="group union over the reduced dims, restricted to the operands the body reaches")
 def _reduce(ctx, op, args):
     """§reduce: result ``j`` = ∪ over operands ``i`` in ``M*[j]`` of (group rows of input ``i`` ∪ init ``i``)."""
     k, inputs, inits = _split(op, args)
@@ -288,8 +289,9 @@ def _tree_fold(ctx, region, inputs, inits, dims):
 # ---------------------------------------------------------------- trust (folding/exactness.py)
 #: Body ops that never round: a body made of these (argmax, logical reductions …) computes, on exact
 #: operands, the same result in any order.
-_NON_ROUNDING = frozenset({"stablehlo.compare", "stablehlo.select", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.and", "stablehlo.or",
-                           "stablehlo.xor", "stablehlo.not", "stablehlo.constant", "stablehlo.return"})
+_NON_ROUNDING = frozenset({"stablehlo.compare", "stablehlo.select", "stablehlo.maximum", "stablehlo.minimum",
+                           "stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not", "stablehlo.constant",
+                           "stablehlo.return"})
 
 
 def body_rounds(region) -> bool:
@@ -346,10 +348,10 @@ def grouped_trust(ctx, op, args, consts, k: int, reduce_groups, group_size: int)
             err = reduce_groups(e_x, e_init, np.maximum)
             if np.any(np.asarray(c) == 0):  # ±0 in one group: the sign of the result is not certain
                 xv, iv = np.asarray(x.const), np.asarray(init.const).reshape(())
-                pos = reduce_groups(((xv == 0) & ~np.signbit(xv)).astype(np.float64), float((iv == 0) & ~np.signbit(iv)),
-                                    np.maximum)
-                neg = reduce_groups(((xv == 0) & np.signbit(xv)).astype(np.float64), float((iv == 0) & np.signbit(iv)),
-                                    np.maximum)
+                pos = reduce_groups(((xv == 0) & ~np.signbit(xv)).astype(np.float64),
+                                    float((iv == 0) & ~np.signbit(iv)), np.maximum)
+                neg = reduce_groups(((xv == 0) & np.signbit(xv)).astype(np.float64),
+                                    float((iv == 0) & np.signbit(iv)), np.maximum)
                 clash = (np.asarray(c) == 0) & (pos > 0) & (neg > 0)
                 err = np.where(clash, np.maximum(err, smallest_normal(c.dtype)), err)
             out.append(finalize(c, err))

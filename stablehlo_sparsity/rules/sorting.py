@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import int_attr
-from ..lattice import Deps, slice_union
+from ..lattice import slice_union
 from ..values import AbstractValue
 from ..folding.exactness import Uncertainty, Undecided, error_array
 from ..values import TensorType
@@ -130,7 +130,8 @@ def _gather_map(shape, dim: int, src: np.ndarray) -> np.ndarray:
     return np.moveaxis(flat, -1, dim).ravel()
 
 
-@deps_rule("stablehlo.sort", kind=VALUE_AWARE, note="each output: its operand's whole slice; known keys: the exact permutation")
+@deps_rule("stablehlo.sort", kind=VALUE_AWARE,
+           note="each output: its operand's whole slice; known keys: the exact permutation")
 def _sort(ctx, op, args):
     """§sort: output ``j`` ← operand ``j``'s rows by the known permutation, else its slice union."""
     k = len(args)

@@ -57,7 +57,8 @@ def _window_attrs(op, rank: int, with_dilations: bool = True):
     return wdims, strides, base, wdil, pad
 
 
-def window_taps(n: int, out: int, window: int, stride: int, base_dil: int, win_dil: int, lo: int, hi: int) -> np.ndarray:
+def window_taps(n: int, out: int, window: int, stride: int, base_dil: int, win_dil: int, lo: int,
+                hi: int) -> np.ndarray:
     """The ``(out, window)`` table of operand coordinates read along one dimension (``-1``: padding/hole)."""
     padded = pad_np(np.arange(n, dtype=np.int64), -1, [lo], [hi], [base_dil - 1])
     if out == 0 or window == 0:
@@ -180,7 +181,8 @@ def _select_and_scatter(ctx, op, args):
     deps = source.deps
     shape = list(source.shape)
     for d in range(rank):
-        taps = window_taps(operand.shape[d], source.shape[d], wdims[d], strides[d], 1, 1, int(pad[d, 0]), int(pad[d, 1]))
+        taps = window_taps(operand.shape[d], source.shape[d], wdims[d], strides[d], 1, 1, int(pad[d, 0]),
+                           int(pad[d, 1]))
         r = _relation(taps, operand.shape[d]).T.tocsr()  # operand coordinate -> windows containing it
         r.sum_duplicates()
         r.sort_indices()
