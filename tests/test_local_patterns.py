@@ -231,6 +231,14 @@ def test_stable_sort_with_ties_is_a_permutation():
     assert local.nnz == 5 and glob.nnz == 25
 
 
+def test_sort_of_rounded_keys_is_a_permutation():
+    """Keys computed at the point carry error bounds; the permutation is certain where they are apart (the
+    comparator's diagonal compares an element with itself, which rounding cannot change)."""
+    f = lambda v: jnp.sort(jnp.sin(v) * 3.0) * jnp.arange(1.0, 7.0)
+    local, glob, _ = check_local(f, jnp.array([0.3, -1.2, 2.0, 0.7, -0.4, 1.1]), exact=True)
+    assert local.nnz == 6 and glob.nnz == 36
+
+
 def test_where_on_the_boundary_takes_the_side_jax_takes():
     """x > 0 at x == 0 is exactly False: the false side, like jax.jacfwd."""
     x = jnp.array([0.0, 1.0, -1.0])
@@ -284,6 +292,10 @@ HESSIAN_PROGRAMS = {
     "max_reduce_rounded": lambda x: jnp.max(x * x[::-1] + x) + jnp.sum(x[:3] ** 2),
     "argmax_gather": lambda x: x[jnp.argmax(x)] ** 2 * x[0] + jnp.sum(x ** 2),
     "piecewise": lambda x: jnp.sum(piecewise(jnp.concatenate([x, x[:2]])) ** 2),
+    # the reverse pass of max pooling is a select_and_scatter: with the point known, each window's cotangent
+    # goes to its maximum only
+    "max_pool": lambda x: jnp.sum(jax.lax.reduce_window(x.reshape(2, 4), -jnp.inf, jax.lax.max, (2, 2), (1, 2),
+                                                        "VALID") ** 3 * jnp.array([1.0, 2.0])),
 }
 
 

@@ -377,7 +377,8 @@ def decided_predicate(ctx, value, depth: int = _PREDICATE_DEPTH):
     av = ctx.value(value)
     if av.const is not None:
         return np.ones(av.shape, bool), np.asarray(av.const, bool)
-    if depth <= 0 or av.dtype != np.bool_ or not isinstance(value, ir.OpResult):
+    if depth <= 0 or av.dtype != np.bool_ or not isinstance(value, ir.OpResult) \
+            or av.size > ctx.options.max_fold_elements:
         return None
     src = value.owner
     name = src.operation.name
@@ -385,13 +386,13 @@ def decided_predicate(ctx, value, depth: int = _PREDICATE_DEPTH):
         a, b = (ctx.value(v) for v in src.operands)
         if a.const is None or b.const is None or not is_float(a.dtype):
             return None
-        from .elementwise_trust import separated
+        from .elementwise_trust import compare_decided
 
         try:
             (truth,) = _compare_fold(ctx, src, [np.asarray(a.const), np.asarray(b.const)])
         except NotFoldable:
             return None
-        return separated(a, b, av.shape), np.asarray(truth, bool)
+        return compare_decided(src, a, b, av.shape), np.asarray(truth, bool)
     if name in ("stablehlo.not", "stablehlo.and", "stablehlo.or"):
         parts = [decided_predicate(ctx, v, depth - 1) for v in src.operands]
         if any(p is None for p in parts):

@@ -135,8 +135,11 @@ def _quotient(ctx, op, args, consts):
     ea, eb = _bound(a, r.shape), _bound(b, r.shape)
     with np.errstate(all="ignore"):
         both = (ea == 0) & (eb == 0)
-        # an exact zero over a divisor that is surely nonzero and finite: ±0 however 1/b rounds
-        zero_num = (ea == 0) & (a64 == 0) & np.isfinite(b64) & (np.abs(b64) > eb) & np.isfinite(eb)
+        # an exact zero over a divisor that is surely nonzero, finite and (if rounded) surely normal, so that
+        # 1/b is finite: ±0 however b and 1/b round
+        sure_b = ((eb == 0) & (b64 != 0) & ~np.isnan(b64)) | (
+            (eb > 0) & np.isfinite(b64) & (np.abs(b64) - eb >= smallest_normal(r.dtype)))
+        zero_num = (ea == 0) & (a64 == 0) & sure_b
         scaled = both & _is_power_of_two(b64) & (r64 * b64 == a64) & (
             (np.abs(r64) >= smallest_normal(r.dtype)) | (r64 == 0))
         ab, bb = np.abs(a64), np.abs(b64)
@@ -367,12 +370,33 @@ def separated(a, b, shape) -> np.ndarray:
         return ((ea == 0) & (eb == 0)) | apart
 
 
+def compare_decided(op, a, b, shape) -> np.ndarray:
+    """Where ``compare(a, b)`` of two known floats is certain: :func:`separated`, or a block argument
+    compared with itself (one value, the same bits on both sides — a sort comparator's NaN test ``x != x``),
+    which is certain wherever it is surely not NaN (and always in ``TOTALORDER``)."""
+    from jaxlib.mlir import ir
+
+    from ..attrs import enum_text
+
+    sure = separated(a, b, shape)
+    x, y = op.operands[0], op.operands[1]
+    if x == y and isinstance(x, ir.BlockArgument) and not np.all(sure):
+        if "compare_type" in op.attributes and enum_text(op, "compare_type") == "TOTALORDER":
+            return np.ones(shape, bool)
+        with np.errstate(invalid="ignore"):
+            v = np.broadcast_to(np.asarray(a.const), shape)
+            finite = np.isfinite(_f64(np.abs(v) if v.dtype.kind == "c" else v)) & np.isfinite(_bound(a, shape))
+        sure = sure | finite
+    return sure
+
+
 @error_rule("stablehlo.compare")
 def _compare(ctx, op, args, consts):
-    """§compare: a boolean of uncertain floats is known only where their intervals do not overlap."""
+    """§compare: a boolean of uncertain floats is known only where their intervals do not overlap (or where a
+    block argument meets itself, :func:`compare_decided`)."""
     (r,) = consts
     a, b = args
-    if not np.all(separated(a, b, r.shape)):
+    if not np.all(compare_decided(op, a, b, r.shape)):
         raise Undecided
     return [None]
 
@@ -440,4 +464,4 @@ def _reduce_precision(ctx, op, args, consts):
     return [finalize(r, e + rel * (np.abs(_f64(r)) + e))]
 
 
-__all__ = ["product_residue", "product_rule", "transcendental_rule", "is_finite_rule", "separated"]
+__all__ = ["product_residue", "product_rule", "transcendental_rule", "is_finite_rule", "separated", "compare_decided"]
