@@ -21,13 +21,16 @@ tangents as the unknown, differentiated inputs.  So:
   scatter / ``dynamic_slice`` indices, ``case`` indices, sort permutations and ``while`` trip counts computed
   from the point are exact;
 * JAX's own conventions at ties and kinks come with the program, op by op: ``relu``'s rule is
-  ``select(x > 0, t, 0)`` (nothing at ``x == 0``); ``max(a, b)``'s is ``t_a·[a = max] / (1 + [a = b])`` (both
-  sides at a tie, one side elsewhere); a max-reduction's tangent is masked by ``x == max`` (all tied
-  elements); sort's tangent is gathered by the permutation XLA computes (ties: a stable sort's order; an
-  unstable sort with ties leaves the permutation unknown);
+  ``select(x > 0, t, 0)`` (nothing at ``x == 0``); ``max(a, b)``'s is ``t_a·[a = m] / (1 + [b = m])`` with
+  ``m = max(a, b)`` (½ to both sides at a tie, one side elsewhere); a max-reduction's tangent is masked by
+  ``x == max`` (all tied elements); max pooling carries ``(value, tangent)`` pairs through a ``reduce_window``
+  that keeps the larger value (with the values known: the winning taps, ``rules/windows.py``); sort's
+  tangent is gathered by the permutation XLA computes (ties: a stable sort's order; an unstable sort with
+  ties leaves the permutation unknown);
 * a decision is taken only where every XLA evaluation of the point agrees: a comparison of folded floats
   within their error bounds (``h`` computed as ``1e-17`` where the bound is ``4e-16``) stays undecided, and
-  both sides are kept.  Known values never carry dependencies here (the primals are not differentiated), so
+  both sides are kept — per element: a ``select`` whose predicate is undecided somewhere still takes one
+  side wherever the comparison behind it is certain (``rules/elementwise.py``, ``decided_predicate``).  Known values never carry dependencies here (the primals are not differentiated), so
   no rule needs a second, point-aware variant: the invariant of the constant lattice holds as in the global
   analysis.
 
