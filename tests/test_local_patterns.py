@@ -248,19 +248,18 @@ def test_where_on_the_boundary_takes_the_side_jax_takes():
 
 
 def test_rounding_near_a_decision_keeps_both_sides():
-    """0.1 + 0.2 - 0.3 is 5.6e-17 in float64, but XLA may reassociate the sum (and a backend may round the
-    constants' products differently): relu's decision on it is not certain, so the dependency stays —
-    whatever this backend computes."""
-    def f(x):
-        h = (x[0] * 0.0 + 0.1) + 0.2 - 0.3 + x[1] * 0.0
-        return jax.nn.relu(h * 1.0 + x[2] * 1e-30) * x
+    """h = (0.1 + 0.2) - 0.3 is 5.6e-17 in this order, but XLA may reassociate the sum (then 0 or -2.8e-17):
+    relu's decision on it is not certain, so the dependency through it (on x[2]) stays — whatever this
+    backend computes.  The same construction far from the boundary decides."""
+    def f(x, c):
+        h = (x[0] * 0.0 + 0.1) + 0.2 - c + x[2] * 1e-3
+        return jax.nn.relu(h) * x
 
     x = jnp.array([1.0, 1.0, 0.0])
-    local, _, truth = check_local(f, x)
-    assert local.todense()[:, 2].all() or local.todense()[0, 0]  # the undecided side is kept
-    # and a value far from the boundary decides
-    local_far, _, _ = check_local(lambda v: jax.nn.relu(v[0] * 0.1 - 0.3) * v, jnp.array([1.0, 2.0]), exact=True)
-    assert local_far.nnz == 0
+    local, _, _ = check_local(f, x, c=jnp.asarray(0.3))
+    assert local.todense()[:, 2].all()
+    far, _, _ = check_local(f, x, c=jnp.asarray(0.5), exact=True)
+    assert far.nnz == 0
 
 
 def test_dot_rounding_decides_far_from_zero_only():
