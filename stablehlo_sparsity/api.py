@@ -15,6 +15,7 @@ from .interpreter import AnalysisOptions, Interpreter
 from .lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
+from .folding.exactness import literal_uncertainty
 from .values import AbstractValue, is_differentiable, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
@@ -43,8 +44,11 @@ class Analysis:
     out_tree: Any = None
     warnings: list[str] = field(default_factory=list)
     entry: str = "main"
-    #: which program was analyzed: "primal", or "jvp"/"vjp" when custom derivative rules were present
+    #: which program was analyzed: "primal", or "jvp"/"vjp" when custom derivative rules were present (and
+    #: always for a local analysis)
     derivatives: str = "primal"
+    #: True: ``pattern`` is the local pattern at the analyzed point only (``local=True``, docs/guarantees.md)
+    local: bool = False
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -177,7 +181,7 @@ def _derivative_program(f, args, argnums_t, has_aux, how):
 def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       on_unknown: str = "error", options: AnalysisOptions | None = None,
                       observer: Callable | None = None, derivatives: str = "auto", annotate: bool | dict = False,
-                      **kwargs) -> Analysis:
+                      local: bool = False, **kwargs) -> Analysis:
     """Lower ``f(*args, **kwargs)`` with ``jax.jit(f).lower`` to StableHLO and analyze its Jacobian pattern.
 
     Columns are the flattened leaves of ``args[argnums]``, in ``argnums`` order (as ``jax.jacfwd`` and asdex);
@@ -192,9 +196,12 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``custom_vjp`` forbids forward mode) — the pattern of what ``jax.jacfwd`` / ``jax.jacrev`` compute.
     ``"primal"`` always analyzes the primal.
 
-    ``options`` (:class:`AnalysisOptions`), ``on_unknown``, ``observer``, ``derivatives`` and ``annotate`` are
-    the library's keywords and never reach ``f``; bind a keyword of ``f`` with one of these names with
-    ``functools.partial``.
+    ``local=True``: the pattern at the point ``args`` (and ``kwargs``) only — see
+    :func:`stablehlo_sparsity.local.local_analysis`.
+
+    ``options`` (:class:`AnalysisOptions`), ``on_unknown``, ``observer``, ``derivatives``, ``annotate`` and
+    ``local`` are the library's keywords and never reach ``f``; bind a keyword of ``f`` with one of these names
+    with ``functools.partial``.
 
     ``annotate=True`` (or a dict of :class:`stablehlo_sparsity.passes.annotate.AnnotateOptions` fields such as
     ``{"max_elements": 16}``): ``.module`` is a copy of the analyzed module carrying the analysis as
@@ -206,6 +213,11 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         raise InputError("lower_and_analyze needs at least one argument to differentiate")
     argnums_t = _norm_argnums(argnums, len(args))
     opts = resolve_options(options, on_unknown)
+    if local:
+        from .local import local_analysis
+
+        return local_analysis(f, *args, argnums=argnums_t, has_aux=has_aux, options=opts, observer=observer,
+                              derivatives=derivatives, annotate=annotate, **kwargs)
 
     traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
     static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
@@ -263,7 +275,7 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         num_out = out_tree.num_leaves
         out_struct = out_tree
     in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
-    analysis = analyze_module(module, entry="main", wrt=wrt, num_outputs=num_out, options=opts, observer=observer)
+    analysis = analyze_entry(module, "main", wrt, num_out, opts, observer)
     if annotate:
         analysis.module = _annotated_copy(module, wrt, opts, annotate)
     analysis.in_tree = in_struct
@@ -312,13 +324,19 @@ def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, op
 
 def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                       on_unknown: str = "error", options: AnalysisOptions | None = None, derivatives: str = "auto",
-                      **kwargs) -> SparsityPattern:
+                      local: bool = False, **kwargs) -> SparsityPattern:
     """The global (m × n) Jacobian sparsity pattern of ``f`` at the shapes of ``args``.
 
-    ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits) and ``on_unknown`` are the
-    library's; every other keyword argument is ``f``'s (see :func:`lower_and_analyze`)."""
+    ``local=True``: the *local* pattern at the point ``args`` — valid for those values only, where values
+    decide (the active side of a ``max``/``relu``/``where``, an ``argmax``, a sort permutation, a trip count,
+    a factor that is zero there).  It contains ``|jax.jacfwd(f)(*args)| > 0`` and never exceeds the global
+    pattern (see :func:`stablehlo_sparsity.local.local_analysis` and docs/guarantees.md "Local patterns").
+
+    ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits), ``on_unknown``,
+    ``derivatives`` and ``local`` are the library's; every other keyword argument is ``f``'s (see
+    :func:`lower_and_analyze`)."""
     return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
-                             derivatives=derivatives, **kwargs).pattern
+                             derivatives=derivatives, local=local, **kwargs).pattern
 
 
 def resolve_wrt(wrt, num_args: int) -> list[int]:
@@ -335,22 +353,53 @@ def resolve_wrt(wrt, num_args: int) -> list[int]:
     return [int(i) for i in wrt]
 
 
+def _known_argument(value, t) -> np.ndarray | None:
+    """A point's value for an argument of type ``t``, or ``None`` (unknown: always sound) when it does not fit."""
+    if value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+        if arr.shape != tuple(t.shape) or arr.dtype.kind not in "biufc" and arr.dtype.name != "bfloat16":
+            return None
+        return arr.astype(t.dtype, copy=False)
+    except (TypeError, ValueError):
+        return None
+
+
 def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
                    num_outputs: int | None = None, on_unknown: str = "error",
-                   options: AnalysisOptions | None = None, observer: Callable | None = None) -> Analysis:
+                   options: AnalysisOptions | None = None, observer: Callable | None = None,
+                   local_point: Sequence | None = None) -> Analysis:
     """Analyze a StableHLO module (an ``ir.Module`` or its text) with no JAX function.
 
     wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
     only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:
     every argument.  Arguments not in ``wrt`` are unknown values with no columns.
     num_outputs: analyze only the first results (default all).
+    local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
+    (see :func:`stablehlo_sparsity.local.module_local_analysis` and docs/guarantees.md "Local patterns").
     """
-    from jaxlib.mlir import ir
-
     module = as_module(module_or_text)
     if num_outputs is not None and int(num_outputs) < 0:
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
     opts = resolve_options(options, on_unknown)
+    if local_point is not None:
+        from .local import module_local_analysis
+
+        return module_local_analysis(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs,
+                                     options=opts, observer=observer)
+    return analyze_entry(module, entry, wrt, num_outputs, opts, observer)
+
+
+def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: AnalysisOptions,
+                  observer: Callable | None = None, values: Sequence | None = None) -> Analysis:
+    """:func:`analyze_module` on a parsed module, with resolved options.
+
+    ``values`` (internal, for local patterns): per entry argument, a known value (its abstract value holds it
+    as an exact constant, see :mod:`.folding.exactness`) or ``None`` (unknown).  An argument in ``wrt`` must be
+    unknown: the constant lattice's invariant is that a known value has no dependencies."""
+    from jaxlib.mlir import ir
+
     with module.context:
         fn = None
         for op in module.body.operations:
@@ -382,7 +431,8 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
             # Integer and boolean inputs get their columns, but no derivative flows from them (as jax.jacfwd).
             own = i in col_of and is_differentiable(t.dtype)
             deps = Deps.identity(t.size, n, col_of[i]) if own else Deps.empty(t.size, n)
-            args.append(AbstractValue(t, deps))
+            const = None if values is None or i in col_of else _known_argument(values[i], t)
+            args.append(AbstractValue(t, deps, const, None if const is None else literal_uncertainty(const)))
         results = interp.call(entry, args)
         if num_outputs is not None:
             results = results[:num_outputs]

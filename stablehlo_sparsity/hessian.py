@@ -79,23 +79,27 @@ def _gradient_program(f, argnums, has_aux, kwargs):
 
 
 def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                     on_unknown: str = "error", options=None, **kwargs) -> SparsityPattern:
+                     on_unknown: str = "error", options=None, local: bool = False, **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
     ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
     pattern of the lowered gradient program, symmetrized (see the module docstring).  ``options``: an
     :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
+
+    ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
+    (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
+    0`` and never exceeds the global pattern (docs/guarantees.md "Local patterns").
     """
-    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options)[0]
+    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local)[0]
 
 
-def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None):
+def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False):
     if not args:
         raise InputError("hessian_sparsity needs at least one argument to differentiate")
     argnums_t = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
     grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
     analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
-                                 options=options)
+                                 options=options, local=local)
     return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
 
 

@@ -389,14 +389,17 @@ def _fits_bf16(x: np.ndarray) -> bool:
                 and nz.max() < 2.0 ** (_BF16_MAX_EXP + 1))
 
 
-def sum_of_products_trust(a, b, r, contract, n: int) -> Uncertainty | None:
+def sum_of_products_trust(a, b, r, contract, n: int, highest: bool = False) -> Uncertainty | None:
     """Error bound of §dot_general / §convolution results: ``Σ a_i·b_i`` over ``n`` terms per element.
 
     ``contract(x, y)`` is the op itself on float64 arrays of the operands' shapes.  Exact where every
     product and every partial sum in any order is representable — operands exact, products exact (the sum
     of the operands' significant bits fits), all terms on one grid — and the operands survive the ``bf16``
     rounding a TPU applies at default precision.  Otherwise ``Σ|a||b|·2(n+1)u`` for any summation order
-    (plus ``2^-7·Σ|a||b|`` for that rounding) and the operands' bounds pushed through."""
+    (plus ``2^-7·Σ|a||b|`` for that rounding, or for GPUs' TF32) and the operands' bounds pushed through.
+
+    ``highest``: both operands' ``precision_config`` is ``HIGHEST`` — full precision on every backend (on
+    TPU six ``bf16`` passes, whose products are within ``3u``): ``8u·Σ|a||b|`` replaces the ``2^-7`` term."""
     r = np.asarray(r)
     if not is_float(r.dtype):
         if a.is_exact and b.is_exact:
@@ -420,7 +423,8 @@ def sum_of_products_trust(a, b, r, contract, n: int) -> Uncertainty | None:
                 exact = np.broadcast_to(sum_is_exact(AddTree(total, 2, np.asarray(q)), r.dtype), r.shape)
         carried = contract(av, eb) + contract(ea, bv) + contract(ea, eb) if (np.any(ea) or np.any(eb)) else 0.0
         u = unit_roundoff(r.dtype)
-        rounding = 2 * (n + 1) * u * total + (0.0 if bf16 else 2.0**-7 * total) \
+        reduced = 0.0 if bf16 else (8 * u if highest else 2.0**-7) * total
+        rounding = 2 * (n + 1) * u * total + reduced \
             + np.where(total > 0, n * smallest_normal(r.dtype), 0.0)
         err = np.where(exact | (total == 0), 0.0, carried + rounding)
     return finalize(r, err)

@@ -35,6 +35,7 @@ from ..attrs import bool_list, dense_array, i64_list, int_attr, positions
 from ..errors import InputError
 from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
+from .dot_general import highest_precision
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["ConvGeometry", "conv_geometry", "conv_np"]
@@ -330,4 +331,4 @@ def _convolution_trust(ctx, op, args, consts):
     def contract(a, b):
         return conv_np(geo, a, b, t.shape, np.float64)
 
-    return [sum_of_products_trust(lhs, rhs, consts[0], contract, geo.Cg * geo.T)]
+    return [sum_of_products_trust(lhs, rhs, consts[0], contract, geo.Cg * geo.T, highest=highest_precision(op))]

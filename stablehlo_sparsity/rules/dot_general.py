@@ -25,7 +25,7 @@ from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
-__all__ = ["contraction_deps", "contraction_np"]
+__all__ = ["contraction_deps", "contraction_np", "highest_precision"]
 
 
 
@@ -166,4 +166,13 @@ def _dot_general_trust(ctx, op, args, consts):
     def contract(a, b):
         return contraction_np(a, b, lb, rb, lc, rc, np.float64)
 
-    return [sum_of_products_trust(lhs, rhs, consts[0], contract, n)]
+    return [sum_of_products_trust(lhs, rhs, consts[0], contract, n, highest=highest_precision(op))]
+
+
+def highest_precision(op) -> bool:
+    """Whether both operands of a dot/convolution ask for ``HIGHEST`` precision (``precision_config``; an
+    explicit ``algorithm`` is not read: the default error model applies)."""
+    if "precision_config" not in op.attributes or "algorithm" in op.attributes:
+        return False
+    words = [str(a).rstrip(">").split()[-1] for a in op.attributes["precision_config"]]
+    return len(words) == 2 and all(w == "HIGHEST" for w in words)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import enum_text
-from ..folding.exactness import error_array, surely
+from ..folding.exactness import error_array, finalize, is_float, surely
 from ..irtools import nested_ops, region_captures
 from ..lattice import Deps, group_union, Groups
 from .registry import CONSERVATIVE, EXACT, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
@@ -359,17 +359,96 @@ for _name, (_kind, _fn) in ELEMENTWISE.items():
         deps_rule(_name, kind=_KIND_COVERAGE[_kind][0], note=_KIND_COVERAGE[_kind][1])(_KIND_RULES[_kind])
 
 
+# ---------------------------------------------------------------- partly decided predicates
+#: How many boolean ops (and/or/not) :func:`decided_predicate` looks through above the comparisons.
+_PREDICATE_DEPTH = 4
+
+
+def decided_predicate(ctx, value, depth: int = _PREDICATE_DEPTH):
+    """``(decided, truth)`` for a boolean SSA value the constant lattice could not fold, or ``None``.
+
+    The lattice knows a boolean tensor whole or not at all: one comparison of folded floats that some backend
+    may decide the other way (their error bounds overlap, folding/exactness.py) leaves every element unknown.
+    This looks through the ops that built it — §compare of known floats, decided per element where their
+    bounds do not overlap (the compare error rule's own test), and §and/§or/§not of such predicates — and
+    returns where each element is certain and its value there.  Used by ``select`` and by ``convert`` of a
+    predicate to a float (``relu``'s and ``max``'s JVPs at a point; a ``where`` on nearly tied values)."""
+    from jaxlib.mlir import ir
+
+    av = ctx.value(value)
+    if av.const is not None:
+        return np.ones(av.shape, bool), np.asarray(av.const, bool)
+    if depth <= 0 or av.dtype != np.bool_ or not isinstance(value, ir.OpResult) \
+            or av.size > ctx.options.max_fold_elements:
+        return None
+    src = value.owner
+    name = src.operation.name
+    if name == "stablehlo.compare":
+        a, b = (ctx.value(v) for v in src.operands)
+        if a.const is None or b.const is None or not is_float(a.dtype):
+            return None
+        from .elementwise_trust import compare_decided
+
+        try:
+            (truth,) = _compare_fold(ctx, src, [np.asarray(a.const), np.asarray(b.const)])
+        except NotFoldable:
+            return None
+        return compare_decided(src, a, b, av.shape), np.asarray(truth, bool)
+    if name in ("stablehlo.not", "stablehlo.and", "stablehlo.or"):
+        parts = [decided_predicate(ctx, v, depth - 1) for v in src.operands]
+        if any(p is None for p in parts):
+            return None
+        if name == "stablehlo.not":
+            return parts[0][0], ~parts[0][1]
+        (da, va), (db, vb) = parts
+        if name == "stablehlo.and":  # a certain False decides an and; two certain values decide anything
+            return (da & db) | (da & ~va) | (db & ~vb), va & vb
+        return (da & db) | (da & va) | (db & vb), va | vb
+    return None
+
+
+def _either(t, deps: Deps, truth, decided, a, ea, b, eb):
+    """``truth ? a : b`` where the predicate is ``decided``, and either side elsewhere: there the midpoint,
+    with the half-distance as its bound (plus the sides' own bounds) — ``select(p, 2, 1)`` is ``1.5 ± 0.5``,
+    surely nonzero, so a quotient by it stays decided."""
+    from ..values import AbstractValue
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        mid = np.where(decided, np.where(truth, a64, b64), (a64 + b64) / 2)
+        spread = np.abs(a64 - b64) / 2 + np.maximum(ea, eb)
+        bound = np.where(decided, np.where(truth, ea, eb), np.where(np.isfinite(spread), spread, np.inf))
+    const = np.where(decided, np.where(truth, a, b), mid.astype(t.dtype)).astype(t.dtype).reshape(t.shape)
+    return AbstractValue(t, deps, const, finalize(const, bound.reshape(t.shape)))
+
+
 # ---------------------------------------------------------------- select, clamp
 @deps_rule("stablehlo.select", kind=VALUE_AWARE, note="a known predicate takes one side per element")
 def _select(ctx, op, args):
     """§select: ``pred ? on_true : on_false`` (``pred`` may be a scalar); a known predicate takes one side
-    per element.  No derivative flows through the boolean predicate."""
+    per element.  No derivative flows through the boolean predicate.
+
+    A predicate the lattice could not fold may still be certain in most elements (:func:`decided_predicate`):
+    those take one side; when both sides are known values, so is the result where the predicate is certain
+    (unknown — error bound ∞ — elsewhere)."""
     pred, on_true, on_false = args
     (t,) = ctx.result_types(op)
     if pred.const is not None:
         p = _values(pred, t.shape).astype(bool)
         return [Deps.union(on_true.deps.mask_rows(p), on_false.deps.mask_rows(~p))]
-    return [Deps.union(on_true.deps, on_false.deps)]
+    partial = decided_predicate(ctx, op.operands[0])
+    if partial is None or not partial[0].any():
+        return [Deps.union(on_true.deps, on_false.deps)]
+    decided, truth = (np.broadcast_to(x, t.shape).ravel() for x in partial)
+    deps = Deps.union(on_true.deps.mask_rows(~(decided & ~truth)), on_false.deps.mask_rows(~(decided & truth)))
+    if on_true.const is None or on_false.const is None or not is_float(t.dtype):
+        return [deps]
+    # Known sides carry no dependencies (the constant lattice's invariant), so neither does the result.
+    if t.dtype.kind == "c":
+        return [deps]
+    return [_either(t, deps, truth, decided,
+                    _values(on_true, t.shape), np.broadcast_to(error_array(on_true), t.shape).ravel(),
+                    _values(on_false, t.shape), np.broadcast_to(error_array(on_false), t.shape).ravel())]
 
 
 @fold_rule("stablehlo.select")
@@ -457,6 +536,12 @@ def _convert(ctx, op, args):
     (a,) = args
     (t,) = ctx.result_types(op)
     deps = a.deps
+    if a.const is None and a.dtype == np.bool_ and _is_floaty(t.dtype) and op.operation.name == "stablehlo.convert":
+        partial = decided_predicate(ctx, op.operands[0])  # e.g. a max-reduction's JVP: [x == max] as a float
+        if partial is not None and partial[0].any() and t.dtype.kind != "c":
+            decided, truth = (np.ravel(x) for x in partial)
+            one, zero = np.ones(t.size, t.dtype), np.zeros(t.size, t.dtype)
+            return [_either(t, ctx.empty(t.size), truth, decided, one, 0.0, zero, 0.0)]
     if a.const is None and not _is_floaty(a.dtype) and _is_floaty(t.dtype):
         deps = Deps.union(deps, _float_bits_provenance(ctx, op.operands[0], a.size))
     if a.size == t.size:

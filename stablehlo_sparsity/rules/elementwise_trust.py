@@ -11,10 +11,11 @@ Per op (``e_a`` the operand's bound, ``u`` the unit roundoff, ``r`` the folded r
                        (exactness.sum_is_exact) or it has just two (one correctly rounded add),
                        else e_a + e_b + 2(k-1)·u·Σ|leaf|
     multiply           exact iff the exact product is representable, else |a|e_b + |b|e_a + e_a·e_b + 2u|r|
-    divide             exact for 0/b and a/2^k (XLA rewrites a/c as a·(1/c)),
+    divide             exact for 0/b (b surely nonzero) and a/2^k (XLA rewrites a/c as a·(1/c)),
                        else (|a|e_b + |b|e_a)/(|b|(|b|-e_b)) + 4u|r|
     negate, abs        e_a (abs of a complex: a rounded hypot)
-    maximum, minimum   max(e_a, e_b)  (and the smallest normal where ±0 meet: backends differ on the sign)
+    maximum, minimum   max(e_a, e_b); the winner's bound where one surely wins (and the smallest normal where
+                       ±0 meet: backends differ on the sign)
     floor, ceil, sign, round_*   0 where the interval [a - e_a, a + e_a] rounds to one value, else the spread
     exp, log, sin …    never exact: K_TRANSCENDENTAL·u·(|r| + floor) plus the operand's bound pushed through
                        the function (monotone: its values at a ± e_a; sine/cosine: Lipschitz 1; tan: ∞)
@@ -135,7 +136,11 @@ def _quotient(ctx, op, args, consts):
     ea, eb = _bound(a, r.shape), _bound(b, r.shape)
     with np.errstate(all="ignore"):
         both = (ea == 0) & (eb == 0)
-        zero_num = both & (a64 == 0) & (b64 != 0) & ~np.isnan(b64)
+        # an exact zero over a divisor that is surely nonzero, finite and (if rounded) surely normal, so that
+        # 1/b is finite: ±0 however b and 1/b round
+        sure_b = ((eb == 0) & (b64 != 0) & ~np.isnan(b64)) | (
+            (eb > 0) & np.isfinite(b64) & (np.abs(b64) - eb >= smallest_normal(r.dtype)))
+        zero_num = (ea == 0) & (a64 == 0) & sure_b
         scaled = both & _is_power_of_two(b64) & (r64 * b64 == a64) & (
             (np.abs(r64) >= smallest_normal(r.dtype)) | (r64 == 0))
         ab, bb = np.abs(a64), np.abs(b64)
@@ -194,12 +199,21 @@ def _zero_sign_clash(r, *operands) -> np.ndarray:
 
 @error_rule("stablehlo.maximum", "stablehlo.minimum")
 def _extremum(ctx, op, args, consts):
-    """§maximum / §minimum: Lipschitz 1 in each operand; ±0 meeting: the sign of the result is not certain."""
+    """§maximum / §minimum: Lipschitz 1 in each operand — and where one operand surely wins, the result *is*
+    that operand (its bound only); ±0 meeting: the sign of the result is not certain."""
     (r,) = consts
     a, b = args
     if r.dtype.kind == "c":
         return [unknown_float(r)]
-    err = np.maximum(_bound(a, r.shape), _bound(b, r.shape))
+    ea, eb = _bound(a, r.shape), _bound(b, r.shape)
+    err = np.maximum(ea, eb)
+    if np.any(ea != eb):
+        with np.errstate(invalid="ignore", over="ignore"):
+            x, y = _f64(np.broadcast_to(a.const, r.shape)), _f64(np.broadcast_to(b.const, r.shape))
+            a_above, b_above = x - ea > y + eb, y - eb > x + ea
+        a_wins = a_above if op.operation.name == "stablehlo.maximum" else b_above
+        b_wins = b_above if op.operation.name == "stablehlo.maximum" else a_above
+        err = np.where(a_wins, ea, np.where(b_wins, eb, err))
     clash = _zero_sign_clash(r, a.const, b.const)
     if np.any(clash):
         err = np.where(clash, np.maximum(err, smallest_normal(r.dtype)), err)
@@ -348,7 +362,7 @@ error_rule("stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not", "s
 
 
 # ---------------------------------------------------------------------------------------------- decisions
-def _separated(a, b, shape) -> np.ndarray:
+def separated(a, b, shape) -> np.ndarray:
     """Where two known floats compare the same way for every value within their bounds."""
     ea, eb = _bound(a, shape), _bound(b, shape)
     x, y = np.broadcast_to(np.asarray(a.const), shape), np.broadcast_to(np.asarray(b.const), shape)
@@ -360,12 +374,33 @@ def _separated(a, b, shape) -> np.ndarray:
         return ((ea == 0) & (eb == 0)) | apart
 
 
+def compare_decided(op, a, b, shape) -> np.ndarray:
+    """Where ``compare(a, b)`` of two known floats is certain: :func:`separated`, or a block argument
+    compared with itself (one value, the same bits on both sides — a sort comparator's NaN test ``x != x``),
+    which is certain wherever it is surely not NaN (and always in ``TOTALORDER``)."""
+    from jaxlib.mlir import ir
+
+    from ..attrs import enum_text
+
+    sure = separated(a, b, shape)
+    x, y = op.operands[0], op.operands[1]
+    if x == y and isinstance(x, ir.BlockArgument) and not np.all(sure):
+        if "compare_type" in op.attributes and enum_text(op, "compare_type") == "TOTALORDER":
+            return np.ones(shape, bool)
+        with np.errstate(invalid="ignore"):
+            v = np.broadcast_to(np.asarray(a.const), shape)
+            finite = np.isfinite(_f64(np.abs(v) if v.dtype.kind == "c" else v)) & np.isfinite(_bound(a, shape))
+        sure = sure | finite
+    return sure
+
+
 @error_rule("stablehlo.compare")
 def _compare(ctx, op, args, consts):
-    """§compare: a boolean of uncertain floats is known only where their intervals do not overlap."""
+    """§compare: a boolean of uncertain floats is known only where their intervals do not overlap (or where a
+    block argument meets itself, :func:`compare_decided`)."""
     (r,) = consts
     a, b = args
-    if not np.all(_separated(a, b, r.shape)):
+    if not np.all(compare_decided(op, a, b, r.shape)):
         raise Undecided
     return [None]
 
@@ -433,4 +468,4 @@ def _reduce_precision(ctx, op, args, consts):
     return [finalize(r, e + rel * (np.abs(_f64(r)) + e))]
 
 
-__all__ = ["product_residue", "product_rule", "transcendental_rule", "is_finite_rule"]
+__all__ = ["product_residue", "product_rule", "transcendental_rule", "is_finite_rule", "separated", "compare_decided"]

@@ -45,7 +45,7 @@ from ..values import AbstractValue, is_differentiable, tensor_type
 from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, finalize, is_float,
                                  largest_finite, precision_bits, result_uncertainties, significant_bits,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float, untrusted)
-from .registry import EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import ERROR_RULES, EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 
 __all__ = ["body_dependence", "simple_body", "eval_body_np", "eval_body_trusted", "symbolic_captures",
            "grouped_trust", "body_rounds"]
@@ -198,7 +198,7 @@ def eval_body_trusted(ctx, region, values: list) -> list:
             raise NotFoldable
         (out,) = FOLD_RULES[name](ctx, bop, [np.asarray(a.const) for a in ins])
         out = np.asarray(out)
-        (u,) = result_uncertainties(ctx, bop, ins, [out])
+        (u,) = result_uncertainties(ERROR_RULES.get(name), ctx, bop, ins, [out])
         env[bop.results[0]] = AbstractValue(TensorType(out.shape, out.dtype), None, out, u)
     raise NotFoldable
 

@@ -82,7 +82,14 @@ def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k
             if trusted:
                 pairs.append(xp)
             else:
-                u = None if e is None else Uncertainty(np.broadcast_to(e[sel], (b, m, m)))
+                u = None
+                if e is not None:
+                    # The diagonal compares an element with itself: the same bits on both sides, whatever
+                    # its rounding — evaluated at the folded value (a strict weak order says False there,
+                    # and the permutation check below catches a comparator that does not)
+                    err = np.broadcast_to(e[sel], (b, m, m)).copy()
+                    err[:, np.arange(m), np.arange(m)] = 0.0
+                    u = Uncertainty(err)
                 pairs.append(AbstractValue(TensorType(xp.shape, xp.dtype), None, xp, u))
     try:
         with np.errstate(all="ignore"):

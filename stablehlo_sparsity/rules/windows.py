@@ -24,6 +24,13 @@ Exact for sum / max / min / product pooling and for the cumulative ``jnp.cumsum`
 (which lower to a ``reduce_window`` whose window spans the axis with low padding ``n − 1``): at a generic
 point every window element has a nonzero partial (for max: somewhere the element is the maximum).
 
+Choosers with known keys (a local pattern's tangent program, DESIGN §3).  Max pooling's JVP carries
+``(value, tangent)`` pairs through a body that keeps the pair with the larger value (``compare`` + one
+``select`` per result: :func:`chooser_body`).  When the values are known, result ``j`` of window ``o`` is
+operand ``j``'s element at the winning tap — any tap whose key may be the window's extreme (ties and keys
+within rounding of it: the reduction order is unspecified).  §select_and_scatter with a known operand
+likewise scatters each source element to its window's candidates only.
+
 §select_and_scatter (the gradient of max pooling).  ``result[e] = init ⊕ Σ source[w]`` over the windows
 ``w`` whose *selected* element is ``e``.  The selection compares operand values — a zero derivative — so
 the operand contributes nothing, and since any element of a window can be selected, sound and globally
@@ -37,9 +44,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..attrs import dense_array, i64_list
-from ..lattice import Deps, relation_along, window_union
+from ..irtools import region_captures
+from ..lattice import Deps, Groups, group_union, relation_along, window_union
 from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
-from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 from .structural import pad_np
 
 
@@ -95,13 +103,125 @@ def _reduce_window_relations(op, in_shape, out_shape):
                                   int(pad[d, 0]), int(pad[d, 1])), in_shape[d]) for d in range(rank)]
 
 
-@deps_rule("stablehlo.reduce_window", kind=EXACT, note="per-dimension window unions (pooling, cumsum/cumprod)")
+# ---------------------------------------------------------------- choosers with known keys
+#: Comparison directions of a chooser body and whether the side selected when the comparison holds is the
+#: larger key (``max``) — for ``compare(dir, acc, elem)`` selecting ``acc``.
+_CHOOSER_DIRECTIONS = {"GE": True, "GT": True, "LE": False, "LT": False}
+#: Cap on the (windows × taps) candidate table of :func:`_chooser_candidates`.
+MAX_CANDIDATE_CELLS = 10_000_000
+
+
+def chooser_body(region, k: int):
+    """``(key operand, takes_max)`` if the body picks one whole tuple by comparing one operand — every result
+    ``j`` is ``select(p, arg j, arg k+j)`` (sides in either order) for one ``p = compare(GE|GT|LE|LT, ·, ·)``
+    of ``arg i`` and ``arg k+i`` — else ``None``.  Max pooling's JVP (JAX's ``select_and_gather_add``) and a
+    windowed argmax are such bodies."""
+    from ..attrs import enum_text
+
+    block = list(region.blocks)[0]
+    bargs = list(block.arguments)
+    ops = list(block.operations)
+    if len(ops) != k + 2 or ops[0].operation.name != "stablehlo.compare":
+        return None
+    cmp = ops[0]
+    x, y = list(cmp.operands)
+    direction = enum_text(cmp, "comparison_direction")
+    if direction not in _CHOOSER_DIRECTIONS:
+        return None
+    key = next((i for i in range(k) if {x, y} == {bargs[i], bargs[k + i]}), None)
+    if key is None:
+        return None
+    x_is_acc = x == bargs[key]
+    takes = set()
+    for j, (sel, v) in enumerate(zip(ops[1:-1], ops[-1].operands)):
+        if sel.operation.name != "stablehlo.select" or sel.results[0] != v or sel.operands[0] != cmp.results[0]:
+            return None
+        a, b = sel.operands[1], sel.operands[2]
+        if (a, b) == (bargs[j], bargs[k + j]):
+            takes.add(True)  # the accumulator when p holds
+        elif (a, b) == (bargs[k + j], bargs[j]):
+            takes.add(False)
+        else:
+            return None
+    if len(takes) != 1:
+        return None
+    # p = (x dir y) selects the accumulator side (takes = {True}) or the element side: a max if it keeps the
+    # larger of x and y
+    keeps_x = takes.pop() == x_is_acc
+    return key, _CHOOSER_DIRECTIONS[direction] == keeps_x
+
+
+def _chooser_candidates(op, keys, init, out_shape, takes_max: bool) -> np.ndarray | None:
+    """``(windows × taps)`` table of the operand elements that may be chosen (``-1``: not), or ``None``.
+
+    With the keys known, every backend chooses a tap whose key is the window's extreme; ties (and keys
+    within their error bounds of the extreme, folding/exactness.py) may go either way in §reduce_window's
+    unspecified order, so all of them are candidates; a window with a NaN key keeps every tap.  Padding and
+    base-dilation holes hold ``init``'s key (no operand element; ``None``: they never win)."""
+    from ..folding.exactness import error_array, is_float
+
+    if keys.const is None or not is_float(keys.dtype) or keys.dtype.kind == "c":
+        return None
+    if init is not None and init.const is None:
+        return None
+    rank = len(out_shape)
+    wsize = int(np.prod(i64_list(op, "window_dimensions"), dtype=np.int64))
+    out_size = int(np.prod(out_shape, dtype=np.int64))
+    if out_size * wsize > MAX_CANDIDATE_CELLS:
+        return None
+    axes = tuple(range(rank, 2 * rank))
+    x = np.asarray(keys.const, np.float64)
+    e = np.asarray(error_array(keys), np.float64)
+    if init is None:  # padding never wins, and is never chosen
+        x0, e0 = (-np.inf if takes_max else np.inf), 0.0
+    else:
+        x0 = float(np.asarray(init.const, np.float64).reshape(()))
+        e0 = float(np.asarray(error_array(init), np.float64).reshape(()))
+    with np.errstate(invalid="ignore", over="ignore"):
+        try:
+            lo = _window_view(x - e, x0 - e0, op, out_shape)
+            hi = _window_view(x + e, x0 + e0, op, out_shape)
+            pos = _window_view(np.arange(x.size, dtype=np.int64).reshape(x.shape), -1, op, out_shape)
+        except NotFoldable:
+            return None
+        nan = np.isnan(lo).any(axis=axes, keepdims=True) | np.isnan(hi).any(axis=axes, keepdims=True)
+        if takes_max:
+            cand = hi >= np.max(lo, axis=axes, keepdims=True)
+        else:
+            cand = lo <= np.min(hi, axis=axes, keepdims=True)
+        cand = cand | nan
+    return np.where(cand & (pos >= 0), pos, -1).reshape(out_size, wsize)
+
+
+def _chosen_taps(ctx, op, inputs, inits, out_shape, k: int) -> Groups | None:
+    """The candidate groups of a chooser ``reduce_window`` with known keys and something to choose (an
+    operand with dependencies); ``None`` otherwise (the window union applies)."""
+    if all(a.deps.is_empty for a in inputs):
+        return None
+    body = chooser_body(op.regions[0], k)
+    if body is None or region_captures(op.regions[0]):
+        return None
+    key, takes_max = body
+    table = _chooser_candidates(op, inputs[key], inits[key], out_shape, takes_max)
+    return None if table is None else Groups.from_table(table)
+
+
+@deps_rule("stablehlo.reduce_window", kind=VALUE_AWARE,
+           note="per-dimension window unions (pooling, cumsum/cumprod); a chooser body with known keys: "
+                "the chosen taps")
 def _reduce_window(ctx, op, args):
-    """§reduce_window: result ``j`` = ∪ over reached operands of (window union of the input ∪ its init)."""
+    """§reduce_window: result ``j`` = ∪ over reached operands of (window union of the input ∪ its init).
+
+    A *chooser* body (:func:`chooser_body`: max pooling's JVP carries (value, tangent) pairs and keeps the
+    pair with the larger value) whose keys are known picks one tap per window: result ``j`` then unions only
+    the taps that may be chosen (:func:`_chooser_candidates`) — the window's maximum, or all tied ones."""
     k = len(args) // 2
     inputs, inits = args[:k], args[k:]
     rtypes = ctx.result_types(op)
     out_size = rtypes[0].size
+    chosen = _chosen_taps(ctx, op, inputs, inits, rtypes[0].shape, k)
+    if chosen is not None:
+        return [_with_init(group_union(a.deps, chosen), i) for a, i in zip(inputs, inits)]
     closure, cap, captured = body_dependence(ctx, op.regions[0], k)
     relations = _reduce_window_relations(op, inputs[0].shape, rtypes[0].shape)
     cache: dict[int, Deps] = {}
@@ -177,6 +297,9 @@ def _select_and_scatter(ctx, op, args):
     operand, source, init = args
     (t,) = ctx.result_types(op)
     rank = len(operand.shape)
+    chosen = _selected_taps(op, operand, source)
+    if chosen is not None:
+        return [_with_init(group_union(source.deps, chosen), init)]
     wdims, strides, _, _, pad = _window_attrs(op, rank, with_dilations=False)
     deps = source.deps
     shape = list(source.shape)
@@ -189,6 +312,35 @@ def _select_and_scatter(ctx, op, args):
         deps = relation_along(deps, tuple(shape), d, r)
         shape[d] = operand.shape[d]
     return [_with_init(deps, init)]
+
+
+def _selected_taps(op, operand, source) -> Groups | None:
+    """With a known operand and a ``select`` region that is one comparison (``GE``/``GT``: the window's
+    maximum; ``LE``/``LT``: its minimum), the groups ``result[e] ∪= source[w]`` for the windows ``w`` whose
+    selected element may be ``e`` (:func:`_chooser_candidates`); ``None`` otherwise."""
+    from ..attrs import enum_text
+
+    if source.deps.is_empty or operand.const is None or region_captures(op.regions[0]):
+        return None
+    block = list(op.regions[0].blocks)[0]
+    ops, bargs = list(block.operations), list(block.arguments)
+    if len(ops) != 2 or ops[0].operation.name != "stablehlo.compare" or ops[1].operands[0] != ops[0].results[0]:
+        return None
+    direction = enum_text(ops[0], "comparison_direction")
+    if direction not in _CHOOSER_DIRECTIONS or len(bargs) != 2:
+        return None
+    x, y = list(ops[0].operands)
+    if (x, y) == (bargs[0], bargs[1]):
+        takes_max = _CHOOSER_DIRECTIONS[direction]  # §select_and_scatter keeps the current element when true
+    elif (x, y) == (bargs[1], bargs[0]):
+        takes_max = not _CHOOSER_DIRECTIONS[direction]
+    else:
+        return None
+    table = _chooser_candidates(op, operand, None, source.shape, takes_max)
+    if table is None:
+        return None
+    w, tap = np.nonzero(table >= 0)
+    return Groups.from_pairs(rows=table[w, tap], members=w, k_out=operand.size)
 
 
 __all__ = ["window_taps"]
