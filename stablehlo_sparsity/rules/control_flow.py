@@ -53,7 +53,7 @@ import numpy as np
 from ..folding.exactness import join as join_uncertainty
 from ..folding.exactness import same_uncertainty
 from ..irtools import region_captures
-from ..lattice import Deps
+from ..lattice import Deps, cheap_nnz, deps_equal
 from ..values import AbstractValue, is_differentiable, same_constant
 from .registry import EXACT, VALUE_AWARE, deps_rule
 
@@ -91,8 +91,8 @@ def _grew(old: AbstractValue, new: AbstractValue) -> bool:
         return True
     if new.deps is old.deps:
         return False
-    # new ⊇ old, so they are equal iff they have as many nonzeros (materializes both; old usually is).
-    return new.deps.nnz != old.deps.nnz
+    # new ⊇ old, so they are equal iff they have as many nonzeros (run parts count without writing out).
+    return cheap_nnz(new.deps) != cheap_nnz(old.deps)
 
 
 def _size_hint(d: Deps) -> int:
@@ -117,7 +117,7 @@ def _deps_unchanged(old: list[AbstractValue], new: list[AbstractValue]) -> bool:
             continue
         pending.append(((a.deps.rows, min(_size_hint(a.deps), _size_hint(b.deps))), a.deps, b.deps))
     pending.sort(key=lambda t: t[0])
-    return all(x == y for _, x, y in pending)
+    return all(cheap_nnz(x) == cheap_nnz(y) and deps_equal(x, y) for _, x, y in pending)
 
 
 # ---------------------------------------------------------------- regions
@@ -201,7 +201,7 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
             return state
         out = _run_body(ctx, body, state, mark)
         new = [join(s, o) for s, o in zip(state, out)]
-        if any(n.deps is not s.deps and n.deps.nnz != s.deps.nnz for s, n in zip(state, new)):
+        if any(n.deps is not s.deps and cheap_nnz(n.deps) != cheap_nnz(s.deps) for s, n in zip(state, new)):
             return None  # an index set grew (n ⊒ s, so equal iff as many nonzeros)
         if all(n is s or (same_constant(n.const, s.const) and same_uncertainty(n.uncertainty, s.uncertainty))
                or (n.const is None and s.const is None) for s, n in zip(state, new)):
