@@ -21,6 +21,8 @@ column that is unused in every row), so two run parts hold the same sets iff the
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -32,18 +34,28 @@ __all__ = ["RunPart", "MAX_RUNS", "compact_union", "stack_runs", "merge_runs", "
 #: Most runs per row a :class:`RunPart` keeps (wider unions become CSR).
 MAX_RUNS = 64
 
+#: Parts a merged run part remembers containing.
+MAX_COVERS = 8
+
 
 class RunPart(CsrPart):
     """Row ``i`` depends on the columns ``⋃_j [starts[j, i], ends[j, i])`` (canonical, see the module
     docstring).  Slot-major ``(runs, rows)`` arrays: every move works on whole slot columns at once.  A
     :class:`CsrPart` without a row map whose ``base`` is built on first use."""
 
-    def __init__(self, starts: np.ndarray, ends: np.ndarray, n: int):
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, n: int, covers: tuple = ()):
         object.__setattr__(self, "starts", starts)
         object.__setattr__(self, "ends", ends)
         object.__setattr__(self, "n", int(n))
         object.__setattr__(self, "_csr", None)
         object.__setattr__(self, "_nnz", None)
+        # weak references to parts merged into this one (so contained in it): a later union with one of
+        # them is this part itself, without a merge — ``u + dt·(roll(u) − 2u + roll(u)) − dt·u³`` merges
+        # twice, not four times
+        object.__setattr__(self, "covers", covers)
+
+    def contains_part(self, other) -> bool:
+        return any(r() is other for r in self.covers)
 
     # ------------------------------------------------------------------ the CsrPart interface
     @property
@@ -268,6 +280,11 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
     a sample of its rows says runs are at least twice as compact as the nonzeros (a widening band: yes; a
     2-D stencil: no).  Returns the single part of the union, or ``None`` to leave it as it is."""
     has_run = any(isinstance(p, RunPart) for p in parts)
+    if has_run:
+        parts = [p for p in parts if not any(isinstance(q, RunPart) and q is not p and q.contains_part(p)
+                                             for q in parts)]
+        if len(parts) == 1:
+            return parts[0]
     if has_run and not materializing and len(parts) <= LAZY_RUN_PARTS and \
             all(isinstance(p, (RunPart, IndexPart)) for p in parts):
         return None  # a few parts stay a lazy union: merged when more arrive, or when compared
@@ -283,7 +300,11 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
     r_out = s.shape[0]
     slots = 2 * rows * r_out  # two integers per run slot, against one per nonzero in CSR
     if r_out <= MAX_RUNS and slots <= nnz + rows:
-        part = RunPart(s, e, n)
+        covers = [weakref.ref(p) for p in parts]
+        for p in parts:
+            if isinstance(p, RunPart):
+                covers.extend(r for r in p.covers if r() is not None)
+        part = RunPart(s, e, n, tuple(covers[:MAX_COVERS]))
         object.__setattr__(part, "_nnz", nnz)
         return part
     return CsrPart(_runs_to_csr(s, e, n)) if has_run else None
