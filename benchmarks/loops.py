@@ -151,7 +151,7 @@ def ode_mesolve(n_cavity: int = 4):
     def f(r):
         re, im = r[:d * d].reshape(d, d), r[d * d:].reshape(d, d)
         rho0 = (re + 1j * im).astype(jnp.complex128)
-        res = dq.mesolve(H, jump, rho0, jnp.array([0.0, 1.0]), progress_meter=False)
+        res = dq.mesolve(H, jump, dq.asqarray(rho0, dims=(n_cavity, 2)), jnp.array([0.0, 1.0]), progress_meter=False)
         rho = res.states[-1].to_jax()
         return jnp.concatenate([rho.real.reshape(-1), rho.imag.reshape(-1)])
     return f, 2 * d * d

@@ -16,7 +16,33 @@ come out as exactly the true global pattern.  The condition decides where the lo
   decide the exit, so the fixed point below takes over at once; it also takes over as soon as an iterate
   adds nothing to the possible exits (iterates that cycle, e.g. a rotation).
 
-Three ways out of the exact iterations, all sound:
+**Summaries** — loops at the speed of straight-line code.  Exact iteration interprets the body once per
+trip: thousands of ops for a scan, and for a time-stepping loop a pattern re-derived every step.  When the
+loop has a *plan* (:mod:`.loop_plans`: its moving integers are counters, which reach only index arithmetic,
+reads of scanned arrays, writes of accumulators and the condition) and an iteration has left every other
+constant unchanged, the body runs **once more, on symbols** (:meth:`ctx.interpret_symbolically`): each
+element it reads — of the carry, of a captured value, of the slice a scan reads (folded: the same symbols
+whatever the iteration) — is a column of its own.  The result is the body's transfer as a relation ``R``
+(outputs × symbols), valid in every remaining iteration: the index-set rules are unions over groups fixed by
+constants, and the constants are the same except for the counters, which only move where the reads and
+writes land — integer programs evaluated for every iteration at once.  Then (:mod:`~.lattice.loops`):
+
+* a scan applies ``R`` once per iteration as lattice moves — or, when its symbols are few (an RNN's hidden
+  state), as rows of sorted arrays, one NumPy union per distinct group — reading each slice's real index
+  sets and recording each write; the accumulators are assembled once at the end (last write wins);
+* a loop that only carries (time stepping) whose ``R`` is a row map (a roll, a flip, a swap, elementwise
+  ops) is ``P^trips``, by repeated squaring: a rotation run 10⁹ times costs thirty gathers;
+* other carries iterate ``R`` with Brent's cycle check: a carry that repeats (a saturated band, a rotation
+  through a captured factor) skips the remaining trips modulo its period;
+* past ``max_loop_iterations`` (exact and summary steps together), the summary's fixed point
+  ``J ← J ⊔ R ⊗ J`` (as below).
+
+The summary gives the same index sets as exact iteration (tests/test_loops.py checks both ways on every
+loop shape they generate).  With an observer (the annotate and fold-constants passes record each op's
+values in every execution), the body runs once more on a state covering every skipped iteration (the
+counters unknown, each carry the union of its iterates), so what they record still holds everywhere.
+
+Three ways out of the exact iterations (when there is no summary), all sound:
 
 * **Early stop.**  After an iteration that leaves every index set unchanged, the carries whose constants
   still move (a counter) are widened — when nothing after the loop reads them, or the exit is
@@ -48,9 +74,9 @@ only when every branch agrees).  The index itself is an integer and carries no d
 
 from __future__ import annotations
 
-import numpy as np
-
 import warnings
+
+import numpy as np
 
 from ..errors import SparsityWarning
 from ..folding.exactness import join as join_uncertainty
@@ -589,10 +615,10 @@ def _cover_run(ctx, op, plan, state, result, cover, carried_block, acc_initial, 
         del ctx.warned[warned:]
 
 
-@deps_rule("stablehlo.while", kind=VALUE_AWARE, note="exact iterations while the condition is a known constant, else a fixed point (sound)")
+@deps_rule("stablehlo.while", kind=VALUE_AWARE, note="exact iterations while the condition is a known constant (a summary of the body iterated when its counters only index scans), else a fixed point (sound)")
 def _while(ctx, op, args):
-    """§while: exact abstract iterations; possible exits joined; early stop, cap and fixed point as in the
-    module docstring."""
+    """§while: exact abstract iterations, or the body's summary once the loop's plan and constants allow;
+    possible exits joined; early stop, cap and fixed point as in the module docstring."""
     cond, body = op.regions[0], op.regions[1]
     carry = list(args)
     mark = _mark(ctx)
@@ -622,7 +648,7 @@ def _while(ctx, op, args):
         steps += 1
         moving = [not same_constant(a.const, b.const) and not (a.const is None and b.const is None)
                   for a, b in zip(carry, new)]
-        if plan is not None and go is True and _stable(carry, new, plan.counters):
+        if plan is not None and go is True and exits is None and _stable(carry, new, plan.counters):
             summarized = _summarize(ctx, op, plan, new, steps)
             if summarized is not None:
                 return summarized
