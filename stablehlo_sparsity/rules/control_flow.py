@@ -293,7 +293,7 @@ def _starts(ctx, exprs, values, trips):
             for e in exprs]
 
 
-def _offsets(shape, dims, starts, sizes=None) -> np.ndarray:
+def _offsets(shape, dims, starts) -> np.ndarray:
     """Flat offset, per iteration, of the element a read or write takes along the counter ``dims`` (clamped
     as §dynamic_slice / §dynamic_update_slice clamp their start indices; the counter dims take size 1)."""
     shape = tuple(int(s) for s in shape)
