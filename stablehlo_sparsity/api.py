@@ -16,7 +16,7 @@ from .lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
 from .folding.exactness import literal_uncertainty
-from .values import AbstractValue, is_differentiable, tensor_type
+from .values import AbstractValue, is_differentiable, is_token_type, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module"]
@@ -417,10 +417,14 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
                              "analyze", loc)
         block = fn.regions[0].blocks[0]
         arg_types = [tensor_type(a.type, loc) for a in block.arguments]
-        wrt_list = resolve_wrt(wrt, len(arg_types))
+        # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
+        # counted as arguments (wrt indices skip them) and their results are not rows.
+        data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
+        wrt_list = resolve_wrt(wrt, len(data_args))
         for i in wrt_list:
-            if not 0 <= i < len(arg_types):
-                raise InputError(f"argument index {i} out of range: @{entry} has {len(arg_types)} arguments")
+            if not 0 <= i < len(data_args):
+                raise InputError(f"argument index {i} out of range: @{entry} has {len(data_args)} arguments")
+        wrt_list = [data_args[i] for i in wrt_list]
         sizes = [arg_types[i].size for i in wrt_list]
         n = int(sum(sizes))
         offsets = list(np.cumsum([0] + sizes[:-1]).astype(int)) if sizes else []
@@ -434,6 +438,8 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
             const = None if values is None or i in col_of else _known_argument(values[i], t)
             args.append(AbstractValue(t, deps, const, None if const is None else literal_uncertainty(const)))
         results = interp.call(entry, args)
+        res_types = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+        results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
         if num_outputs is not None:
             results = results[:num_outputs]
         rows = [r.deps for r in results]

@@ -21,7 +21,8 @@ try:  # bfloat16 and friends come with jax
 except Exception:  # pragma: no cover
     _BF16 = None
 
-__all__ = ["AbstractValue", "TensorType", "tensor_type", "element_dtype", "is_differentiable", "same_constant"]
+__all__ = ["AbstractValue", "TensorType", "tensor_type", "element_dtype", "is_differentiable", "same_constant",
+           "TOKEN", "is_token_type"]
 
 _SIMPLE = {
     "f16": np.float16,
@@ -84,10 +85,20 @@ def tensor_type(t, location: str | None = None) -> TensorType:
     return tt
 
 
+#: ``!stablehlo.token`` (ordered effects): no data, so a zero-derivative scalar to the analysis.
+TOKEN = TensorType((), np.dtype(np.bool_))
+
+
+def is_token_type(t) -> bool:
+    return str(t) == "!stablehlo.token"
+
+
 def _tensor_type(t, location: str | None) -> TensorType:
     from jaxlib.mlir import ir
 
     text = str(t)
+    if text == "!stablehlo.token":
+        return TOKEN
     try:
         rt = ir.RankedTensorType(t)
     except (ValueError, TypeError):

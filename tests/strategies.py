@@ -927,6 +927,11 @@ def _carry_step(p: Pool, c: str, shape, closure: str, counter: str | None) -> st
     return expr
 
 
+#: Largest trip count of the loop generators.  The random-program CI keeps 4 (the same programs every run);
+#: tests/test_loops.py raises it, and then scans also run over tiled (longer) sequences.
+LOOP_TRIPS = 4
+
+
 @gen("fori_loop", "while", needs={"stablehlo.while"}, weight=2)
 def _fori(p: Pool):
     a = p.pick()
@@ -934,7 +939,7 @@ def _fori(p: Pool):
         return None
     w = p.same_shape(a.shape, exclude=a.name)
     dynamic = p.draw(st.booleans())
-    trips = f"{p.int_scalar()} % 4" if dynamic else str(p.draw(st.integers(0, 4)))
+    trips = f"{p.int_scalar()} % {LOOP_TRIPS}" if dynamic else str(p.draw(st.integers(0, LOOP_TRIPS)))
     body = _carry_step(p, "c", a.shape, w, "i")
     return f"lax.fori_loop(0, {trips}, lambda i, c: {body}, {a.name})"
 
@@ -948,7 +953,7 @@ def _while(p: Pool):
     w = p.same_shape(a.shape, exclude=a.name)
     body = _carry_step(p, "s[1]", a.shape, w, None)
     el = "s[1].reshape(-1)[0]" if a.rank else "s[1]"
-    cond = f"(s[0] < 5) & (jnp.abs({el}) < 3.0)"
+    cond = f"(s[0] < {LOOP_TRIPS + 1}) & (jnp.abs({el}) < 3.0)"
     return f"lax.while_loop(lambda s: {cond}, lambda s: (s[0] + 1, {body}), (0, {a.name}))[1]"
 
 
@@ -965,7 +970,11 @@ def _scan(p: Pool):
     out = p.draw(st.sampled_from(["c", "c * r", "r"]))
     rev = p.draw(st.booleans())
     which = p.draw(st.sampled_from([0, 1]))
-    return f"lax.scan(lambda c, r: ({step}, {out}), {init}, {xs.name}, reverse={rev})[{which}]"
+    seq = xs.name
+    if LOOP_TRIPS > 4 and p.draw(st.booleans()):  # a longer sequence: the slices repeat
+        reps = p.draw(st.integers(2, max(2, LOOP_TRIPS // xs.shape[0])))
+        seq = f"jnp.tile({xs.name}, ({reps},{' 1,' * (xs.rank - 1)}))"
+    return f"lax.scan(lambda c, r: ({step}, {out}), {init}, {seq}, reverse={rev})[{which}]"
 
 
 @gen("cond", "case", needs={"stablehlo.case"}, weight=2)

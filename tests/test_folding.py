@@ -248,7 +248,7 @@ func.func private @twice(%y: tensor<i64>) -> tensor<i64> {
   %s = stablehlo.add %y, %y : tensor<i64>
   return %s : tensor<i64>
 }
-func.func private @tokens(%t: !stablehlo.token) -> tensor<i64> {
+func.func private @tuples(%t: tuple<tensor<i64>>) -> tensor<i64> {
   %c = stablehlo.constant dense<3> : tensor<i64>
   %d = stablehlo.add %c, %c : tensor<i64>
   return %d : tensor<i64>
@@ -259,7 +259,7 @@ func.func private @tokens(%t: !stablehlo.token) -> tensor<i64> {
 def test_only_values_constant_in_every_execution_fold():
     """The call results fold (each call site has constant arguments), but the callee's body does not (its
     argument differs between call sites and is unknown when analyzed on its own); the loop counter changes
-    between iterations; a function the analysis cannot run (token argument) folds nothing."""
+    between iterations; a function the analysis cannot run (a tuple argument) folds nothing."""
     m = parse_module(LOOPS_AND_CALLS)
     fold_constants(m)
     assert m.operation.verify()

@@ -4,6 +4,8 @@
   ``mask_rows``, ``union``, ``vstack``, ``broadcast_row``), the full reduction (``reduce_all``),
   materialization and the nonzero budget;
 * :mod:`.groups` — the group union (``R @ S``) for groups described any way the rules have them;
+* :mod:`.runs` — run-length rows (a few column intervals per row): bands that widen step by step stay
+  ``O(rows)``;
 * :mod:`.windows` — group unions with structure: windows along dimensions, reductions over dimensions, slice
   unions, prefix unions.
 
@@ -13,4 +15,5 @@ Rules build on these moves and never on the representation.
 from .core import (MAX_LAZY_PARTS, SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, csr_from_parts,  # noqa: F401
                    gather_csr_rows, nnz_budget)
 from .groups import Groups, group_union  # noqa: F401
+from .runs import RunPart, cheap_nnz, deps_equal  # noqa: F401  (registers the run-length union)
 from .windows import prefix_union, reduce_dims, relation_along, slice_union, window_union  # noqa: F401

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from ..irtools import index_dtype, too_large
 
 __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "MAX_LAZY_PARTS",
-           "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index"]
+           "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index", "COMPACT_MOVES"]
 
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
@@ -46,6 +46,12 @@ MAX_LAZY_PARTS = 24
 #: Unions of values with at most this many rows are materialized at once: it is cheap, and lazy parts of a
 #: small value (a loop's hidden state) otherwise multiply into everything built from it (2x on a scan).
 SMALL_ROWS = 64
+
+#: Moves in a compact form another module knows (:mod:`.runs` registers run-length rows):
+#: ``"union": fn(parts, rows, n, materializing) -> part | None`` (one part equal to the union of several;
+#: ``materializing``: called by :meth:`Deps.to_csr`, which keeps that part) and
+#: ``"vstack": fn(items) -> Deps | None``.  ``None`` leaves the move to the code below.
+COMPACT_MOVES: dict = {}
 
 
 #: The nonzero budget of the running analysis (set by the interpreter from ``AnalysisOptions.max_pattern_nnz``).
@@ -293,6 +299,10 @@ class Deps:
     def to_csr(self) -> sp.csr_array:
         """The materialized ``(rows, n)`` canonical bool CSR matrix (cached)."""
         if self._csr is None:
+            if len(self.parts) > 1 and "union" in COMPACT_MOVES:
+                part = COMPACT_MOVES["union"](self.parts, self.rows, self.n, True)
+                if part is not None:
+                    self.parts = (part,)
             self._csr = csr_from_parts(self.parts, self.rows, self.n) if self.parts else _empty_csr(self.rows, self.n)
             if self.parts and len(self.parts) > 1:
                 # Keep the materialized form as the only part, so later moves work on one matrix.
@@ -365,6 +375,10 @@ class Deps:
                 if id(p) not in seen:
                     seen.add(id(p))
                     parts.append(p)
+        if len(parts) > 1 and "union" in COMPACT_MOVES:
+            part = COMPACT_MOVES["union"](parts, rows, n, False)
+            if part is not None:
+                return Deps(rows, n, [part])
         out = Deps(rows, n, parts)
         if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1):
             out.to_csr()
@@ -386,6 +400,10 @@ class Deps:
             return Deps.empty(total, n)
         if len(items) == 1:
             return items[0]
+        if "vstack" in COMPACT_MOVES:
+            out = COMPACT_MOVES["vstack"](items)
+            if out is not None:
+                return out
         idx_lists = [[p for p in d.parts if isinstance(p, IndexPart)] for d in items]
         csr_lists = [[p for p in d.parts if isinstance(p, CsrPart)] for d in items]
         parts: list = []

@@ -16,7 +16,33 @@ come out as exactly the true global pattern.  The condition decides where the lo
   decide the exit, so the fixed point below takes over at once; it also takes over as soon as an iterate
   adds nothing to the possible exits (iterates that cycle, e.g. a rotation).
 
-Three ways out of the exact iterations, all sound:
+**Summaries** — loops at the speed of straight-line code.  Exact iteration interprets the body once per
+trip: thousands of ops for a scan, and for a time-stepping loop a pattern re-derived every step.  When the
+loop has a *plan* (:mod:`.loop_plans`: its moving integers are counters, which reach only index arithmetic,
+reads of scanned arrays, writes of accumulators and the condition) and an iteration has left every other
+constant unchanged, the body runs **once more, on symbols** (:meth:`ctx.interpret_symbolically`): each
+element it reads — of the carry, of a captured value, of the slice a scan reads (folded: the same symbols
+whatever the iteration) — is a column of its own.  The result is the body's transfer as a relation ``R``
+(outputs × symbols), valid in every remaining iteration: the index-set rules are unions over groups fixed by
+constants, and the constants are the same except for the counters, which only move where the reads and
+writes land — integer programs evaluated for every iteration at once.  Then (:mod:`~.lattice.loops`):
+
+* a scan applies ``R`` once per iteration as lattice moves — or, when its symbols are few (an RNN's hidden
+  state), as rows of sorted arrays, one NumPy union per distinct group — reading each slice's real index
+  sets and recording each write; the accumulators are assembled once at the end (last write wins);
+* a loop that only carries (time stepping) whose ``R`` is a row map (a roll, a flip, a swap, elementwise
+  ops) is ``P^trips``, by repeated squaring: a rotation run 10⁹ times costs thirty gathers;
+* other carries iterate ``R`` with Brent's cycle check: a carry that repeats (a saturated band, a rotation
+  through a captured factor) skips the remaining trips modulo its period;
+* past ``max_loop_iterations`` (exact and summary steps together), the summary's fixed point
+  ``J ← J ⊔ R ⊗ J`` (as below).
+
+The summary gives the same index sets as exact iteration (tests/test_loops.py checks both ways on every
+loop shape they generate).  With an observer (the annotate and fold-constants passes record each op's
+values in every execution), the body runs once more on a state covering every skipped iteration (the
+counters unknown, each carry the union of its iterates), so what they record still holds everywhere.
+
+Three ways out of the exact iterations (when there is no summary), all sound:
 
 * **Early stop.**  After an iteration that leaves every index set unchanged, the carries whose constants
   still move (a counter) are widened — when nothing after the loop reads them, or the exit is
@@ -48,14 +74,25 @@ only when every branch agrees).  The index itself is an integer and carries no d
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from ..errors import SparsityWarning
 from ..folding.exactness import join as join_uncertainty
 from ..folding.exactness import same_uncertainty
-from ..irtools import region_captures
-from ..lattice import Deps
+from ..irtools import functions, region_captures
+from ..lattice import Deps, cheap_nnz, deps_equal
+from ..lattice import loops as L
 from ..values import AbstractValue, is_differentiable, same_constant
+from .loop_plans import NotEvaluable, counter_values, evaluate, plan_of, trip_count
 from .registry import EXACT, VALUE_AWARE, deps_rule
+
+#: Whether ``while`` may iterate a body's summary (tests compare both ways).
+SUMMARIES = True
+
+#: Carries with at most this many symbols iterate as rows of arrays (:class:`~.lattice.loops.SmallState`).
+SMALL_SYMBOLS = 256
 
 
 
@@ -91,8 +128,8 @@ def _grew(old: AbstractValue, new: AbstractValue) -> bool:
         return True
     if new.deps is old.deps:
         return False
-    # new ⊇ old, so they are equal iff they have as many nonzeros (materializes both; old usually is).
-    return new.deps.nnz != old.deps.nnz
+    # new ⊇ old, so they are equal iff they have as many nonzeros (run parts count without writing out).
+    return cheap_nnz(new.deps) != cheap_nnz(old.deps)
 
 
 def _size_hint(d: Deps) -> int:
@@ -117,7 +154,7 @@ def _deps_unchanged(old: list[AbstractValue], new: list[AbstractValue]) -> bool:
             continue
         pending.append(((a.deps.rows, min(_size_hint(a.deps), _size_hint(b.deps))), a.deps, b.deps))
     pending.sort(key=lambda t: t[0])
-    return all(x == y for _, x, y in pending)
+    return all(cheap_nnz(x) == cheap_nnz(y) and deps_equal(x, y) for _, x, y in pending)
 
 
 # ---------------------------------------------------------------- regions
@@ -201,7 +238,7 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
             return state
         out = _run_body(ctx, body, state, mark)
         new = [join(s, o) for s, o in zip(state, out)]
-        if any(n.deps is not s.deps and n.deps.nnz != s.deps.nnz for s, n in zip(state, new)):
+        if any(n.deps is not s.deps and cheap_nnz(n.deps) != cheap_nnz(s.deps) for s, n in zip(state, new)):
             return None  # an index set grew (n ⊒ s, so equal iff as many nonzeros)
         if all(n is s or (same_constant(n.const, s.const) and same_uncertainty(n.uncertainty, s.uncertainty))
                or (n.const is None and s.const is None) for s, n in zip(state, new)):
@@ -210,15 +247,386 @@ def _settle(ctx, cond, body, state: list[AbstractValue], mark) -> list[AbstractV
     return None
 
 
+# ---------------------------------------------------------------- while: summaries
+def _plan(ctx, op):
+    """The loop's plan (:mod:`.loop_plans`), read off the IR once per op."""
+    memo = ctx.memo("while_plans")
+    key = op.operation if hasattr(op, "operation") else op
+    if key not in memo:
+        memo[key] = plan_of(op, functions(ctx.module))
+    return memo[key]
+
+
+def _stable(old: list[AbstractValue], new: list[AbstractValue], counters) -> bool:
+    """Every constant but the counters' is the same before and after an iteration (so it stays the same:
+    the plan keeps the counters away from every other carried value)."""
+    for k, (a, b) in enumerate(zip(old, new)):
+        if k in counters:
+            continue
+        if (a.const is None) != (b.const is None):
+            return False
+        if a.const is not None and not (same_constant(a.const, b.const)
+                                        and same_uncertainty(a.uncertainty, b.uncertainty)):
+            return False
+    return True
+
+
+class _Layout:
+    """The symbol space of a body summary: blocks of symbols, each standing for a carried value, a captured
+    value, or the slice a scan reads (folded: the same symbols whatever the iteration)."""
+
+    def __init__(self):
+        self.blocks: list[tuple[int, int]] = []   # (offset, size)
+        self.kinds: list[tuple] = []               # ("carry", k) | ("outer", v) | ("scan", key)
+        self.width = 0
+
+    def add(self, kind, size: int) -> int:
+        self.blocks.append((self.width, int(size)))
+        self.kinds.append(kind)
+        self.width += int(size)
+        return len(self.blocks) - 1
+
+
+def _starts(ctx, exprs, values, trips):
+    """Each start program of ``exprs`` (``None``: not the counters') evaluated for every iteration."""
+    outer = lambda v: ctx.value(v).const  # noqa: E731
+    return [None if e is None else np.broadcast_to(evaluate(e, values, outer), (trips,)).astype(np.int64)
+            for e in exprs]
+
+
+def _offsets(shape, dims, starts) -> np.ndarray:
+    """Flat offset, per iteration, of the element a read or write takes along the counter ``dims`` (clamped
+    as §dynamic_slice / §dynamic_update_slice clamp their start indices; the counter dims take size 1)."""
+    shape = tuple(int(s) for s in shape)
+    strides = np.cumprod((1,) + shape[::-1][:-1])[::-1]
+    off = 0
+    for d in dims:
+        off = off + np.clip(starts[d], 0, shape[d] - 1) * int(strides[d])
+    return np.asarray(off, np.int64)
+
+
+def _summarize(ctx, op, plan, state: list[AbstractValue], steps: int):
+    """The remaining iterations from ``state`` through the body's summary, or ``None`` when the values do not
+    allow one (see the module docstring)."""
+    n = ctx.n
+    body = op.regions[1]
+    if any(state[k].const is None for k in plan.counters):
+        return None
+    start = {k: int(np.asarray(state[k].const).reshape(())) for k in plan.counters}
+    slots = {k: s.const for k, s in enumerate(state) if s.const is not None and k not in plan.counters}
+    outer = lambda v: ctx.value(v).const  # noqa: E731
+    cap = ctx.options.max_loop_iterations
+    budget = max(cap - steps, 0)
+    trips = trip_count(plan, start, slots, outer, max(budget, 1_000_000))
+    if trips is None or trips < 2:
+        return None
+    scanned = dict(plan.scanned)
+    if (trips > budget and (scanned or plan.accums)) or \
+            any(state[k].const is not None for k in plan.accums) or \
+            any((state[key[1]].const if key[0] == "slot" else ctx.value(key[1]).const) is not None for key in scanned):
+        return None  # a known scanned array: its slices are constants that may steer the body
+    # the counters in every iteration: only loops that read or write at them need these (trips ≤ budget)
+    values = dict(slots)
+    if scanned or plan.accums:
+        values.update(counter_values(plan, start, np.arange(trips, dtype=np.int64)))
+
+    # ---------------------------------------------------------------- the symbol space
+    lay = _Layout()
+    carried_block = {}
+    for k, s in enumerate(state):
+        if ("slot", k) in scanned or k in plan.accums or k in plan.counters or s.const is not None \
+                or not is_differentiable(s.dtype):
+            continue
+        carried_block[k] = lay.add(("carry", k), s.size)
+    captures = region_captures(op)
+    outer_block = {}
+    for v in captures:
+        av = ctx.value(v)
+        if ("outer", v) not in scanned and not av.deps.is_empty:
+            outer_block[v] = lay.add(("outer", v), av.size)
+    scan_block, scan_inner = {}, {}
+    for key in scanned:
+        src = state[key[1]] if key[0] == "slot" else ctx.value(key[1])
+        dims = plan.scan_dims[key]
+        k_rest = int(np.prod([s for d, s in enumerate(src.shape) if d not in dims], dtype=np.int64))
+        scan_block[key] = lay.add(("scan", key), k_rest)
+    W = lay.width
+
+    def blank(av):
+        return AbstractValue(av.type, Deps.empty(av.size, W), av.const, av.uncertainty)
+
+    sym_args = []
+    for k, s in enumerate(state):
+        if k in carried_block:
+            sym_args.append(AbstractValue(s.type, L.symbols(s.size, W, lay.blocks[carried_block[k]][0])))
+        elif ("slot", k) in scanned:
+            deps, inner = L.folded_symbols(s.shape, plan.scan_dims[("slot", k)], W,
+                                           lay.blocks[scan_block[("slot", k)]][0])
+            scan_inner[("slot", k)] = inner
+            sym_args.append(AbstractValue(s.type, deps))
+        elif k in plan.accums:
+            sym_args.append(AbstractValue(s.type, Deps.empty(s.size, W)))
+        else:
+            sym_args.append(blank(s))
+    outer_env = {}
+    for v in captures:
+        av = ctx.value(v)
+        if v in outer_block:
+            outer_env[v] = AbstractValue(av.type, L.symbols(av.size, W, lay.blocks[outer_block[v]][0]))
+        elif ("outer", v) in scanned:
+            deps, inner = L.folded_symbols(av.shape, plan.scan_dims[("outer", v)], W,
+                                           lay.blocks[scan_block[("outer", v)]][0])
+            scan_inner[("outer", v)] = inner
+            outer_env[v] = AbstractValue(av.type, deps)
+        else:
+            outer_env[v] = blank(av)
+
+    # ---------------------------------------------------------------- one symbolic run of the body
+    try:
+        outs = ctx.interpret_symbolically(body, sym_args, outer_env, W)
+    except NotEvaluable:
+        return None
+    for k, (s, o) in enumerate(zip(state, outs)):
+        if k in plan.counters or ("slot", k) in scanned or k in plan.accums:
+            continue
+        if s.const is not None:
+            if not (same_constant(s.const, o.const) and same_uncertainty(s.uncertainty, o.uncertainty)):
+                return None
+        elif o.const is not None:
+            return None
+    try:
+        reads = {key: [(_starts(ctx, r.starts, values, trips), r) for r in rs] for key, rs in scanned.items()}
+        writes = {k: _starts(ctx, w.starts, values, trips) for k, w in plan.accums.items()}
+    except NotEvaluable:
+        return None
+    rels = {k: L.Relation.split(outs[k].deps, lay.blocks) for k in carried_block}
+    acc_info = {}
+    for k in plan.accums:
+        dims = tuple(d for d, e in enumerate(plan.accums[k].starts) if e is not None)
+        _, inner = L.folded_symbols(state[k].shape, dims, 1, 0)
+        offs = _offsets(state[k].shape, dims, writes[k])
+        acc_info[k] = (inner, offs)
+        y = outs[k].deps.gather_rows(offs[0] + inner)
+        rels[("acc", k)] = L.Relation.split(y, lay.blocks)
+    scan_offs = {}
+    for key, rs in reads.items():
+        src = state[key[1]] if key[0] == "slot" else ctx.value(key[1])
+        scan_offs[key] = [_offsets(src.shape, plan.scan_dims[key], starts) for starts, _ in rs]
+
+    # ---------------------------------------------------------------- the iterations
+    current = {k: state[k].deps for k in carried_block}
+    fixed = {b: ctx.value(v).deps for v, b in outer_block.items()}
+    sources = {key: (state[key[1]] if key[0] == "slot" else ctx.value(key[1])).deps for key in scanned}
+    acc_writes = {k: [] for k in plan.accums}
+    acc_initial = {k: state[k].deps for k in plan.accums}
+    observe = getattr(ctx, "observer", None) is not None
+    cover = {k: state[k].deps for k in carried_block} if observe else None
+    small = W <= SMALL_SYMBOLS and (scanned or plan.accums)
+    if small:
+        final = _iterate_small(lay, rels, carried_block, current, fixed, sources, scan_inner, scan_offs,
+                               acc_info, acc_initial, acc_writes, trips, n, cover)
+    else:
+        final = _iterate(ctx, op, lay, rels, carried_block, current, fixed, sources, scan_inner, scan_offs,
+                         acc_info, acc_initial, acc_writes, trips, budget, n, cover)
+        if final is None:
+            return None
+    result = list(state)
+    for k, c in counter_values(plan, start, trips).items():
+        result[k] = AbstractValue(state[k].type, ctx.empty(state[k].size), np.asarray(c).reshape(state[k].shape))
+    for k in carried_block:
+        result[k] = AbstractValue(state[k].type, final[k])
+    for k in plan.accums:
+        result[k] = AbstractValue(state[k].type, final[("acc", k)])
+    if observe:
+        _cover_run(ctx, op, plan, state, result, cover, carried_block, acc_initial, acc_writes)
+    return result
+
+
+def _block_deps(lay, current, fixed, scan_rows_t):
+    out = []
+    for b, kind in enumerate(lay.kinds):
+        if kind[0] == "carry":
+            out.append(current[kind[1]])
+        elif kind[0] == "outer":
+            out.append(fixed[b])
+        else:
+            out.append(scan_rows_t[kind[1]])
+    return out
+
+
+def _scan_slice(sources, scan_inner, scan_offs, key, t):
+    """The real index sets of the slice a scan reads in iteration ``t`` (the union over its reads)."""
+    parts = [sources[key].gather_rows(offs[t] + scan_inner[key]) for offs in scan_offs[key]]
+    return parts[0] if len(parts) == 1 else Deps.union(*parts)
+
+
+def _iterate(ctx, op, lay, rels, carried_block, current, fixed, sources, scan_inner, scan_offs, acc_info,
+             acc_initial, acc_writes, trips, budget, n, cover):
+    """Iterate the summary with lattice moves: a row map is raised to the trip count, a cycling carry skips
+    whole periods, and a carry that does neither past the budget gets the summary's fixed point."""
+    scans = bool(scan_offs) or bool(acc_info)
+    if not scans and not carried_block:
+        return {}
+    if not scans and cover is None:
+        stacked = _functional(lay, rels, carried_block)
+        if stacked is not None:
+            order, offsets, pmap = stacked
+            total = L.row_map_power(pmap, trips)
+            allrows = Deps.vstack([current[k] for k in order]).gather_rows(total)
+            return {k: allrows.gather_rows(np.arange(off, off + current[k].rows)) for k, off in zip(order, offsets)}
+    check = None if scans else L.CycleCheck()
+    t = 0
+    while t < trips:
+        if t >= budget and not scans:
+            return _summary_fixed_point(ctx, op, lay, rels, carried_block, current, fixed, n, cover)
+        scan_t = {key: _scan_slice(sources, scan_inner, scan_offs, key, t) for key in scan_offs}
+        blocks = _block_deps(lay, current, fixed, scan_t)
+        new = {k: L.apply(rels[k], blocks, n) for k in carried_block}
+        for k, (inner, offs) in acc_info.items():
+            acc_writes[k].append((offs[t] + inner, L.apply(rels[("acc", k)], blocks, n)))
+        current = new
+        t += 1
+        if cover is not None:
+            for k in carried_block:
+                cover[k] = Deps.union(cover[k], new[k])
+        if check is not None:
+            period = check.see(t, [current[k] for k in carried_block])
+            if period is not None:
+                left = (trips - t) % period
+                trips = t + left
+                check = None
+    final = dict(current)
+    for k in acc_info:
+        final[("acc", k)] = L.assemble_writes(acc_initial[k], acc_writes[k])
+    return final
+
+
+def _functional(lay, rels, carried_block):
+    """The stacked row map of a carry whose every row reads at most one carried symbol (and nothing else)."""
+    order = list(carried_block)
+    offsets, total = [], 0
+    for k in order:
+        offsets.append(total)
+        total += lay.blocks[carried_block[k]][1]
+    pmap = np.full(total, -1, np.int64)
+    block_off = {carried_block[k]: off for k, off in zip(order, offsets)}
+    for k, off in zip(order, offsets):
+        rel = rels[k]
+        row = None
+        for b, g in enumerate(rel.groups):
+            if g is None:
+                continue
+            if b not in block_off or g.table is None or g.table.shape[1] != 1:
+                return None
+            if row is not None:
+                return None  # rows reading two blocks (each at most one row, but maybe both)
+            row = np.where(g.table[:, 0] >= 0, g.table[:, 0] + block_off[b], -1)
+        if row is not None:
+            pmap[off:off + rel.rows] = row
+    return order, offsets, pmap
+
+
+def _summary_fixed_point(ctx, op, lay, rels, carried_block, current, fixed, n, cover):
+    """``J ← J ⊔ R ⊗ J`` from the current carry until nothing grows (sound for every later iterate)."""
+    state = dict(current)
+    for _ in range(max(1, ctx.options.max_loop_iterations)):
+        blocks = _block_deps(lay, state, fixed, {})
+        new = {k: Deps.union(state[k], L.apply(rels[k], blocks, n)) for k in carried_block}
+        if all(cheap_nnz(new[k]) == cheap_nnz(state[k]) for k in carried_block):
+            if cover is not None:
+                for k in carried_block:
+                    cover[k] = Deps.union(cover[k], state[k])
+            return state
+        state = new
+    ctx.warn(op, f"fixed point not reached in {ctx.options.max_loop_iterations} rounds; every carried element "
+                 "now depends on everything the loop reads (conservative)")
+    seen = [v for v in state.values()] + [v for v in fixed.values()]
+    total = Deps.union(*[d.reduce_all() for d in seen]) if seen else Deps.empty(1, n)
+    out = {k: total.broadcast_row(state[k].rows) for k in carried_block}
+    if cover is not None:
+        cover.update(out)
+    return out
+
+
+def _iterate_small(lay, rels, carried_block, current, fixed, sources, scan_inner, scan_offs, acc_info,
+                   acc_initial, acc_writes, trips, n, cover):
+    """:func:`_iterate` for a small symbol space: rows as sorted arrays, one union per distinct group."""
+    keys = list(rels)
+    engine = L.SmallState([rels[k] for k in keys], lay.blocks)
+    rows = {k: L.rows_of(current[k]) for k in carried_block}
+    fixed_rows = {b: L.rows_of(d) for b, d in fixed.items()}
+    source_rows = {key: L.rows_of(d) for key, d in sources.items()}
+    slot = {k: i for i, k in enumerate(keys)}
+    for t in range(trips):
+        symbol_rows = []
+        for b, kind in enumerate(lay.kinds):
+            if kind[0] == "carry":
+                symbol_rows.extend(rows[kind[1]])
+            elif kind[0] == "outer":
+                symbol_rows.extend(fixed_rows[b])
+            else:
+                key = kind[1]
+                src = source_rows[key]
+                inner = scan_inner[key]
+                reads = [offs[t] + inner for offs in scan_offs[key]]
+                if len(reads) == 1:
+                    symbol_rows.extend(src[i] for i in reads[0])
+                else:
+                    symbol_rows.extend(L.union_rows([src[r[j]] for r in reads]) for j in range(len(inner)))
+        out = engine.step(symbol_rows)
+        for k in carried_block:
+            rows[k] = out[slot[k]]
+        for k, (inner, offs) in acc_info.items():
+            acc_writes[k].append((offs[t] + inner, out[slot[("acc", k)]]))
+        if cover is not None:
+            for k in carried_block:
+                cover[k] = Deps.union(cover[k], L.deps_of_rows(rows[k], n))
+    final = {k: L.deps_of_rows(rows[k], n) for k in carried_block}
+    for k in acc_info:
+        final[("acc", k)] = L.assemble_rows(L.rows_of(acc_initial[k]), acc_writes[k], n)
+    return final
+
+
+def _cover_run(ctx, op, plan, state, result, cover, carried_block, acc_initial, acc_writes):
+    """For an observer (the annotate and fold-constants passes record every op's values): run the condition
+    and the body once on a state that covers every iteration the summary skipped — the counter unknown, each
+    carry the union of its iterates, each accumulator the union of its writes — so what they record holds
+    at every execution.  Its warnings (reads at an unknown counter) are the cover's, not the program's."""
+    cover_state = list(state)
+    for k in plan.counters:
+        cover_state[k] = AbstractValue(state[k].type, ctx.empty(state[k].size))
+    for k in carried_block:
+        cover_state[k] = AbstractValue(state[k].type, Deps.union(cover[k], result[k].deps))
+    for k in plan.accums:
+        initial = acc_initial[k]
+        parts = [initial, result[k].deps]
+        for rows, d in acc_writes[k]:
+            if isinstance(d, list):
+                d = L.deps_of_rows(d, ctx.n)
+            m = np.full(initial.rows, -1, np.int64)
+            m[rows] = np.arange(len(rows))
+            parts.append(d.gather_rows(m))
+        cover_state[k] = AbstractValue(state[k].type, Deps.union(*parts))
+    warned = len(ctx.warned) if hasattr(ctx, "warned") else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SparsityWarning)
+        ctx.run_region(op.regions[0], cover_state)
+        ctx.run_region(op.regions[1], cover_state)
+    if warned is not None:
+        del ctx.warned[warned:]
+
+
 @deps_rule("stablehlo.while", kind=VALUE_AWARE,
-           note="exact iterations while the condition is a known constant, else a fixed point (sound)")
+           note="exact iterations while the condition is a known constant (a summary of the body iterated when "
+                "its counters only index scans), else a fixed point (sound)")
 def _while(ctx, op, args):
-    """§while: exact abstract iterations; possible exits joined; early stop, cap and fixed point as in the
-    module docstring."""
+    """§while: exact abstract iterations, or the body's summary once the loop's plan and constants allow;
+    possible exits joined; early stop, cap and fixed point as in the module docstring."""
     cond, body = op.regions[0], op.regions[1]
     carry = list(args)
     mark = _mark(ctx)
     cap = ctx.options.max_loop_iterations
+    plan = _plan(ctx, op) if SUMMARIES else None
     needed = None
     exits = None  # join of the carries at which the loop may stop (the condition was unknown there)
     steps, next_try, retry = 0, 0, 1  # exponential back-off after a failed attempt to settle
@@ -243,6 +651,11 @@ def _while(ctx, op, args):
         steps += 1
         moving = [not same_constant(a.const, b.const) and not (a.const is None and b.const is None)
                   for a, b in zip(carry, new)]
+        if plan is not None and go is True and exits is None and _stable(carry, new, plan.counters):
+            summarized = _summarize(ctx, op, plan, new, steps)
+            if summarized is not None:
+                return summarized
+            plan = None  # the values do not allow a summary: iterate exactly
         if exits is not None and not any(moving):
             # A data-dependent exit and no constant that could ever decide it: exact iterates would only
             # re-derive the fixed point (and could cycle, e.g. a repeated roll), so go there directly.

@@ -21,11 +21,15 @@ A custom call is opaque to StableHLO, so its semantics come from a table of know
 * **identity markers**: ``Sharding``, ``SPMDFullToShardShape``, ``SPMDShardToFullShape``,
   ``annotate_device_placement`` (shape-preserving; a shape change — a real shard — is refused).
 * **no derivative**: ``AllocateBuffer`` (``lax.empty``: uninitialized), random-bit kernels
-  (``cu_threefry2x32_ffi``…), ``shape_assertion``, and Python callbacks without results (``jax.debug.print``).
+  (``cu_threefry2x32_ffi``…), ``shape_assertion``.
+* **Python callbacks** (``jax.pure_callback``, ``io_callback``, ``jax.debug.callback`` / ``print`` on CPU
+  and GPU): every result element depends on every operand element (the function is Python's, opaque);
+  tokens of ordered effects carry nothing; one warning per source line.  (On TPU, JAX lowers callbacks to
+  ``send``/``recv`` host transfers, which are refused.)
 
-Unknown targets (and Python callbacks that return values: an arbitrary function of their operands) raise
-:class:`~stablehlo_sparsity.errors.UnsupportedOpError` naming the target and its location; with
-``on_unknown="conservative"`` every result element depends on every operand element instead (warns).
+Unknown targets raise :class:`~stablehlo_sparsity.errors.UnsupportedOpError` naming the target and its
+location; with ``on_unknown="conservative"`` every result element depends on every operand element instead
+(warns).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..lattice import Deps
+from ..values import is_differentiable
 from .linalg import batch_union, cholesky_deps, column_prefix_deps, solve_columns_deps, triangular_solve_deps
 from .registry import PER_TARGET, deps_rule
 
@@ -246,17 +251,29 @@ def _no_derivative(ctx, op, args):
 _no_derivative.kind = "zero-derivative"  # type: ignore[attr-defined]
 
 
-def _callback(ctx, op, args):
-    """A host callback: without results (``jax.debug.print``, ``io_callback`` returning nothing) it is a
-    no-op for derivatives; with results it is an arbitrary function of its operands — unknown."""
+def _python_callback(ctx, op, args):
+    """A Python host callback — ``jax.pure_callback``, ``io_callback``, ``jax.debug.callback`` / ``print``
+    (``xla_ffi_python_{cpu,gpu}_callback`` and their partitioned and legacy variants).  Its results are an
+    arbitrary function of its operands, computed by Python: every result element depends on every operand
+    element.  Tokens (``ordered=True`` effects) carry no data: a token operand adds nothing, a token result
+    depends on nothing.  Sound, not exact (the callback may ignore operands); one warning per source line
+    when a dependency goes through it."""
     rtypes = ctx.result_types(op)
-    if not rtypes:
-        return []
-    return _unknown(ctx, op, args, detail=f"custom_call target '{target_name(op)}' is a Python callback returning "
-                                          "values, an arbitrary function of its operands")
+    live = [a.deps.reduce_all() for a in args if not a.deps.is_empty]
+    total = Deps.union(*live) if live else None
+    out = [total.broadcast_row(t.size) if total is not None and is_differentiable(t.dtype) and t.size
+           else ctx.empty(t.size) for t in rtypes]
+    if total is not None and any(not d.is_empty for d in out):
+        where = ctx.location(op)
+        seen = ctx.memo("python callback warnings")
+        if where not in seen:
+            seen[where] = True
+            ctx.warn(op, f"Python callback '{target_name(op)}': every result element depends on every operand "
+                         "element (its function is opaque to the analysis)")
+    return out
 
 
-_callback.kind = "zero-derivative if no results, else unknown"  # type: ignore[attr-defined]
+_python_callback.kind = "conservative"  # type: ignore[attr-defined]
 
 
 def _unknown(ctx, op, args, detail: str | None = None):
@@ -324,7 +341,7 @@ def _build_table() -> dict[str, Callable]:
     for name in ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback", "xla_python_gpu_callback",
                  "xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_cpu_callback",
                  "xla_ffi_partitioned_python_gpu_callback"):
-        t[name] = _callback
+        t[name] = _python_callback
     return t
 
 

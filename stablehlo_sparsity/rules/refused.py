@@ -1,15 +1,17 @@
 """Ops deliberately without a rule, and why (listed in ``docs/coverage.md``).
 
 Each of them raises :class:`~stablehlo_sparsity.errors.UnsupportedOpError` naming the op and its location, or
-— for tuples, tokens and quantized types — :class:`~stablehlo_sparsity.errors.UnsupportedTypeError` when its
-type is read; with ``on_unknown="conservative"`` an op (not a type) is treated densely instead (warns).
+— for tuples and quantized types — :class:`~stablehlo_sparsity.errors.UnsupportedTypeError` when its type is
+read; with ``on_unknown="conservative"`` an op (not a type) is treated densely instead (warns).  Tokens are
+read (data-free values: JAX threads them through ordered effects), but the ops that make, join or transfer
+them by hand have no rule.
 """
 
 from __future__ import annotations
 
 from .registry import refuse
 
-_TOKEN = "tokens are not analyzed: reading the type raises UnsupportedTypeError"
+_TOKEN = "makes, joins or transfers tokens by hand (tokens themselves pass through calls, loops and callbacks)"
 _TUPLE = "tuple types are not analyzed (UnsupportedTypeError); JAX does not emit them"
 _QUANT = "quantized types are not analyzed (JAX's MLIR context cannot even parse them)"
 _ASYNC = "XLA-internal asynchronous ops; not emitted by JAX"
