@@ -345,6 +345,80 @@ class EvaluationPlan:
         return out, primal
 
 
+    # ------------------------------------------------------------------ spread over devices
+    def _shard_tables(self, side: int, devices: int):
+        """Per device (padded to the longest): the flat index into that device's stacked products of side
+        ``side`` (its ``ceil(k / devices)`` consecutive colors) and the CSR position (``nnz``: padding)."""
+        key = (side, devices)
+        cache = self.__dict__.setdefault("_shard_cache", {})
+        if key in cache:
+            return cache[key]
+        if getattr(self, "side_of", None) is None:
+            self._split_by_product()
+        s = self.sides[side]
+        kb = -(-s.k // devices)
+        mine = np.flatnonzero(self.side_of == side)
+        dev = self.color_of[mine] // kb
+        order = np.argsort(dev, kind="stable")
+        mine, dev = mine[order], dev[order]
+        bounds = np.searchsorted(dev, np.arange(devices + 1))
+        width = max(1, int(np.diff(bounds).max(initial=0)))
+        t = np.int32 if max(self.nnz, kb * s.length) < 2**31 - 1 else np.int64
+        src = np.zeros((devices, width), t)
+        pos = np.full((devices, width), self.nnz, t)
+        for d in range(devices):
+            sel = mine[bounds[d]:bounds[d + 1]]
+            src[d, :len(sel)] = (self.color_of[sel] - d * kb) * s.length + self.entry_of[sel]
+            pos[d, :len(sel)] = sel
+        cache[key] = (kb, src, pos)
+        return cache[key]
+
+    def sharded_values(self, apply, seeds, dtype, axis: str, devices: int):
+        """``(values, primal)`` inside ``shard_map`` over ``axis`` (``devices`` devices): each device evaluates
+        its block of consecutive colors (``vmap``), writes the nonzeros they give into a zero vector, and one
+        ``psum`` adds the disjoint parts — every nonzero comes from exactly one product, so the sum is exact."""
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        if self.nnz == 0:
+            return jnp.zeros((0,), dtype), None
+        d = lax.axis_index(axis)
+        acc = jnp.zeros((self.nnz,), dtype)
+        primal = None
+        for i, s in enumerate(self.sides):
+            if s.k == 0:
+                continue
+            kb, src, pos = self._shard_tables(i, devices)
+            p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
+            primal = p if primal is None else primal
+            flat = jnp.ravel(comp).astype(dtype)
+            acc = acc.at[jnp.asarray(pos)[d]].set(flat[jnp.asarray(src)[d]], mode="drop", indices_are_sorted=True,
+                                                  unique_indices=True)
+        return lax.psum(acc, axis), primal
+
+    def sharded_stacked(self, apply, seeds, dtype, axis: str, devices: int):
+        """``(flat stacked products, primal)`` inside ``shard_map``: each device its block of colors, then one
+        ``all_gather`` (for decompressions that need every product, such as substitution)."""
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        blocks, primal = [], None
+        for i, s in enumerate(self.sides):
+            if s.k == 0:
+                continue
+            kb = -(-s.k // devices)
+            d = lax.axis_index(axis)
+            p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
+            primal = p if primal is None else primal
+            every = lax.all_gather(comp.astype(dtype), axis, tiled=True)
+            blocks.append(jnp.ravel(every)[: s.k * s.length])
+        if not blocks:
+            return jnp.zeros((0,), dtype), primal
+        return (jnp.concatenate(blocks) if len(blocks) > 1 else blocks[0]), primal
+
+
 def _linear_or(apply, linear):
     """The product function of the loop body: ``linear`` when given, else ``apply``'s product part."""
     return linear if linear is not None else (lambda t: apply(t)[1])

@@ -207,8 +207,9 @@ class SparseHessian(_Prepared):
         plan = getattr(self, "_plan", None)
         return plan.strategy if plan is not None else "vmap"
 
-    def _values(self, *args):
-        """``(f(x), aux, nonzeros in CSR order)``: one forward-over-reverse Hessian-vector product per color."""
+    def _values_on(self, args, shard=None):
+        """``(f(x), aux, nonzeros in CSR order)``: one forward-over-reverse Hessian-vector product per color
+        (``shard``: this device's block of colors inside ``shard_map``)."""
         import jax
         import jax.numpy as jnp
 
@@ -258,12 +259,13 @@ class SparseHessian(_Prepared):
             _g, lin, (y, aux) = jax.linearize(fun, *sel, has_aux=True)
             linear = [lambda t: _flat(lin(*t))]
         if self.mode == "substitution":
-            flat, primal = plan.stacked([hvp], [seeds], x_dtype, linear)
+            if shard is not None:
+                flat, primal = plan.sharded_stacked([hvp], [seeds], x_dtype, *shard)
+            else:
+                flat, primal = plan.stacked([hvp], [seeds], x_dtype, linear)
             values = self._plan_sub.jax_values_from_stacked(flat)
-        elif self.devices is not None:
-            from .sharding import sharded_values
-
-            values, primal = sharded_values(plan, [hvp], [seeds], x_dtype, self.devices)
+        elif shard is not None:
+            values, primal = plan.sharded_values([hvp], [seeds], x_dtype, *shard)
         else:
             values, primal = plan.values([hvp], [seeds], x_dtype, linear)
         if primal is not None and y is None:

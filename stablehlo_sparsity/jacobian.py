@@ -296,6 +296,15 @@ class _Prepared:
 
         self.devices = resolve_devices(devices)
 
+    def _values(self, *args):
+        """``(f(x) or None, aux, nonzeros in CSR order)``: on one device, or spread over :attr:`devices` with
+        ``shard_map`` (every device evaluates its block of colors; see :mod:`stablehlo_sparsity.sharding`)."""
+        if self.devices is None:
+            return self._values_on(args)
+        from .sharding import sharded_call
+
+        return sharded_call(self._values_on, args, self.devices)
+
     def _itemsize(self) -> int:
         import jax
         import jax.numpy as jnp
@@ -532,7 +541,8 @@ class _Prepared:
 
         if self._program is not None:
             return self._program
-        fn = jax.jit(lambda *a: self._values(*a))
+        # the single-device program: a saved object evaluates wherever it is loaded
+        fn = jax.jit(lambda *a: self._values_on(a) if hasattr(self, "_values_on") else self._values(*a))
         try:
             exp = jexport.export(fn, platforms=("cpu", "cuda", "tpu"))(*self._example)
         except Exception:
@@ -709,8 +719,9 @@ class SparseJacobian(_Prepared):
         return plan.strategy if plan is not None else getattr(self, "_strategy_restored", "vmap")
 
     # ------------------------------------------------------------------ evaluation
-    def _values(self, *args):
-        """``(f(x), aux, nonzeros in CSR order)`` — the compressed program."""
+    def _values_on(self, args, shard=None):
+        """``(f(x), aux, nonzeros in CSR order)`` — the compressed program; ``shard``: ``(axis name, device
+        count)`` inside ``shard_map`` (this device's block of colors, see :mod:`stablehlo_sparsity.sharding`)."""
         import jax
         import jax.numpy as jnp
 
@@ -792,21 +803,16 @@ class SparseJacobian(_Prepared):
             apply.append(vjp_apply if rev else None)
             seeds.append(vjp_seeds if rev else None)
             linear.append((lambda ct: _flat(vjp_fn(ct))) if rev else None)
-        values, primal = self._evaluate(plan, apply, seeds, dtype, linear)
+        if shard is not None:
+            values, primal = plan.sharded_values(apply, seeds, dtype, *shard)
+        else:
+            values, primal = plan.values(apply, seeds, dtype, linear)
         if primal is not None and not rev and (y is None):
             y, aux = primal
         if y is None and (self.with_value or self.has_aux):
             out = h(*sel)
             y, aux = out if self.has_aux else (out, None)
         return y, aux, values
-
-    def _evaluate(self, plan, apply, seeds, dtype, linear):
-        """The plan's values, on one device or spread over :attr:`devices`."""
-        if self.devices is not None:
-            from .sharding import sharded_values
-
-            return sharded_values(plan, apply, seeds, dtype, self.devices)
-        return plan.values(apply, seeds, dtype, linear)
 
     def __repr__(self) -> str:
         m, n = self.shape
