@@ -28,8 +28,10 @@ How those products are laid out in the XLA program decides the cost once the pro
     (one chunk of products at a time, after one linearization or VJP), for very many colors.  The seeds
     are built in the loop from the color vector, so nothing about them is folded at compile time.
 
-``"auto"`` takes ``"vmap"`` while the stacked seeds and products fit in :data:`VMAP_BYTES`, ``"unrolled"``
-up to :data:`UNROLL_PRODUCTS` products and ``"loop"`` beyond.  Every strategy computes the same products with
+``"auto"`` takes ``"vmap"`` for JVPs (HVPs) while one product and its seed fit in
+:data:`VMAP_PRODUCT_BYTES` (:data:`VMAP_HVP_BYTES`), ``"unrolled"`` beyond up to :data:`UNROLL_PRODUCTS` products
+and :data:`UNROLL_BYTES` of seeds and products, and ``"loop"`` for more; VJPs stay batched (``"vmap"``: they share one forward pass and read its residuals once for the whole
+batch) up to :data:`VJP_VMAP_BYTES`.  Every strategy computes the same products with
 the same seeds, so the values agree to rounding (XLA may fuse the arithmetic differently).
 
 Index arrays (which product and which entry each nonzero reads, where each group lands) are NumPy arrays
@@ -45,15 +47,29 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["STRATEGIES", "VMAP_BYTES", "UNROLL_PRODUCTS", "GROUP", "EvaluationPlan", "Side", "choose_strategy",
+__all__ = ["STRATEGIES", "VMAP_PRODUCT_BYTES", "VMAP_HVP_BYTES", "VJP_VMAP_BYTES", "UNROLL_PRODUCTS", "UNROLL_BYTES", "GROUP", "EvaluationPlan", "Side", "choose_strategy",
            "static_gather", "seed_leaves", "colors_constant"]
 
 #: The evaluation strategies (see the module docstring).
 STRATEGIES = ("auto", "vmap", "unrolled", "loop")
 
-#: ``"auto"`` batches all products with ``vmap`` while ``K × (seed length + product length) × itemsize`` is at
-#: most this many bytes (about the size of a core's L2 cache: the batched intermediates stay close).
-VMAP_BYTES = 1 << 20
+#: ``"auto"`` batches JVPs and HVPs with ``vmap`` while one product and its seed take at most this many bytes
+#: (``(n + m) × itemsize``); beyond, one product per color (measured on the 2-D Brusselator: ``vmap`` ahead up to
+#: N = 128, ``unrolled`` from N = 256 on, for Jacobians and Hessians alike).
+VMAP_PRODUCT_BYTES = 1 << 20
+
+#: The same for Hessian-vector products, whose batched program shares the gradient's forward and backward
+#: passes (measured: ``vmap`` ahead up to N = 256, ``unrolled`` at N = 512).
+VMAP_HVP_BYTES = 4 << 20
+
+#: ``"auto"`` unrolls at most this many bytes of seeds and products (``K × (n + length) × itemsize``): XLA
+#: folds every unrolled seed through the product's linear part, and the folded constants (and the memory of
+#: the compilation) grow with them; beyond, ``"loop"``.
+UNROLL_BYTES = 512 << 20
+
+#: ``"auto"`` batches VJPs with ``vmap`` while all seeds and products take at most this many bytes, and loops
+#: over chunks of colors beyond (bounded memory).
+VJP_VMAP_BYTES = 1 << 30
 
 #: ``"auto"`` unrolls one product per color up to this many products, and loops beyond (each unrolled
 #: product adds its own kernels to the program, and seconds of compilation for large problems).
@@ -63,6 +79,9 @@ UNROLL_PRODUCTS = 64
 #: at most 8 operands into its consumer (``kMaxConcatenateArguments`` in XLA's CPU instruction fusion), so
 #: the gather then reads each product's entries straight from the fused product code.
 GROUP = 8
+
+#: Literal seeds with more entries than this are stored as bytes and converted in the program.
+COMPACT_SEED_ENTRIES = 1 << 16
 
 #: ``"loop"`` chunks hold about this many bytes of seeds and products (at least one color per chunk).
 LOOP_CHUNK_BYTES = 4 << 20
@@ -115,11 +134,16 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
     if constant:
         out = []
         for sh, sz, o, dt in zip(shapes, sizes, offs, dtypes):
-            seg = np.zeros((count, sz), dtype=dt)
+            # Small seeds are literal in their own dtype (readable in the StableHLO text); larger ones are
+            # 0/1 bytes converted in the program, which XLA folds at compile time just the same, with an
+            # eighth of the module size.
+            compact = count * sz > COMPACT_SEED_ENTRIES
+            seg = np.zeros((count, sz), dtype=np.uint8 if compact else dt)
             cseg = colors[o:o + sz].astype(np.int64) - int(first)
             on = np.flatnonzero((cseg >= 0) & (cseg < count))
             seg[cseg[on], on] = 1
-            out.append(seg.reshape((count,) + tuple(sh)))
+            seg = seg.reshape((count,) + tuple(sh))
+            out.append(jnp.asarray(seg).astype(dt) if compact else seg)
         return out
     if color_consts is None:
         color_consts = colors_constant(colors, k, shapes)
@@ -136,15 +160,17 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
     return out
 
 
+
 @dataclass
 class Side:
     """One family of products: ``k`` colors of the seed space (``colors``, one per seed element, ``-1`` for
-    none), each product a vector of ``length`` (the flattened output for JVPs and HVPs' gradients, the
-    flattened input for VJPs)."""
+    none), each product a vector of ``length`` (the flattened output for JVPs, the flattened input for VJPs
+    and Hessian-vector products).  ``kind``: ``"jvp"``, ``"vjp"`` or ``"hvp"``."""
 
     colors: np.ndarray
     k: int
     length: int
+    kind: str = "jvp"
 
     @property
     def seed_size(self) -> int:
@@ -160,10 +186,21 @@ def choose_strategy(strategy: str, sides: Sequence[Side], itemsize: int, chunk_s
     if strategy != "auto":
         return strategy
     products = sum(s.k for s in sides)
-    batched = sum(s.k * (s.length + s.seed_size) for s in sides) * itemsize
-    if products <= 1 or batched <= VMAP_BYTES:
+    live = [s for s in sides if s.k]
+    if products <= 1 or not live:
         return "vmap"
-    return "unrolled" if products <= UNROLL_PRODUCTS else "loop"
+    per_product = max((s.length + s.seed_size) * itemsize for s in live)
+    batched = sum(s.k * (s.length + s.seed_size) for s in live) * itemsize
+    if all(s.kind == "vjp" for s in live):
+        # VJPs share one forward pass and read its residuals once for the whole batch; unrolled, every
+        # product re-reads them (measured: vmap ahead at every size up to 2·1024² inputs).
+        return "vmap" if batched <= VJP_VMAP_BYTES else "loop"
+    limit = VMAP_HVP_BYTES if all(s.kind == "hvp" for s in live) else VMAP_PRODUCT_BYTES
+    if per_product <= limit:
+        return "vmap"
+    # Unrolled products are specialized at compile time (XLA folds each seed's linear part into constants of
+    # the product's size): beyond UNROLL_BYTES that costs more compile time and memory than it saves.
+    return "unrolled" if products <= UNROLL_PRODUCTS and batched <= UNROLL_BYTES else "loop"
 
 
 class EvaluationPlan:
@@ -189,6 +226,8 @@ class EvaluationPlan:
             else:
                 cs = max(1, LOOP_CHUNK_BYTES // max(1, (s.length + s.seed_size) * itemsize))
             self.chunk_sizes.append(max(1, min(cs, max(s.k, 1))))
+        # unrolled steps: one color each unless a chunk size was asked for
+        self._unroll_sizes = [max(1, min(int(chunk_size or 1), max(s.k, 1))) for s in self.sides]
         if self.source is not None and self.strategy in ("unrolled", "loop"):
             self._split_by_product()
 
@@ -207,25 +246,54 @@ class EvaluationPlan:
         """``(side index, color)`` of every product, in stacked order."""
         return [(i, c) for i, s in enumerate(self.sides) for c in range(s.k)]
 
+    def unrolled_chunks(self):
+        """``(side index, first color, count)`` of every unrolled step: one color each, or ``chunk_size``
+        consecutive colors batched with ``vmap`` when a chunk size was asked for."""
+        return [(i, c, min(cs, s.k - c)) for i, (s, cs) in enumerate(zip(self.sides, self._unroll_sizes))
+                for c in range(0, s.k, cs)]
+
     def unrolled_tables(self):
-        """Per group of at most :data:`GROUP` products: ``(members, entries, order, positions)`` — the products
-        ``(side, color)``, per product the entries it gives (ascending CSR position), the permutation from
-        the concatenated pieces to ascending position, and those positions."""
+        """Per group of products: ``(members, entries, order, positions)`` — the products ``(side, color)``, per
+        product the entries it gives (ascending CSR position), and the gather from the concatenated pieces
+        to the group's values at ``positions``.
+
+        With at most :data:`GROUP` products there is one group and it writes the result.  With more, the first
+        group holds the ``GROUP - 1`` products with the most nonzeros plus a zero (the concatenate stays
+        fusible) and writes the whole result — zeros where other groups' nonzeros go, ``positions=None`` —
+        and the others are scattered into it in place, at ascending positions."""
         if getattr(self, "_unrolled", None) is not None:
             return self._unrolled
-        key = self.side_of.astype(np.int64) * (max(s.k for s in self.sides) + 1) + self.color_of
-        order = np.argsort(key, kind="stable")  # by product, then CSR position
-        prods = [(i, c) for i, c in self.products()]
-        pkeys = np.asarray([i * (max(s.k for s in self.sides) + 1) + c for i, c in prods], dtype=np.int64)
+        width = max(s.k for s in self.sides) + 1
+        sizes = np.asarray(self._unroll_sizes, dtype=np.int64)
+        lengths = np.asarray([s.length for s in self.sides], dtype=np.int64)
+        step = self.color_of // sizes[self.side_of]
+        key = self.side_of.astype(np.int64) * width + step
+        # entry within the step's stacked products (one color: the product itself)
+        entry = (self.color_of % sizes[self.side_of]) * lengths[self.side_of] + self.entry_of
+        order = np.argsort(key, kind="stable")  # by step, then CSR position
+        prods = self.unrolled_chunks()
+        pkeys = np.asarray([i * width + c // sizes[i] for i, c, _ in prods], dtype=np.int64)
         bounds = np.searchsorted(key[order], np.concatenate([pkeys, [np.iinfo(np.int64).max]]))
-        groups = []
         live = [(p, order[bounds[j]:bounds[j + 1]]) for j, p in enumerate(prods) if bounds[j + 1] > bounds[j]]
-        for g in range(0, len(live), GROUP):
-            members = live[g:g + GROUP]
+        if len(live) <= GROUP:
+            chunks = [live]
+        else:
+            by_size = sorted(range(len(live)), key=lambda j: -len(live[j][1]))
+            first = sorted(by_size[:GROUP - 1])
+            rest = [live[j] for j in sorted(by_size[GROUP - 1:])]
+            chunks = [[live[j] for j in first]] + [rest[g:g + GROUP] for g in range(0, len(rest), GROUP)]
+        groups = []
+        t = np.int32 if self.nnz < 2**31 - 1 else np.int64
+        for g, members in enumerate(chunks):
             positions = np.concatenate([pos for _, pos in members])
-            perm = np.argsort(positions, kind="stable")
-            entries = [self.entry_of[pos] for _, pos in members]
-            groups.append(([p for p, _ in members], entries, perm, positions[perm]))
+            entries = [entry[pos].astype(t) for _, pos in members]
+            if g == 0 and len(chunks) > 1:
+                full = np.full(self.nnz, len(positions), t)  # the zero after the pieces
+                full[positions] = np.arange(len(positions), dtype=t)
+                groups.append(([p for p, _ in members], entries, full, None))
+                continue
+            perm = np.argsort(positions, kind="stable").astype(t)
+            groups.append(([p for p, _ in members], entries, perm, positions[perm].astype(t)))
         self._unrolled = groups
         return groups
 
@@ -274,9 +342,13 @@ class EvaluationPlan:
                 blocks.append(jnp.ravel(b))
             elif self.strategy == "unrolled":
                 p = None
-                for c in range(s.k):
-                    pc, b = apply[i](_first(seeds[i](c, 1, None)))
-                    p = pc if c == 0 else p
+                for c in range(0, s.k, self._unroll_sizes[i]):
+                    count = min(self._unroll_sizes[i], s.k - c)
+                    if count == 1:
+                        pc, b = apply[i](_first(seeds[i](c, 1, None)))
+                    else:
+                        pc, b = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](c, count, None))
+                    p = pc if p is None else p
                     blocks.append(jnp.ravel(b))
             else:
                 cs = self.chunk_sizes[i]
@@ -325,25 +397,28 @@ class EvaluationPlan:
         return vals, None
 
     def _unrolled_values(self, apply, seeds, dtype):
+        import jax
         import jax.numpy as jnp
 
         groups = self.unrolled_tables()
         out, primal = None, None
-        for members, entries, perm, positions in groups:
+        for members, entries, gather_idx, positions in groups:
             pieces = []
-            for (i, c), ent in zip(members, entries):
-                p, prod = apply[i](_first(seeds[i](c, 1, None)))
+            for (i, c, count), ent in zip(members, entries):
+                if count == 1:
+                    p, prod = apply[i](_first(seeds[i](c, 1, None)))
+                else:
+                    p, prod = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](c, count, None))
                 primal = p if primal is None else primal
                 pieces.append(static_gather(jnp.ravel(prod).astype(dtype), ent))
-            vals = pieces[0] if len(pieces) == 1 else static_gather(jnp.concatenate(pieces), perm)
+            if positions is None:  # the first of several groups: the whole result, zeros elsewhere
+                out = static_gather(jnp.concatenate(pieces + [jnp.zeros((1,), dtype)]), gather_idx)
+                continue
+            vals = pieces[0] if len(pieces) == 1 else static_gather(jnp.concatenate(pieces), gather_idx)
             if len(groups) == 1:
                 return vals, primal
-            if out is None:
-                out = jnp.zeros((self.nnz,), dtype)
-            idx = positions.astype(np.int32 if self.nnz < 2**31 - 1 else np.int64)
-            out = out.at[idx].set(vals, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds")
+            out = out.at[positions].set(vals, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds")
         return out, primal
-
 
     # ------------------------------------------------------------------ spread over devices
     def _shard_tables(self, side: int, devices: int):

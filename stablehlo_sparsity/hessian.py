@@ -197,7 +197,7 @@ class SparseHessian(_Prepared):
         t = _index_dtype(max(n, 1))
         self._rows, self._cols = rows.astype(t), cols.astype(t)
         self._colors = coloring.colors.astype(np.int32)
-        self._plan = EvaluationPlan([Side(self._colors, k, n)], c * n + r, self.strategy_requested,
+        self._plan = EvaluationPlan([Side(self._colors, k, n, "hvp")], c * n + r, self.strategy_requested,
                                     self.chunk_size, itemsize=self._itemsize())
         self._reset_compiled()
 
@@ -282,7 +282,7 @@ class SparseHessian(_Prepared):
         self._rows, self._cols = rows.astype(t), cols.astype(t)
         self._colors = self.coloring.colors.astype(np.int32)
         n = self.pattern.shape[0]
-        self._plan = EvaluationPlan([Side(self._colors, self.coloring.num_colors, n)], None,
+        self._plan = EvaluationPlan([Side(self._colors, self.coloring.num_colors, n, "hvp")], None,
                                     self.strategy_requested, self.chunk_size, itemsize=self._itemsize())
         self._reset_compiled()
 
