@@ -1,10 +1,20 @@
 """Coloring and compressed-derivative benchmark: ours vs asdex (and dense JAX), in one process.
 
-    python benchmarks/evaluate.py            # full tables (n = 1e4 evaluation, 1e6-column coloring)
-    python benchmarks/evaluate.py --quick    # smaller coloring problems
+    python benchmarks/evaluate.py --only scaling   # the 2-D Brusselator table, N = 64 … 1024 (issue 14)
+    python benchmarks/evaluate.py                  # every table
+    python benchmarks/evaluate.py --quick          # smaller coloring problems, N ≤ 512 for scaling
     python benchmarks/evaluate.py --no-asdex
 
-Three tables:
+0. Scaling (``--only scaling``): the 2-D Brusselator (``stablehlo_sparsity.examples.brusselator``, float64,
+   n = 2N²) at N = 64, 256, 512, 1024 — Jacobians in forward and in reverse mode, and the Hessian of the
+   least-squares residual ½‖F(x)‖².  Per tool: colors, preparation (detection + coloring), first call
+   (tracing + XLA compilation), and the warm evaluation: the best of ``--rounds`` calls interleaved round by
+   round with the other tool's and the primal's, so load changes on a shared machine hit every contender
+   alike.  Both tools return BCOO (ours as prepared, asdex's callable wrapped in ``jax.jit``).  "× primal"
+   is the warm evaluation over one jitted ``F(x)``; for the Hessian, over one jitted gradient (the program
+   whose Jacobian the Hessian is, so the floor is again about the number of colors).  "asdex / ours" > 1:
+   ours is faster.  The values of both tools are compared (the largest difference, relative to the largest
+   entry, is printed when above 1e-12).
 
 1. Coloring: colors (forward = columns / reverse = rows) and CPU time for both directions, on patterns given
    as SciPy matrices (so only the coloring is timed).  "bound" is the lower bound (most nonzeros in a row /
@@ -224,6 +234,111 @@ def table_evaluation(asdex, repeat, dense):
         print(line, flush=True)
 
 
+# ----------------------------------------------------------------------------------------------- scaling
+def least_squares(N):
+    """½‖F(x)‖² of the N×N Brusselator residual: its Hessian couples each point with its stencil's stencil."""
+    return lambda v: 0.5 * jnp.sum(brusselator(v, N) ** 2)
+
+
+def scaling_row(asdex, kind: str, N: int, rounds: int, strategy: str, asdex_hessian_max_n: int = 512):
+    """One row of the scaling table (a Markdown line) for ``kind`` in forward / reverse / hessian."""
+    import gc
+
+    n = 2 * N * N
+    x = jnp.asarray(np.random.default_rng(N).uniform(0, 1, n))
+    if kind == "hessian":
+        f = least_squares(N)
+        ref = jax.jit(jax.grad(f))
+    else:
+        f = (lambda v, N=N: brusselator(v, N))
+        ref = jax.jit(f)
+    block(ref(x))
+    t0 = time.perf_counter()
+    if kind == "hessian":
+        ours = ss.sparse_hessian(f, x, strategy=strategy)
+    else:
+        ours = ss.sparse_jacobian(f, x, mode=kind, strategy=strategy)
+    prep = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = block(ours(x))
+    first = time.perf_counter() - t0
+    fns = {"ref": lambda: block(ref(x)), "ours": lambda: block(ours(x))}
+    line = f"| {N} | {n:,} | {ours.pattern.nnz:,} | {ours.num_colors} ({ours.strategy}) | {prep:.2f} | {first:.2f} |"
+    aout = None
+    skip_asdex = asdex is not None and kind == "hessian" and N > asdex_hessian_max_n
+    if skip_asdex:
+        # asdex's Hessian detection (Python sets per element) raised MemoryError at N = 1024 under a 14 GB
+        # address-space cap on this 23 GB machine, and an uncapped run was killed by the kernel
+        asdex = None
+    if asdex is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            if kind == "hessian":
+                acol = asdex.hessian_coloring(f, x)
+                afn = jax.jit(asdex.hessian_from_coloring(f, acol))
+            else:
+                acol = asdex.jacobian_coloring(f, x, mode="fwd" if kind == "forward" else "rev")
+                afn = jax.jit(asdex.jacobian_from_coloring(f, acol))
+            aprep = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            aout = block(afn(x))
+            afirst = time.perf_counter() - t0
+        fns["asdex"] = lambda: block(afn(x))
+    best = race(fns, rounds)
+    tp, warm = best["ref"], best["ours"]
+    line += f" {warm * 1e3:.2f} |"
+    if asdex is not None:
+        awarm = best["asdex"]
+        line += f" {acol.num_colors} | {aprep:.2f} | {afirst:.2f} | {awarm * 1e3:.2f} |"
+    elif skip_asdex:
+        line += " — | — | — | — |"
+    line += f" {tp * 1e3:.3f} | {warm / tp:.1f} |"
+    if skip_asdex:
+        line += f" (asdex skipped above N = {asdex_hessian_max_n}: its detection runs out of memory) |"
+    if asdex is not None:
+        line += f" {awarm / warm:.2f}× |"
+        scale = float(jnp.max(jnp.abs(out.data)))
+        err = float(jnp.max(jnp.abs(aout.todense() - out.todense()))) if n <= 20_000 else float(
+            np.max(np.abs(np.asarray(_sorted_values(aout)) - np.asarray(_sorted_values(out)))))
+        if err > 1e-12 * max(scale, 1e-300):
+            line += f" (values differ by {err / scale:.1g} relative)"
+        del afn, aout
+    del ours, out, ref
+    gc.collect()
+    return line
+
+
+def _sorted_values(m):
+    """The values of a BCOO matrix in row-major order of its indices (to compare two tools' outputs without
+    densifying a large matrix)."""
+    idx = np.asarray(m.indices)
+    order = np.lexsort((idx[:, 1], idx[:, 0]))
+    return np.asarray(m.data)[order]
+
+
+def table_scaling(asdex, sizes, kinds, rounds, strategy, asdex_hessian_max_n=512):
+    names = {"forward": "Jacobian, forward mode (JVPs)", "reverse": "Jacobian, reverse mode (VJPs)",
+             "hessian": "Hessian of ½‖F(x)‖² (forward-over-reverse HVPs)"}
+    for kind in kinds:
+        ref = "gradient" if kind == "hessian" else "primal"
+        print(f"\n### 2-D Brusselator, {names[kind]}\n")
+        hdr = "| N | n | nnz | ours colors (strategy) | ours prep (s) | ours first call (s) | ours eval (ms) |"
+        sep = "|---:|---:|---:|---:|---:|---:|---:|"
+        if asdex is not None:
+            hdr += " asdex colors | asdex prep (s) | asdex first call (s) | asdex eval (ms) |"
+            sep += "---:|---:|---:|---:|"
+        hdr += f" {ref} (ms) | ours × {ref} |"
+        sep += "---:|---:|"
+        if asdex is not None:
+            hdr += " asdex / ours |"
+            sep += "---:|"
+        print(hdr)
+        print(sep, flush=True)
+        for N in sizes:
+            print(scaling_row(asdex, kind, N, rounds, strategy, asdex_hessian_max_n), flush=True)
+
+
 def rosenbrock(x):
     return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
@@ -272,17 +387,28 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-asdex", action="store_true")
     ap.add_argument("--no-dense", action="store_true", help="skip dense jax.jacfwd")
-    ap.add_argument("--only", choices=["coloring", "evaluation", "hessian"])
+    ap.add_argument("--only", choices=["scaling", "coloring", "evaluation", "hessian"])
+    ap.add_argument("--sizes", default=None, help="Brusselator N for the scaling table (default 64,256,512,1024)")
+    ap.add_argument("--kinds", default="forward,reverse,hessian", help="scaling table: forward,reverse,hessian")
+    ap.add_argument("--rounds", type=int, default=20, help="scaling table: interleaved warm rounds")
+    ap.add_argument("--strategy", default="auto", help="our evaluation strategy (auto, vmap, unrolled, loop)")
+    ap.add_argument("--asdex-hessian-max-n", type=int, default=512,
+                    help="largest N for asdex's Hessian (its detection needs > 14 GB at N = 1024)")
     args = ap.parse_args(argv)
     asdex = None
     if not args.no_asdex:
         try:
-            import asdex  # noqa: F401
+            import asdex
         except ImportError:
             print("(asdex not installed: peer columns omitted)", file=sys.stderr)
     jax.config.update("jax_enable_x64", True)
     print(f"Coloring / evaluation benchmark — {time.strftime('%Y-%m-%d')} — {machine()}; "
           f"load average {os.getloadavg()[0]:.1f}; float64")
+    if args.only in (None, "scaling"):
+        sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes else
+                 [64, 256, 512] if args.quick else [64, 256, 512, 1024])
+        table_scaling(asdex, sizes, args.kinds.split(","), args.rounds, args.strategy, args.asdex_hessian_max_n)
+        print(f"\n(load average at the end: {os.getloadavg()[0]:.1f})")
     if args.only in (None, "coloring"):
         table_coloring(asdex, args.quick, args.repeat)
     if args.only in (None, "evaluation"):

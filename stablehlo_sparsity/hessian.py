@@ -39,8 +39,9 @@ import numpy as np
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_star, star_sources, symmetrize
 from .errors import InputError
-from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _index_dtype, _Prepared,
-                       _seed_leaves, _struct, _warn_float64, static_gather)
+from .evaluation import EvaluationPlan, Side, colors_constant
+from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _check_strategy, _constant_seeds,
+                       _flat, _index_dtype, _Prepared, _seed_leaves, _struct, _warn_float64)
 from .pattern import SparsityPattern
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
@@ -161,18 +162,21 @@ class SparseHessian(_Prepared):
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
                  on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct",
-                 options=None):
+                 options=None, strategy: str = "auto", chunk_size: int | None = None, devices=None):
         import jax
 
         self.constant_seeds = constant_seeds
         if output not in OUTPUTS:
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
+        _check_strategy(strategy, chunk_size)
+        self.strategy_requested, self.chunk_size = strategy, chunk_size
         kwargs = kwargs or {}
         self.has_aux = bool(has_aux)
         self.output = output
         self.with_value = bool(with_value)
         self._example = jax.tree_util.tree_map(_struct, tuple(args))
         self._in_tree = jax.tree_util.tree_structure(tuple(args))
+        self._set_devices(devices)
         self.pattern, self.analysis, self.argnums = _detect(f, args, argnums, has_aux, on_unknown, kwargs, options)
         self._argnums_int = isinstance(argnums, (int, np.integer))
         _check_inputs(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)), "sparse_hessian")
@@ -193,14 +197,23 @@ class SparseHessian(_Prepared):
             raise InputError("the star coloring does not allow direct recovery of every Hessian entry")
         # star_sources indexes B (n × k) as r·k + c; the program computes Bᵀ (k × n): c·n + r.
         r, c = np.divmod(src, max(k, 1))
-        self._gather = (c * n + r).astype(_index_dtype(max(k * n, 1)))
         rows, cols = self.pattern.to_coo()
         t = _index_dtype(max(n, 1))
         self._rows, self._cols = rows.astype(t), cols.astype(t)
         self._colors = coloring.colors.astype(np.int32)
+        self._plan = EvaluationPlan([Side(self._colors, k, n, "hvp")], c * n + r, self.strategy_requested,
+                                    self.chunk_size, itemsize=self._itemsize())
         self._reset_compiled()
 
-    def _values(self, *args):
+    @property
+    def strategy(self) -> str:
+        """The evaluation strategy in use (see :mod:`stablehlo_sparsity.evaluation`)."""
+        plan = getattr(self, "_plan", None)
+        return plan.strategy if plan is not None else "vmap"
+
+    def _values_on(self, args, shard=None):
+        """``(f(x), aux, nonzeros in CSR order)``: one forward-over-reverse Hessian-vector product per color
+        (``shard``: this device's block of colors inside ``shard_map``)."""
         import jax
         import jax.numpy as jnp
 
@@ -210,16 +223,13 @@ class SparseHessian(_Prepared):
         nsel = len(sel)
         vg = jax.value_and_grad(h, argnums=tuple(range(nsel)), has_aux=self.has_aux)
         k = self.num_colors
-        n = self.shape[0]
         x_dtype = jnp.result_type(*sel_leaves)
         if k == 0:
             val, _ = vg(*sel)
             y, aux = val if self.has_aux else (val, None)
             return y, aux, jnp.zeros((0,), x_dtype)
-        tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(self._colors, k, sel_leaves,
-                                                                              self.constant_seeds))
-        # One pass of the function and its gradient, batched tangents through the gradient program: the
-        # primal value only rides along when it is asked for (value_and_…) or aux needs it.
+        # One pass of the function and its gradient, tangents through the gradient program: the primal value
+        # only rides along when it is asked for (value_and_…) or aux needs it.
         argnums = tuple(range(nsel))
         if self.has_aux or self.with_value:
             def fun(*s):
@@ -232,41 +242,73 @@ class SparseHessian(_Prepared):
             def fun(*s):
                 return grad(*s), (None, None)
 
-        _g, gdot, (y, aux) = jax.vmap(lambda t: jax.jvp(fun, sel, t, has_aux=True),
-                                      out_axes=(None, 0, None))(tangents)
-        parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(gdot)]
-        comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]   # Bᵀ, (k, n)
+        def hvp(t):
+            _g, gdot, primal = jax.jvp(fun, sel, t, has_aux=True)
+            return primal, _flat(gdot)
+
+        consts = []
+
+        def seeds(first, count, constant):
+            if not consts and not _constant_seeds(constant if constant is not None else self.constant_seeds,
+                                                  k, len(self._colors)):
+                consts.append(colors_constant(self._colors, k, [np.shape(x) for x in sel_leaves]))
+            const = self.constant_seeds if constant is None else constant
+            return jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(
+                self._colors, k, sel_leaves, const, first=first, count=count,
+                color_consts=consts[0] if consts else None))
+
+        plan = self._plan
+        y = aux = None
+        linear = [None]
+        if plan.strategy == "loop":
+            _g, lin, (y, aux) = jax.linearize(fun, *sel, has_aux=True)
+            linear = [lambda t: _flat(lin(*t))]
         if self.mode == "substitution":
-            return y, aux, self._plan.jax_values_from_stacked(jnp.ravel(comp))
-        return y, aux, static_gather(jnp.ravel(comp), self._gather)
+            if shard is not None:
+                flat, primal = plan.sharded_stacked([hvp], [seeds], x_dtype, *shard)
+            else:
+                flat, primal = plan.stacked([hvp], [seeds], x_dtype, linear)
+            values = self._plan_sub.jax_values_from_stacked(flat)
+        elif shard is not None:
+            values, primal = plan.sharded_values([hvp], [seeds], x_dtype, *shard)
+        else:
+            values, primal = plan.values([hvp], [seeds], x_dtype, linear)
+        if primal is not None and y is None:
+            y, aux = primal
+        return y, aux, values
 
     def _prepare_substitution(self, plan):
         """Keep the substitution plan (static index arrays; see
-        :class:`~stablehlo_sparsity.coloring.DecompressionPlan`)."""
-        self._plan = plan
+        :class:`~stablehlo_sparsity.coloring.DecompressionPlan`); the products are computed by the
+        evaluation plan (stacked) and recovered by substitution."""
+        self._plan_sub = plan
         rows, cols = self.pattern.to_coo()
         t = _index_dtype(max(self.pattern.shape[0], 1))
         self._rows, self._cols = rows.astype(t), cols.astype(t)
         self._colors = self.coloring.colors.astype(np.int32)
+        n = self.pattern.shape[0]
+        self._plan = EvaluationPlan([Side(self._colors, self.coloring.num_colors, n, "hvp")], None,
+                                    self.strategy_requested, self.chunk_size, itemsize=self._itemsize())
         self._reset_compiled()
 
     @property
     def longest_chain(self) -> int:
         """The most Hessian-vector-product entries summed into one Hessian entry: 1 for direct recovery, the
         largest two-colored subtree for substitution (the rounding error grows with it)."""
-        return self._plan.longest_chain if self.mode == "substitution" else 1
+        return self._plan_sub.longest_chain if self.mode == "substitution" else 1
 
     def __repr__(self) -> str:
         n = self.shape[0]
         how = ", by substitution" if self.mode == "substitution" else ""
         return (f"SparseHessian({n}×{n}, nnz={self.pattern.nnz}, {self.num_colors} Hessian-vector products "
-                f"per evaluation{how}, output={self.output!r})")
+                f"per evaluation{how}, strategy={self.strategy!r}, output={self.output!r})")
 
 
 def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                    coloring: Coloring | None = None, on_unknown: str = "error",
                    constant_seeds: bool | None = None, mode: str = "direct", options=None,
+                   strategy: str = "auto", chunk_size: int | None = None, devices=None,
                    **kwargs) -> SparseHessian:
     """Prepare a sparse Hessian of the scalar ``f`` at the shapes of ``args``: detection (through the
     gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
@@ -274,19 +316,23 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
     ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
     dtype (see the module docstring).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
-    detection; other keyword arguments are static arguments of ``f``."""
+    detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
+    devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
+    arguments of ``f``."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
-                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options)
+                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options,
+                         strategy=strategy, chunk_size=chunk_size, devices=devices)
 
 
 def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                              output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
                              coloring: Coloring | None = None, on_unknown: str = "error",
                              constant_seeds: bool | None = None, mode: str = "direct", options=None,
+                             strategy: str = "auto", chunk_size: int | None = None, devices=None,
                              **kwargs) -> SparseHessian:
     """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,
-                         options=options)
+                         options=options, strategy=strategy, chunk_size=chunk_size, devices=devices)

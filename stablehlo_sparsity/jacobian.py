@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_columns, color_rows
 from .errors import InputError, SparsityWarning
+from .evaluation import STRATEGIES, EvaluationPlan, Side, colors_constant, seed_leaves, static_gather
 from .pattern import SparsityPattern
 
 __all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS", "load",
@@ -138,6 +139,23 @@ def _index_dtype(limit: int):
     return np.int32 if limit < 2**31 - 1 else np.int64
 
 
+def _flat(tree):
+    """The leaves of ``tree`` flattened and laid out one after another (one product as a vector)."""
+    import jax
+    import jax.numpy as jnp
+
+    parts = [jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(tree)]
+    return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def _check_strategy(strategy, chunk_size):
+    if strategy not in STRATEGIES:
+        raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer))
+                                   or chunk_size < 1):
+        raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+
+
 def _bind_selected(fn, args, argnums):
     """``h(*selected) = fn(*args with args[argnums] replaced)``."""
 
@@ -153,44 +171,32 @@ def _bind_selected(fn, args, argnums):
 #: :meth:`SparseJacobian.as_text` prints constants with more elements than this as ``dense_resource<__elided__>``.
 ELIDE_CONSTANT_ELEMENTS = 64
 
-#: With ``constant_seeds=None`` (auto), seed matrices up to this many entries are embedded as literal
-#: constants: XLA then folds the tangents of the linear parts of ``f`` at compile time (2–4× faster warm
-#: evaluation on stencils, but a longer first compilation that grows with the problem).  Larger ones are
-#: built in the program from the color vector, which keeps the module O(n) and the compilation short.
-SEED_CONSTANT_LIMIT = 1 << 20
+#: With ``constant_seeds=None`` (auto), seed matrices up to this many entries (colors × seed length) are
+#: embedded as literal constants (as bytes beyond 65,536 entries, converted in the program): XLA then folds the
+#: tangents of the linear parts of ``f`` at compile time and fuses each product into the gather that reads it
+#: (2–4× faster warm evaluation on stencils — the 2-D Brusselator at 2·512² inputs in reverse mode: 28 ms
+#: instead of 65 — for a longer first compilation, 7 s instead of 0.5 s there).  Larger ones are built in
+#: the program from the color vector, which keeps the module O(n) and the compilation short;
+#: ``constant_seeds=False`` asks for that at any size.
+SEED_CONSTANT_LIMIT = 1 << 25
 
 
-def _seed_leaves(colors: np.ndarray, k: int, leaves, constant: bool | None = None) -> list:
-    """Per-leaf seeds ``(k, *leaf.shape)`` (leaf dtype) of the one-hot matrix ``S[c, v] = [colors[v] == c]``,
-    the leaves laid out one after another along ``v``; literal constants or computed (see
-    :data:`SEED_CONSTANT_LIMIT`)."""
+def _constant_seeds(constant: bool | None, k: int, size: int) -> bool:
+    """Literal seeds (``constant=True``) or seeds computed from the color vector; ``None`` decides by size."""
+    return k * size <= SEED_CONSTANT_LIMIT if constant is None else bool(constant)
+
+
+def _seed_leaves(colors: np.ndarray, k: int, leaves, constant: bool | None = None, *, first=0, count=None,
+                 color_consts=None) -> list:
+    """Per-leaf seeds ``(count, *leaf.shape)`` (leaf dtype) of the one-hot rows ``S[i, v] = [colors[v] == first + i]``
+    (all ``k`` colors by default), the leaves laid out one after another along ``v``; literal constants or
+    computed from the color vector (see :data:`SEED_CONSTANT_LIMIT`)."""
     import jax.numpy as jnp
 
-    shapes, sizes, offs = _leaf_layout(leaves)
-    dts = [jnp.result_type(l) for l in leaves]
-    if constant is None:
-        constant = k * len(colors) <= SEED_CONSTANT_LIMIT
-    if constant:
-        out = []
-        for sh, sz, o, dt in zip(shapes, sizes, offs, dts):
-            seg = np.zeros((k, sz), dtype=dt)
-            on = np.flatnonzero(colors[o:o + sz] >= 0)  # -1: in no seed (bidirectional colorings)
-            seg[colors[o:o + sz][on], on] = 1
-            out.append(seg.reshape((k,) + sh))
-        return out
-    ar = jnp.arange(k, dtype=jnp.int32)[:, None]
-    return [(jnp.asarray(colors[o:o + sz])[None, :] == ar).astype(dt).reshape((k,) + sh)
-            for sh, sz, o, dt in zip(shapes, sizes, offs, dts)]
-
-
-def static_gather(flat, idx: np.ndarray):
-    """``flat[idx]`` for a constant in-bounds ``idx``: one ``stablehlo.gather`` with no index normalization
-    (the decompression step)."""
-    from jax import lax
-
-    dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-    return lax.gather(flat, np.asarray(idx)[:, None], dn, slice_sizes=(1,),
-                      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    shapes = [tuple(np.shape(x)) for x in leaves]
+    dts = [jnp.result_type(x) for x in leaves]
+    const = _constant_seeds(constant, k, len(colors)) and isinstance(first, (int, np.integer))
+    return seed_leaves(colors, k, shapes, dts, first=first, count=count, constant=const, color_consts=color_consts)
 
 
 def _format(values, csr: sp.csr_array, output: str, rows_const, cols_const):
@@ -277,6 +283,37 @@ class _Prepared:
     _what = "derivative"
     #: the serialized program (see :meth:`_program_bytes`), made on the first save or pickle
     _program: bytes | None = None
+    #: evaluation strategy asked for, colors per loop iteration, and the devices the products are spread
+    #: over (class defaults: subclasses that build their own state keep working)
+    strategy_requested: str = "auto"
+    chunk_size: int | None = None
+    devices = None
+
+    def _set_devices(self, devices):
+        """Check and keep ``devices`` (``None``: one device; else a sequence of devices, a count, or a
+        one-axis :class:`jax.sharding.Mesh`) — see :mod:`stablehlo_sparsity.sharding`."""
+        if devices is None:
+            self.devices = None
+            return
+        from .sharding import resolve_devices
+
+        self.devices = resolve_devices(devices)
+
+    def _values(self, *args):
+        """``(f(x) or None, aux, nonzeros in CSR order)``: on one device, or spread over :attr:`devices` with
+        ``shard_map`` (every device evaluates its block of colors; see :mod:`stablehlo_sparsity.sharding`)."""
+        if self.devices is None:
+            return self._values_on(args)
+        from .sharding import sharded_call
+
+        return sharded_call(self._values_on, args, self.devices)
+
+    def _itemsize(self) -> int:
+        import jax
+        import jax.numpy as jnp
+
+        leaves = jax.tree_util.tree_leaves(tuple(self._example[i] for i in self.argnums))
+        return int(np.dtype(jnp.result_type(*leaves)).itemsize) if leaves else 8
 
     @property
     def num_colors(self) -> int:
@@ -507,7 +544,8 @@ class _Prepared:
 
         if self._program is not None:
             return self._program
-        fn = jax.jit(lambda *a: self._values(*a))
+        # the single-device program: a saved object evaluates wherever it is loaded
+        fn = jax.jit(lambda *a: self._values_on(a) if hasattr(self, "_values_on") else self._values(*a))
         try:
             exp = jexport.export(fn, platforms=("cpu", "cuda", "tpu"))(*self._example)
         except Exception:
@@ -616,13 +654,16 @@ class SparseJacobian(_Prepared):
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, mode: str = "auto",
                  output: str = "bcoo", with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
-                 on_unknown: str = "error", constant_seeds: bool | None = None, options=None):
+                 on_unknown: str = "error", constant_seeds: bool | None = None, options=None,
+                 strategy: str = "auto", chunk_size: int | None = None, devices=None):
         import jax
 
         if output not in OUTPUTS:
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         if not args:
             raise InputError("sparse_jacobian needs at least one argument to differentiate")
+        _check_strategy(strategy, chunk_size)
+        self.strategy_requested, self.chunk_size = strategy, chunk_size
         self.constant_seeds = constant_seeds
         self.argnums = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
         self.has_aux = bool(has_aux)
@@ -633,6 +674,7 @@ class SparseJacobian(_Prepared):
         self._in_tree = jax.tree_util.tree_structure(tuple(args))
         sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
         _check_inputs(sel_leaves)
+        self._set_devices(devices)
         self.analysis = lower_and_analyze(f, *args, argnums=self.argnums, has_aux=has_aux,
                                           on_unknown=on_unknown, options=options, **(kwargs or {}))
         _warn_float64(sel_leaves)
@@ -645,36 +687,46 @@ class SparseJacobian(_Prepared):
 
     # ------------------------------------------------------------------ constants
     def _prepare_constants(self):
-        """Seeds and decompression indices from :attr:`coloring` (and fresh compiled wrappers)."""
-        if self.mode == "bidirectional":
-            return self._prepare_bidirectional()
-        csr = self.pattern.to_scipy()
-        m, n = csr.shape
-        k = self.coloring.num_colors
+        """The evaluation plan (which product and entry each nonzero reads, by strategy), the index arrays of
+        the output containers and fresh compiled wrappers, from :attr:`coloring`."""
+        m, n = self.shape
         rows, cols = self.pattern.to_coo()
-        c = self.coloring.colors.astype(np.int64)
         t = _index_dtype(max(m, n, 1))
-        self._rows = rows.astype(t)
-        self._cols = cols.astype(t)
-        if self.mode == "forward":
-            # compressed Bᵀ is (k, m): J[i, j] = Bᵀ[c[j], i]
-            gidx = c[cols] * m + rows
+        self._rows, self._cols = rows.astype(t), cols.astype(t)
+        if self.mode == "bidirectional":
+            from .coloring import DecompressionPlan
+
+            dplan = DecompressionPlan(self.pattern, self.coloring)
+            sides = [Side(self.coloring.column_colors.astype(np.int32), self.coloring.num_column_colors, m, "jvp"),
+                     Side(self.coloring.row_colors.astype(np.int32), self.coloring.num_row_colors, n, "vjp")]
+            source = dplan.source
         else:
-            # compressed C is (k, n): J[i, j] = C[r[i], j]
-            gidx = c[rows] * n + cols
-        self._gather = gidx.astype(_index_dtype(max(k * max(m, n), 1)))
+            k = self.coloring.num_colors
+            c = self.coloring.colors.astype(np.int64)
+            if self.mode == "forward":
+                # compressed Bᵀ is (k, m): J[i, j] = Bᵀ[c[j], i]
+                sides, source = [Side(self.coloring.colors.astype(np.int32), k, m, "jvp")], c[cols] * m + rows
+            else:
+                # compressed C is (k, n): J[i, j] = C[r[i], j]
+                sides, source = [Side(self.coloring.colors.astype(np.int32), k, n, "vjp")], c[rows] * n + cols
         self._colors = self.coloring.colors.astype(np.int32)
+        self._plan = EvaluationPlan(sides, source, self.strategy_requested, self.chunk_size,
+                                    itemsize=self._itemsize())
         self._reset_compiled()
 
+    @property
+    def strategy(self) -> str:
+        """The evaluation strategy in use (``"vmap"``, ``"unrolled"`` or ``"loop"``; see
+        :mod:`stablehlo_sparsity.evaluation`)."""
+        plan = getattr(self, "_plan", None)
+        return plan.strategy if plan is not None else getattr(self, "_strategy_restored", "vmap")
+
     # ------------------------------------------------------------------ evaluation
-    def _compressed(self, args, mode=None, colors=None, k=None):
-        """``(value, aux, compressed)`` with compressed ``(k, m)`` (forward) or ``(k, n)`` (reverse); ``mode``,
-        ``colors`` and ``k`` default to this Jacobian's (a bidirectional one asks for each side)."""
+    def _values_on(self, args, shard=None):
+        """``(f(x), aux, nonzeros in CSR order)`` — the compressed program; ``shard``: ``(axis name, device
+        count)`` inside ``shard_map`` (this device's block of colors, see :mod:`stablehlo_sparsity.sharding`)."""
         import jax
         import jax.numpy as jnp
-
-        mode = self.mode if mode is None else mode
-        colors = self._colors if colors is None else colors
 
         sel = tuple(args[i] for i in self.argnums)
         sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)
@@ -687,75 +739,82 @@ class SparseJacobian(_Prepared):
         else:
             def h(*s):
                 return _float_outputs(h0(*s), x_dtype)
-        k = self.num_colors if k is None else k
-        m, n = self.shape
-        if k == 0:
+        plan = self._plan
+        fwd = self.mode in ("forward", "bidirectional") and plan.sides[0].k > 0
+        rev = self.mode == "reverse" or (self.mode == "bidirectional" and plan.sides[1].k > 0)
+        y = aux = None
+        apply, seeds, linear = [], [], []
+        out_leaves = out_tree = None
+        if rev:
+            if self.has_aux:
+                y, vjp_fn, aux = jax.vjp(h, *sel, has_aux=True)
+            else:
+                (y, vjp_fn), aux = jax.vjp(h, *sel), None
+            out_leaves, out_tree = jax.tree_util.tree_flatten(y)
+        if self.mode == "reverse":
+            dtype = x_dtype  # the cotangents of the selected inputs
+        else:
+            shape = jax.eval_shape(h, *sel)
+            leaves = jax.tree_util.tree_leaves(shape[0] if self.has_aux else shape)
+            dtype = jnp.result_type(*leaves) if leaves else x_dtype
+        if self.mode == "bidirectional" or fwd:
+            colors_f = plan.sides[0].colors
+            consts_f = []
+
+            def jvp_apply(t):
+                if self.has_aux:
+                    yy, ydot, a = jax.jvp(h, sel, t, has_aux=True)
+                else:
+                    (yy, ydot), a = jax.jvp(h, sel, t), None
+                return (yy, a), _flat(ydot)
+
+            def jvp_seeds(first, count, constant, colors=colors_f, k=plan.sides[0].k, store=consts_f):
+                if not store and not _constant_seeds(constant if constant is not None else self.constant_seeds,
+                                                     k, len(colors)):
+                    store.append(colors_constant(colors, k, [np.shape(x) for x in sel_leaves]))
+                const = self.constant_seeds if constant is None else constant
+                return jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(
+                    colors, k, sel_leaves, const, first=first, count=count,
+                    color_consts=store[0] if store else None))
+
+            apply.append(jvp_apply)
+            seeds.append(jvp_seeds)
+            if fwd and plan.strategy == "loop":
+                if self.has_aux:
+                    y, lin, aux = jax.linearize(h, *sel, has_aux=True)
+                else:
+                    y, lin = jax.linearize(h, *sel)
+                linear.append(lambda t, lin=lin: _flat(lin(*t)))
+            else:
+                linear.append(None)
+        if self.mode in ("reverse", "bidirectional"):
+            side = plan.sides[-1]
+            consts_r = []
+
+            def vjp_apply(ct):
+                return None, _flat(vjp_fn(ct))
+
+            def vjp_seeds(first, count, constant, colors=side.colors, k=side.k, store=consts_r):
+                if not store and not _constant_seeds(constant if constant is not None else self.constant_seeds,
+                                                     k, len(colors)):
+                    store.append(colors_constant(colors, k, [np.shape(x) for x in out_leaves]))
+                const = self.constant_seeds if constant is None else constant
+                return jax.tree_util.tree_unflatten(out_tree, _seed_leaves(
+                    colors, k, out_leaves, const, first=first, count=count,
+                    color_consts=store[0] if store else None))
+
+            apply.append(vjp_apply if rev else None)
+            seeds.append(vjp_seeds if rev else None)
+            linear.append((lambda ct: _flat(vjp_fn(ct))) if rev else None)
+        if shard is not None:
+            values, primal = plan.sharded_values(apply, seeds, dtype, *shard)
+        else:
+            values, primal = plan.values(apply, seeds, dtype, linear)
+        if primal is not None and not rev and (y is None):
+            y, aux = primal
+        if y is None and (self.with_value or self.has_aux):
             out = h(*sel)
             y, aux = out if self.has_aux else (out, None)
-            leaves = jax.tree_util.tree_leaves(y)
-            dt = jnp.result_type(*leaves) if leaves else x_dtype
-            return y, aux, jnp.zeros((0, m if mode == "forward" else n), dt)
-        if mode == "forward":
-            tangents = jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(colors, k, sel_leaves,
-                                                                                  self.constant_seeds))
-            if self.has_aux:
-                y, ydot, aux = jax.vmap(lambda t: jax.jvp(h, sel, t, has_aux=True),
-                                        out_axes=(None, 0, None))(tangents)
-            else:
-                y, ydot = jax.vmap(lambda t: jax.jvp(h, sel, t), out_axes=(None, 0))(tangents)
-                aux = None
-            parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(ydot)]
-            comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
-            return y, aux, comp
-        # reverse
-        if self.has_aux:
-            y, vjp_fn, aux = jax.vjp(h, *sel, has_aux=True)
-        else:
-            (y, vjp_fn), aux = jax.vjp(h, *sel), None
-        out_leaves, out_tree = jax.tree_util.tree_flatten(y)
-        cts = jax.vmap(vjp_fn)(jax.tree_util.tree_unflatten(out_tree, _seed_leaves(colors, k, out_leaves,
-                                                                                     self.constant_seeds)))
-        parts = [jnp.reshape(d, (k, -1)) for d in jax.tree_util.tree_leaves(cts)]
-        comp = jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
-        return y, aux, comp
-
-    def _values(self, *args):
-        import jax.numpy as jnp
-
-        if self.mode == "bidirectional":
-            return self._values_bidirectional(args)
-        y, aux, comp = self._compressed(args)
-        values = static_gather(jnp.ravel(comp), self._gather) if self.pattern.nnz else jnp.zeros((0,), comp.dtype)
-        return y, aux, values
-
-    # ------------------------------------------------------------------ bidirectional
-    def _prepare_bidirectional(self):
-        """Seeds of both sides and one gather from ``[Bᵀ (kc × m), C (kr × n)]`` (JVPs then VJPs, one
-        product per row) into the CSR order (:class:`~stablehlo_sparsity.coloring.DecompressionPlan`)."""
-        from .coloring import DecompressionPlan
-
-        m, n = self.shape
-        rows, cols = self.pattern.to_coo()
-        t = _index_dtype(max(m, n, 1))
-        self._rows, self._cols = rows.astype(t), cols.astype(t)
-        plan = DecompressionPlan(self.pattern, self.coloring)
-        self._gather = plan.source.astype(_index_dtype(max(plan.num_products * max(m, n), 1)))
-        self._colors = self.coloring.colors.astype(np.int32)
-        self._colors_fwd = self.coloring.column_colors.astype(np.int32)
-        self._colors_rev = self.coloring.row_colors.astype(np.int32)
-        self._reset_compiled()
-
-    def _values_bidirectional(self, args):
-        import jax.numpy as jnp
-
-        kc, kr = self.coloring.num_column_colors, self.coloring.num_row_colors
-        y, aux, fwd = self._compressed(args, "forward", self._colors_fwd, kc)
-        if kr:
-            _, _, rev = self._compressed(args, "reverse", self._colors_rev, kr)
-            flat = jnp.concatenate([jnp.ravel(fwd), jnp.ravel(rev).astype(fwd.dtype)])
-        else:
-            flat = jnp.ravel(fwd)
-        values = static_gather(flat, self._gather) if self.pattern.nnz else jnp.zeros((0,), flat.dtype)
         return y, aux, values
 
     def __repr__(self) -> str:
@@ -764,19 +823,20 @@ class SparseJacobian(_Prepared):
             kc, kr = self.coloring.num_column_colors, self.coloring.num_row_colors
             what = f"{kc} JVP{'s' * (kc != 1)} + {kr} VJP{'s' * (kr != 1)}"
             return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, bidirectional mode: {what} per evaluation, "
-                    f"output={self.output!r})")
+                    f"strategy={self.strategy!r}, output={self.output!r})")
         what = "JVPs" if self.mode == "forward" else "VJPs"
         return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, {self.mode} mode: {self.num_colors} {what} "
-                f"per evaluation, output={self.output!r})")
+                f"per evaluation, strategy={self.strategy!r}, output={self.output!r})")
 
 
 def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                     mode: str = "auto", output: str = "bcoo", order: str = "best", recolor: str = "auto",
                     seed: int = 0, coloring: Coloring | None = None, on_unknown: str = "error",
-                    constant_seeds: bool | None = None, options=None, **kwargs) -> SparseJacobian:
+                    constant_seeds: bool | None = None, options=None, strategy: str = "auto",
+                    chunk_size: int | None = None, devices=None, **kwargs) -> SparseJacobian:
     """Prepare a sparse Jacobian of ``f`` at the shapes of ``args``: detection and coloring run now, each
     call of the returned :class:`SparseJacobian` evaluates ``num_colors`` JVPs (``mode="forward"``) or VJPs
-    (``"reverse"``) in one batched XLA program and decompresses with one static gather.
+    (``"reverse"``) in one XLA program and decompresses them with static gathers.
 
     ``mode="auto"`` picks the direction with fewer colors, or both directions (``"bidirectional"``: JVPs
     and VJPs together) when that needs fewer products.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
@@ -784,24 +844,34 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: literal seed
     constants (faster warm calls, longer compilation) or seeds computed in the program; ``None`` decides by
     size (:data:`SEED_CONSTANT_LIMIT`).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
-    detection.  ``kwargs`` are static arguments of ``f`` (bind one whose name is also a keyword here, e.g.
-    ``mode`` or ``options``, with ``functools.partial``).
+    detection.
+
+    ``strategy`` lays out the products (see :mod:`stablehlo_sparsity.evaluation`): ``"vmap"`` (all colors
+    in one batch), ``"unrolled"`` (one product per color, each read only where the pattern needs it),
+    ``"loop"`` (a ``lax.fori_loop`` over chunks of ``chunk_size`` colors), or ``"auto"`` (by size).
+    ``devices`` spreads the colors over several devices (a list of devices, a count, or a one-axis
+    ``jax.sharding.Mesh``; see :mod:`stablehlo_sparsity.sharding`).  ``kwargs`` are static arguments of
+    ``f`` (bind one whose name is also a keyword here, e.g. ``mode`` or ``options``, with
+    ``functools.partial``).
     """
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options)
+                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,
+                          strategy=strategy, chunk_size=chunk_size, devices=devices)
 
 
 def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                               mode: str = "auto", output: str = "bcoo", order: str = "best",
                               recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
                               on_unknown: str = "error", constant_seeds: bool | None = None, options=None,
+                              strategy: str = "auto", chunk_size: int | None = None, devices=None,
                               **kwargs) -> SparseJacobian:
     """Like :func:`sparse_jacobian`, but each call returns ``(f(x), J)`` (``((f(x), aux), J)`` with
     ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs."""
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options)
+                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,
+                          strategy=strategy, chunk_size=chunk_size, devices=devices)
 
 
 # ----------------------------------------------------------------------------------------------- saving

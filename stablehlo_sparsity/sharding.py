@@ -1,0 +1,85 @@
+"""Spreading the products of a prepared sparse Jacobian or Hessian over several devices.
+
+``sparse_jacobian(f, x, devices=...)`` / ``sparse_hessian(..., devices=...)`` evaluate the compressed program
+with :func:`jax.shard_map` over a one-axis mesh: every device receives the (replicated) arguments, evaluates
+its own block of ``ceil(K / D)`` consecutive colors — ``jax.vmap`` over its seeds, built on the device from
+the color vector and its position on the mesh — and writes the nonzeros those products give into a zero
+vector; one ``psum`` over the mesh adds the disjoint parts.  Every nonzero is read from exactly one product,
+so the sum adds zeros only and the values equal the single-device ones (up to the rounding of a differently
+fused product).  The result is replicated on every device of the mesh.  Decompression by substitution
+(``sparse_hessian(mode="substitution")``) gathers all products on every device (``all_gather``) first.
+
+``devices`` may be
+
+* an int ``D``: the first ``D`` of ``jax.devices()``;
+* a sequence of devices, e.g. ``jax.devices("gpu")`` or ``jax.devices()[:4]``;
+* a one-axis :class:`jax.sharding.Mesh` (its axis is used).
+
+On GPUs: ``sparse_jacobian(f, x, devices=jax.devices("gpu"))`` puts the colors of one Jacobian on all the
+GPUs of the host (each GPU evaluates ``K / D`` JVPs, the ``psum`` is one all-reduce of ``nnz`` values over
+NVLink or PCIe).  That pays when the products dominate — large ``K`` or an expensive ``f`` — rather than the
+``nnz``-sized all-reduce.  To spread *points* instead (many Jacobians of one pattern), keep one device per
+Jacobian and shard the batch: ``jax.jit(jax.vmap(jac))`` on a batch placed with
+``jax.device_put(xs, NamedSharding(mesh, P("batch")))`` partitions the vmapped program along the batch axis.
+
+On one CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` (set before JAX initializes) gives four
+virtual devices; they share the machine's cores, so this tests the program rather than speeding it up.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .errors import InputError
+
+__all__ = ["resolve_devices", "sharded_call", "AXIS"]
+
+#: The mesh axis name used when ``devices`` is not a Mesh.
+AXIS = "colors"
+
+
+def resolve_devices(devices):
+    """A one-axis :class:`jax.sharding.Mesh` for ``devices`` (an int, a sequence of devices or a Mesh)."""
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh
+
+    if isinstance(devices, Mesh):
+        if len(devices.axis_names) != 1:
+            raise InputError(f"devices: a Mesh with one axis is needed, got axes {devices.axis_names}")
+        return devices
+    if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
+        available = jax.devices()
+        if devices < 1 or devices > len(available):
+            raise InputError(f"devices={devices}: {len(available)} device(s) available "
+                             f"({available[0].platform}); on CPU set "
+                             "XLA_FLAGS=--xla_force_host_platform_device_count=N before JAX starts")
+        return Mesh(np.array(available[:devices]), (AXIS,))
+    try:
+        devs = list(devices)
+    except TypeError:
+        raise InputError(f"devices must be an int, a sequence of devices or a one-axis Mesh, got "
+                         f"{type(devices).__name__}") from None
+    if not devs or not all(isinstance(d, jax.Device) for d in devs):
+        raise InputError("devices must be a non-empty sequence of jax devices (e.g. jax.devices()[:4])")
+    if len(set(devs)) != len(devs):
+        raise InputError("devices: the same device appears twice")
+    return Mesh(np.array(devs), (AXIS,))
+
+
+def sharded_call(values_on: Callable, args: tuple, mesh):
+    """``values_on(args, shard=(axis, D))`` under ``jax.shard_map`` over ``mesh``: arguments and results
+    replicated, the products split by color blocks (see the module docstring)."""
+    import jax
+    from jax.sharding import PartitionSpec as P
+
+    axis = mesh.axis_names[0]
+    count = mesh.shape[axis]
+
+    def body(*a):
+        return values_on(a, (axis, count))
+
+    # check_vma=False: the products vary by device while the arguments (and the VJP closures built from them)
+    # are replicated; every output is replicated by construction (the psum, and f(x) computed alike everywhere)
+    return jax.shard_map(body, mesh=mesh, in_specs=tuple(P() for _ in args), out_specs=P(),
+                         check_vma=False)(*args)
