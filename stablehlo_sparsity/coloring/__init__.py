@@ -97,9 +97,9 @@ BEST_ORDERS_MAX_WALK = 4_000_000
 
 #: The improvement phases' default work budget (``effort=1``): this many units (neighbour visits or candidate
 #: moves, a few nanoseconds each) ...
-EFFORT_BASE = 40_000_000
+EFFORT_BASE = 20_000_000
 #: ... plus this many greedy passes' worth.
-EFFORT_PER_WALK = 3
+EFFORT_PER_WALK = 2
 
 _log = logging.getLogger("stablehlo_sparsity.coloring")
 
