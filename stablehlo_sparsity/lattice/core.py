@@ -151,7 +151,7 @@ class CsrPart:
 # ---------------------------------------------------------------------------------------------- materialization
 #: Materialization walks the rows in blocks of about this many entries, so every temporary is O(block): the
 #: peak is the output itself (``int32`` columns, one bool per entry, ``int32`` row pointers) plus the inputs.
-BLOCK_ENTRIES = 1 << 18
+BLOCK_ENTRIES = 1 << 16
 
 #: Rows per chunk when planning the blocks (the per-row bounds of one chunk at a time, never of every row).
 PLAN_ROWS = 1 << 16
@@ -400,6 +400,7 @@ class Deps:
         """The lazy union, as parts (a lazy vstack builds its stacked parts on first use)."""
         if self._parts is None:
             self._parts = tuple(_stacked_parts(self._stack, self.rows, self.n))
+            self._stack = None  # (the items' arrays are copied: let them go)
         return self._parts
 
     @parts.setter
