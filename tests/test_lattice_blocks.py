@@ -107,3 +107,30 @@ def test_materialize_stacks_sources():
         m = materialize([_Diagonal(2), core._PartsRows(parts, 3, 3)], 3)
     assert np.array_equal(m.toarray(), [[1, 0, 0], [0, 1, 0], [0, 1, 1], [0, 0, 0], [0, 1, 1]])
     assert m.indices.dtype == np.int32 and m.indptr.dtype == np.int32
+
+
+def test_sorting_networks_sort_every_zero_one_input():
+    """The 0-1 principle: a comparator network sorts every input iff it sorts every 0/1 input."""
+    import itertools
+
+    for p, net in enumerate(core._NETWORKS):
+        if p < 2:
+            continue
+        inputs = np.array(list(itertools.product([0, 1], repeat=p)), np.int32)  # (2^p, p): rows to sort
+        cols = core._sorted_columns([inputs[:, j] for j in range(p)])
+        assert np.array_equal(np.stack(cols, axis=1), np.sort(inputs, axis=1)), p
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 30), st.data())
+def test_union_of_index_columns_is_sorted_and_distinct(p, b, data):
+    cols = [np.array(data.draw(st.lists(st.integers(-1, 6), min_size=b, max_size=b)), np.int32) for _ in range(p)]
+    counts = core._index_counts(cols)
+    flat = core._index_columns(cols)
+    start = 0
+    for r in range(b):
+        want = sorted({int(c[r]) for c in cols if c[r] >= 0})
+        assert counts[r] == len(want)
+        assert flat[start:start + len(want)].tolist() == want
+        start += len(want)
+    assert start == len(flat)

@@ -179,48 +179,86 @@ def _gather_block(m: sp.csr_array, rowmap: np.ndarray) -> tuple[np.ndarray, np.n
     return indptr, m.indices[src]
 
 
+def _sorted_columns(cols_list: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The rows of the ``(b, p)`` matrix whose columns are ``cols_list``, sorted ascending — as ``p`` contiguous
+    columns.  Up to 8 columns: a sorting network, each compare-exchange two vectorized passes into reused
+    buffers (much cheaper than NumPy's per-row sort for a handful of parts); more: a row sort."""
+    p = len(cols_list)
+    if p >= len(_NETWORKS):
+        mat = np.stack(cols_list, axis=1)
+        mat.sort(axis=1)
+        return [np.ascontiguousarray(mat[:, j]) for j in range(p)]
+    dt = np.result_type(*cols_list)
+    cols = [np.array(c, dtype=dt) for c in cols_list]  # working copies: the parts' arrays are never written
+    spare = np.empty_like(cols[0])
+    for i, j in _NETWORKS[p]:
+        np.minimum(cols[i], cols[j], out=spare)
+        np.maximum(cols[i], cols[j], out=cols[j])
+        cols[i], spare = spare, cols[i]
+    return cols
+
+
+def _distinct(cols: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """For sorted columns: entry ``(r, j)`` is kept iff it is an input (``≥ 0``) not equal to its left
+    neighbour."""
+    keep = [cols[0] >= 0]
+    for j in range(1, len(cols)):
+        k = cols[j] >= 0
+        k &= cols[j] != cols[j - 1]
+        keep.append(k)
+    return keep
+
+
+def _index_counts(cols_list: Sequence[np.ndarray]) -> np.ndarray:
+    """Per row, the number of distinct inputs among the index columns."""
+    if len(cols_list) == 1:
+        return (cols_list[0] >= 0).astype(np.int64)
+    keep = _distinct(_sorted_columns(cols_list))
+    counts = keep[0].astype(np.int64)
+    for k in keep[1:]:
+        counts += k
+    return counts
+
+
+def _index_columns(cols_list: Sequence[np.ndarray]) -> np.ndarray:
+    """The distinct inputs of every row, row after row, each row sorted."""
+    if len(cols_list) == 1:
+        c = cols_list[0]
+        return c[c >= 0]
+    cols = _sorted_columns(cols_list)
+    keep = _distinct(cols)
+    return np.stack(cols, axis=1)[np.stack(keep, axis=1)]
+
+
 def _index_block(cols_list: Sequence[np.ndarray], b: int) -> tuple[np.ndarray, np.ndarray]:
     """Union of index columns over ``b`` rows, sorted and de-duplicated per row: ``(indptr int64, indices)``."""
     indptr = np.zeros(b + 1, np.int64)
-    if len(cols_list) == 1:
-        c = cols_list[0]
-        valid = c >= 0
-        np.cumsum(valid, out=indptr[1:])
-        return indptr, c[valid]
-    if len(cols_list) < len(_NETWORKS):
-        # A sorting network over whole columns: each compare-exchange is two vectorized passes over b values,
-        # much cheaper than numpy's per-row sort for a handful of parts.
-        cols = list(cols_list)
-        for i, j in _NETWORKS[len(cols)]:
-            lo = np.minimum(cols[i], cols[j])
-            cols[j] = np.maximum(cols[i], cols[j])
-            cols[i] = lo
-        mat = np.stack(cols, axis=1)
-    else:
-        mat = np.stack(cols_list, axis=1)
-        mat.sort(axis=1)
-    return _dedup_sorted_rows(mat, indptr)
+    np.cumsum(_index_counts(cols_list), out=indptr[1:])
+    return indptr, _index_columns(cols_list)
 
 
 def _dedup_sorted_rows(mat: np.ndarray, indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of ``mat`` sorted ascending, ``-1`` = no entry: the distinct entries of each row."""
     keep = mat >= 0
     keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
-    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    np.cumsum(np.count_nonzero(keep, axis=1), out=indptr[1:])
     return indptr, mat[keep]
 
 
-def _transposition_network(p: int) -> list[tuple[int, int]]:
-    """Compare-exchange pairs of an odd-even transposition network on p wires (correct for any p)."""
-    pairs = []
-    for rnd in range(p):
-        for i in range(rnd % 2, p - 1, 2):
-            pairs.append((i, i + 1))
-    return pairs
-
-
-#: Sorting networks for 0..8 wires (index = wire count).  Odd-even transposition: p rounds, simple and valid.
-_NETWORKS = [_transposition_network(p) for p in range(9)]
+#: Sorting networks for 0..8 wires (index = wire count), with the fewest comparators known (Knuth, TAOCP 5.3.4);
+#: each is checked on every 0/1 input by the tests (the 0-1 principle).
+_NETWORKS = [
+    [], [],
+    [(0, 1)],
+    [(0, 2), (0, 1), (1, 2)],
+    [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)],
+    [(0, 3), (1, 4), (0, 2), (1, 3), (0, 1), (2, 4), (1, 2), (3, 4), (2, 3)],
+    [(0, 5), (1, 3), (2, 4), (1, 2), (3, 4), (0, 3), (2, 5), (0, 1), (2, 3), (4, 5), (1, 2), (3, 4)],
+    [(0, 6), (2, 3), (4, 5), (0, 2), (1, 4), (3, 6), (0, 1), (2, 5), (3, 4), (1, 2), (4, 6), (2, 3), (4, 5), (1, 2),
+     (3, 4), (5, 6)],
+    [(0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7), (0, 1), (2, 3), (4, 5), (6, 7), (2, 4), (3, 5),
+     (1, 4), (3, 6), (1, 2), (3, 4), (5, 6)],
+]
 
 
 def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -262,6 +300,14 @@ class RowSource:
     def block(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def counts(self, lo: int, hi: int) -> np.ndarray:
+        """Exact entries per row (the first pass of :func:`materialize`)."""
+        return np.diff(self.block(lo, hi)[0])
+
+    def columns(self, lo: int, hi: int) -> np.ndarray:
+        """The columns of rows ``lo:hi``, row after row (the second pass)."""
+        return self.block(lo, hi)[1]
+
 
 class _PartsRows(RowSource):
     """The union of lazy parts."""
@@ -284,6 +330,16 @@ class _PartsRows(RowSource):
             else:
                 ub += _rowmap_lengths(p.base.indptr, p.rowmap[lo:hi])
         return ub
+
+    def counts(self, lo, hi):
+        if self.csr_parts or not self.index_parts:
+            return super().counts(lo, hi)
+        return _index_counts([p.cols[lo:hi] for p in self.index_parts])
+
+    def columns(self, lo, hi):
+        if self.csr_parts or not self.index_parts:
+            return super().columns(lo, hi)
+        return _index_columns([p.cols[lo:hi] for p in self.index_parts])
 
     def block(self, lo, hi):
         blocks = []
@@ -336,11 +392,7 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
         cuts = _plan_blocks(s)
         plans.append(cuts)
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            if s.exact:
-                indptr[1 + off + lo:1 + off + hi] = s.bounds(lo, hi)
-            else:
-                ptr, _ = s.block(lo, hi)
-                indptr[1 + off + lo:1 + off + hi] = np.diff(ptr)
+            indptr[1 + off + lo:1 + off + hi] = s.bounds(lo, hi) if s.exact else s.counts(lo, hi)
         off += s.rows
     nnz = int(indptr.sum(dtype=np.int64))
     if nnz == 0:
@@ -354,8 +406,7 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     off = 0
     for s, cuts in zip(sources, plans):
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            _, ind = s.block(lo, hi)
-            indices[int(indptr[off + lo]):int(indptr[off + hi])] = ind
+            indices[int(indptr[off + lo]):int(indptr[off + hi])] = s.columns(lo, hi)
         off += s.rows
     return make_csr(indptr, indices, k, n)
 
