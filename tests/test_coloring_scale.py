@@ -129,3 +129,17 @@ def test_star_and_acyclic_accept_effort():
         kind = "star" if fn is color_star else "acyclic"
         assert check_coloring(p, c0, kind) and check_coloring(p, c1, kind)
         assert c1.num_colors <= c0.num_colors and "+iterated" not in c0.order
+
+
+@settings(max_examples=80, deadline=None)
+@given(patterns(), st.integers(1, 70), st.integers(0, 2**31 - 1))
+def test_fast_validity_check_agrees_with_the_sort(p, k, seed):
+    """check_coloring's O(nnz) path (one bit per color, OR per row) against the sort of (row, color) keys."""
+    from stablehlo_sparsity.coloring.check import _rows_have_distinct_colors, _unique_in_row
+
+    colors = np.random.default_rng(seed).integers(0, k, p.shape[1])
+    rows = np.repeat(np.arange(p.shape[0]), np.diff(p.indptr))
+    want = bool(_unique_in_row(rows, colors[p.indices], int(colors.max()) + 1).all())
+    if colors.max() < 63:
+        assert _rows_have_distinct_colors(p, colors) == want
+    assert check_coloring(p, colors, "column") == want
