@@ -373,9 +373,10 @@ def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations
         budget -= spent
         if k2 < k:
             colors, k, how = c2, k2, how + "+tabu"
-    if k > lb and (recolor == "iterated" or (recolor == "auto" and budget > 0)):
+    if k > lb and (recolor == "iterated" or (recolor == "auto" and budget >= 5 * walk_len)):
         # Culberson's iterated greedy: each pass costs one walk; passes come out of what is left of the budget
-        # ("iterated" asked for explicitly: at least 5 passes)
+        # ("auto": only when that is at least 5 passes, which takes a few dozen to win anything; "iterated"
+        # asked for explicitly: at least 5 passes)
         iters = min(400, int(budget // max(walk_len, 1))) if iterations is None else int(iterations)
         if recolor == "iterated" and iterations is None:
             iters = max(iters, 5)

@@ -210,10 +210,11 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
     m, n = csr.shape
     if csr.nnz == 0:
         return color_columns(csr, **kw), {}
-    lb_f = int(np.diff(csr.indptr).max())
-    lb_r = int(np.bincount(csr.indices, minlength=n).max())
+    rc = np.diff(csr.indptr)
+    cc = np.bincount(csr.indices, minlength=n)
+    lb_f, lb_r = int(rc.max()), int(cc.max())
     csc = csr.tocsc()  # shared by both directions and the symmetry test
-    scored = _scored_splits(csr, min(lb_f, lb_r))
+    scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc)
     tried = {}
     split_state = {"csc": None}
 
@@ -258,17 +259,19 @@ def _symmetric(csr, csc) -> bool:
     return np.array_equal(csc.indptr, csr.indptr) and np.array_equal(csc.indices, csr.indices)
 
 
-def _scored_splits(csr, stop: int) -> list:
+def _scored_splits(csr, stop: int, rc=None, cc=None) -> list:
     """The distinct split candidates (one-direction splits left out), with their bounds, best first; a
     bound at or above ``stop`` may be truncated to its forward part (still a lower bound)."""
     from .greedy import split_bound  # compiled: imported on first use, like every numba kernel
 
     m, n = csr.shape
-    rc = np.diff(csr.indptr)
-    cc = np.bincount(csr.indices, minlength=n)
+    rc = np.diff(csr.indptr) if rc is None else rc
+    cc = np.bincount(csr.indices, minlength=n) if cc is None else cc
     rnz, cnz = rc[rc > 0], cc[cc > 0]
-    if rnz.min() >= cnz.max() and rnz.max() <= cnz.min() and not _thresholds(rc, 1) and not _thresholds(cc, 1):
-        return []  # every row and column holds as many nonzeros (a stencil): each candidate is one direction
+    if rnz.min() >= cnz.max() and rnz.max() <= cnz.min():
+        # every nonempty row and column holds as many nonzeros (a periodic stencil): both denser-side splits
+        # are one direction, and no count is heavy (no threshold splits)
+        return []
     scored = {}
     for name, fwd in split_candidates(csr):
         if fwd.all() or not fwd.any():
