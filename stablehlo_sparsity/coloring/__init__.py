@@ -99,7 +99,7 @@ BEST_ORDERS_MAX_WALK = 4_000_000
 #: moves, a few nanoseconds each) ...
 EFFORT_BASE = 20_000_000
 #: ... plus this many greedy passes' worth.
-EFFORT_PER_WALK = 2
+EFFORT_PER_WALK = 1
 
 _log = logging.getLogger("stablehlo_sparsity.coloring")
 
