@@ -190,3 +190,21 @@ def test_unwritable_output_is_an_error(tmp_path, capsys):
     path.write_text(BROADCAST)
     code, out, err = run_main(capsys, str(path), "--emit=pattern", "-o", str(tmp_path / "missing" / "out.mtx"))
     assert code == 1 and "could not write output file" in err
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_picture_bins_every_nonzero(monkeypatch, chunk):
+    import scipy.sparse as sp
+
+    from stablehlo_sparsity import pattern as pattern_module
+
+    monkeypatch.setattr(pattern_module, "PICTURE_CHUNK", chunk)
+    for seed, shape in enumerate([(300, 200), (5, 7), (64, 1), (1, 90)]):
+        p = ss.SparsityPattern(sp.random_array(shape, density=0.03, format="csr", rng=seed) != 0)
+        m, n = shape
+        rb, cb = max(1, -(-m // 32)), max(1, -(-n // 64))
+        r, c = np.nonzero(p.todense())
+        grid = np.zeros((-(-m // rb), -(-n // cb)), bool)
+        grid[r // rb, c // cb] = True
+        lines = p.picture().splitlines()[:grid.shape[0]]
+        assert lines == ["".join("●" if v else "⋅" for v in row) for row in grid]
