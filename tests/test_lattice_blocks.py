@@ -22,19 +22,23 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 @contextlib.contextmanager
-def blocks(entries: int, plan_rows: int):
-    saved = core.BLOCK_ENTRIES, core.PLAN_ROWS
+def blocks(entries: int, plan_rows: int, long_row: int | None = None):
+    """Tiny blocks (and, with ``long_row``, the slice-per-row gather for rows that long on average)."""
+    saved = core.BLOCK_ENTRIES, core.PLAN_ROWS, core.LONG_ROW
     core.BLOCK_ENTRIES, core.PLAN_ROWS = entries, plan_rows
+    if long_row is not None:
+        core.LONG_ROW = long_row
     try:
         yield
     finally:
-        core.BLOCK_ENTRIES, core.PLAN_ROWS = saved
+        core.BLOCK_ENTRIES, core.PLAN_ROWS, core.LONG_ROW = saved
 
 
 @SETTINGS
-@given(st.data(), st.tuples(st.integers(0, MAX_ROWS), st.integers(0, MAX_N)), st.integers(1, 4), st.integers(1, 3))
-def test_constructions_match_their_model_with_tiny_blocks(data, shape, entries, plan_rows):
-    with blocks(entries, plan_rows):
+@given(st.data(), st.tuples(st.integers(0, MAX_ROWS), st.integers(0, MAX_N)), st.integers(1, 4), st.integers(1, 3),
+       st.sampled_from([None, 1, 2]))
+def test_constructions_match_their_model_with_tiny_blocks(data, shape, entries, plan_rows, long_row):
+    with blocks(entries, plan_rows, long_row):
         d, model = data.draw(deps(*shape, depth=3))
         assert np.array_equal(dense(d), model)
         assert_canonical(d)
@@ -61,9 +65,10 @@ def test_gather_of_long_rows_splits_into_blocks_of_single_rows():
     idx = np.array([0, -1, 2, 0, 1, 2, 2])
     want = np.where((idx >= 0)[:, None], base.toarray()[np.maximum(idx, 0)], False)
     for entries in (1, 2, 5, 1 << 18):
-        with blocks(entries, 2):
-            got = gather_csr_rows(base, idx)
-        assert np.array_equal(got.toarray(), want)
+        for long_row in (1, 3, 1 << 20):
+            with blocks(entries, 2, long_row):
+                got = gather_csr_rows(base, idx)
+            assert np.array_equal(got.toarray(), want)
 
 
 def test_materialize_counts_before_it_allocates():

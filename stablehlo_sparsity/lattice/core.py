@@ -156,6 +156,10 @@ BLOCK_ENTRIES = 1 << 16
 #: Rows per chunk when planning the blocks (the per-row bounds of one chunk at a time, never of every row).
 PLAN_ROWS = 1 << 16
 
+#: Gathered rows this long on average are copied as slices, one per row (at most BLOCK_ENTRIES / LONG_ROW
+#: rows per block), rather than entry by entry.
+LONG_ROW = 256
+
 
 def _rowmap_lengths(indptr: np.ndarray, rowmap: np.ndarray) -> np.ndarray:
     """Row lengths (int64) of a CSR seen through a row map (``-1`` = empty row)."""
@@ -172,6 +176,13 @@ def _gather_block(m: sp.csr_array, rowmap: np.ndarray) -> tuple[np.ndarray, np.n
     total = int(indptr[-1])
     if total == 0:
         return indptr, m.indices[:0]
+    if total >= LONG_ROW * len(rowmap):
+        # long rows (a lazily broadcast dense row): one slice copy per row beats an index per entry
+        out = np.empty(total, m.indices.dtype)
+        src = m.indptr[np.maximum(rowmap, 0)]
+        for i in np.flatnonzero(lengths).tolist():
+            out[indptr[i]:indptr[i + 1]] = m.indices[src[i]:src[i] + lengths[i]]
+        return indptr, out
     # every output slot's source: the start of its source row plus its offset within the row
     starts = np.where(rowmap >= 0, m.indptr[np.maximum(rowmap, 0)], 0).astype(np.int64) - indptr[:-1]
     src = np.repeat(starts, lengths)
@@ -427,7 +438,7 @@ def csr_from_parts(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.c
         if isinstance(p, IndexPart) and len(p.cols) and int(p.cols.min()) >= 0:
             # one dependency per row: the columns are the CSR's indices as they are (shared, not copied)
             check_nnz(k)
-            return make_csr(np.arange(k + 1, dtype=index_dtype(n, k)), p.cols, k, n)
+            return make_csr(np.arange(k + 1, dtype=index_dtype(n, k)), np.ascontiguousarray(p.cols), k, n)
     return materialize([_PartsRows(parts, k, n)], n)
 
 
