@@ -13,14 +13,21 @@ Worked examples (one row per element, columns are inputs)::
 
 Representation.  A :class:`Deps` is a *lazy union of parts*.  A part is either
 
-* an :class:`IndexPart` — every row has at most one dependency, stored as one ``int64`` column per row
-  (``-1`` = none); the inputs themselves and everything reached from them by structural ops look like this;
+* an :class:`IndexPart` — every row has at most one dependency, stored as one column index per row (``int32``
+  whenever it fits, ``-1`` = none); the inputs themselves and everything reached from them by structural ops
+  look like this;
 * a :class:`CsrPart` — a canonical ``scipy.sparse.csr_array`` of bool, optionally seen through a row map.
 
 Elementwise unions just concatenate part lists (O(#parts), independent of the tensor size) and structural
 ops compose row maps (O(k) integer work per part); the matrix is only materialized when a rule needs whole
 rows (a reduction, a contraction with a large group) or at the end.  Materialization is vectorized NumPy:
 no Python loop over elements anywhere.
+
+Memory.  :func:`materialize` walks the rows in blocks of :data:`BLOCK_ENTRIES` entries, twice: it counts each
+row's entries into the row-pointer array, checks the nonzero budget on the exact count, then writes the
+columns in place into one ``int32`` array of the exact size.  Every temporary is O(block), so the peak of a
+materialization is its output (about 5 bytes per nonzero) plus its inputs — what ``benchmarks/memory.py``
+measures and ``irtools.BYTES_PER_NONZERO`` quotes.
 """
 
 from __future__ import annotations

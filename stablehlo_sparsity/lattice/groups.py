@@ -164,7 +164,7 @@ class _TableRows(RowSource):
         b, g = t.shape
         valid = t >= 0
         safe = np.where(valid, t, 0)
-        mat = np.empty((b, g * len(self.parts)), self.parts[0].cols.dtype)
+        mat = np.empty((b, g * len(self.parts)), np.result_type(*(p.cols for p in self.parts)))
         for i, p in enumerate(self.parts):  # a loop over parts (few), each a vectorized gather
             mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1)
         mat.sort(axis=1)
