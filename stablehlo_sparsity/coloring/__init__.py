@@ -21,7 +21,8 @@
   computed anywhere (:mod:`.decompression`).
 
 ``order`` is one of :data:`ORDERS`, ``"dsatur"`` (column/row only) or ``"best"`` (the default): try DSATUR
-and the deterministic orderings (on large graphs, above :data:`BEST_ORDERS_MAX_WALK`, DSATUR alone), keep the
+and the deterministic orderings (on large graphs, above :data:`BEST_ORDERS_MAX_WALK`, DSATUR and the natural
+order), keep the
 fewest colors, stop early at the lower bound (the largest number of nonzeros in one row — those columns
 pairwise conflict).  ``recolor`` then improves the best coloring: ``"tabu"`` removes one color at a time
 with TabuCol on a region around the smallest class (:mod:`.recolor`: a thin class along the seams of a
@@ -90,10 +91,15 @@ BEST_ORDERS = ("dsatur", "natural", "largest_first", "smallest_last", "dynamic_l
 #: What ``order="best"`` tries for star coloring.
 BEST_STAR_ORDERS = ("natural", "largest_first", "smallest_last", "dynamic_largest_first", "incidence_degree")
 
-#: ``order="best"`` tries the orderings other than DSATUR only on graphs whose greedy pass visits at most this
-#: many distance-2 neighbours (about 10⁶ columns of a 1-D stencil, 2·10⁵ of the 2-D Brusselator): above, they
-#: cost more than they win, and the improvement phase does better.
+#: ``order="best"`` tries every ordering only on graphs whose greedy pass visits at most this many distance-2
+#: neighbours (about 10⁶ columns of a 1-D stencil, 2·10⁵ of the 2-D Brusselator); above, only
+#: :data:`LARGE_BEST_ORDERS`: the dynamic orderings cost several passes each, and the improvement phase does
+#: better than they would.
 BEST_ORDERS_MAX_WALK = 4_000_000
+
+#: What ``order="best"`` tries on large graphs: DSATUR, and the natural order (one pass; it reaches the bound
+#: on the rows of a convolution, where DSATUR takes 81 colors for 72).
+LARGE_BEST_ORDERS = ("dsatur", "natural")
 
 #: The improvement phases' default work budget (``effort=1``): this many units (neighbour visits or candidate
 #: moves, a few nanoseconds each) ...
@@ -347,7 +353,7 @@ def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations
     walk_len = int((np.diff(g.optr).astype(np.int64) ** 2).sum())
     names = _orders_to_try(order)
     if order == "best" and walk_len > BEST_ORDERS_MAX_WALK:
-        names = names[:1]  # large: DSATUR alone; the improvement phase does better than other orders would
+        names = LARGE_BEST_ORDERS  # large: the orderings that cost one greedy pass (tabu does better than the rest)
     best = None
     tried = {}
     deg = None
