@@ -352,8 +352,11 @@ def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations
     # one greedy pass visits every distance-2 neighbourhood once: Σ over other-side vertices of degree²
     walk_len = int((np.diff(g.optr).astype(np.int64) ** 2).sum())
     names = _orders_to_try(order)
-    if order == "best" and walk_len > BEST_ORDERS_MAX_WALK:
+    large = walk_len > BEST_ORDERS_MAX_WALK
+    if order == "best" and large:
         names = LARGE_BEST_ORDERS  # large: the orderings that cost one greedy pass (tabu does better than the rest)
+    if large:
+        report(f"{g.nv:,} vertices, {walk_len:,} neighbour visits per greedy pass; lower bound {lb}")
     best = None
     tried = {}
     deg = None
@@ -365,12 +368,14 @@ def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations
                 deg = conflict_degrees(g)
             colors, k = greedy_color(*walk, order_vertices(g, name, seed=seed, degrees=deg))
         tried[name] = k
+        if large:
+            report(f"{name}: {k} colors, {time.perf_counter() - start:.2f} s")
         if best is None or k < best[1]:
             best = (colors, k, name)
         if k <= lb:
             break
     colors, k, how = best
-    if len(names) > 1 or walk_len > BEST_ORDERS_MAX_WALK:
+    if len(names) > 1 and not large:
         report(f"{how}: {k} colors (lower bound {lb}), {time.perf_counter() - start:.2f} s")
     budget = _work_budget(walk_len, effort)
     if k > lb and recolor in ("auto", "tabu"):
