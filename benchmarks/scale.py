@@ -119,7 +119,7 @@ def main(argv=None):
     st.note = f"nnz {pattern.nnz:,}"
     nnz = pattern.nnz
     with Stage("coloring") as st:
-        coloring = color_fewest_products(pattern, effort=args.effort)
+        coloring = color_fewest_products(pattern, effort=args.effort, progress=True)
     st.note = f"{coloring.num_colors} colors ({coloring.kind}, {coloring.order}; lower bound {coloring.lower_bound})"
     assert check_coloring(pattern, coloring)
     with Stage("evaluation: prepare") as st:
