@@ -2,9 +2,11 @@
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
                            [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
+                           [--max-pattern-nnz=N]
 
 Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
-``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.
+``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.  ``--max-pattern-nnz=N`` sets the limit on
+pattern size (default: from the memory available); ``--emit=pattern|json`` stream their text.
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
 ``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
@@ -33,7 +35,8 @@ DEFAULT_SPLIT_MARKER = "// -----"
 
 # Options the argument parser owns (everything else starting with '-' is a pass flag).
 _DRIVER_OPTIONS = {
-    "o", "emit", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file", "mlir-print-debuginfo",
+    "o", "emit", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file",
+    "mlir-print-debuginfo",
     "mlir-print-op-generic", "allow-unregistered-dialect", "version", "help", "h",
 }
 _FLAG = re.compile(r"^--?([A-Za-z][\w.\-]*)(?:=(.*))?$", re.S)
@@ -271,8 +274,8 @@ def _analyze(module, args, wrt):
     from stablehlo_sparsity.passes.annotate import resolve_entry
 
     entry = resolve_entry(module, args.entry)
-    return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
     # (max_pattern_nnz: the default, which --max-pattern-nnz sets for the whole run: see _run)
+    return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
 
 
 #: The streaming emitters format this many nonzeros at a time: their temporaries (about 100 bytes per
@@ -461,8 +464,8 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
                                            print_generic_op_form=args.mlir_print_op_generic)
             return asm.rstrip("\n") + "\n"
         analysis = _analyze(module, args, wrt)
-        return {"pattern": _emit_pattern, "json": _emit_json, "picture": _emit_picture}[args.emit](analysis)
         # (pattern and json: a generator of text chunks, written as they come: see _run)
+        return {"pattern": _emit_pattern, "json": _emit_json, "picture": _emit_picture}[args.emit](analysis)
     except Exception as e:
         e.module_loc = module_loc  # type: ignore[attr-defined]
         raise
