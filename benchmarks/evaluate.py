@@ -262,7 +262,7 @@ def scaling_row(asdex, kind: str, N: int, rounds: int, strategy: str, asdex_hess
     t0 = time.perf_counter()
     out = block(ours(x))
     first = time.perf_counter() - t0
-    fns = {"ref": lambda: block(ref(x)), "ours": lambda: block(ours(x))}
+    fns = {"ref": lambda f=ref: block(f(x)), "ours": lambda f=ours: block(f(x))}
     line = f"| {N} | {n:,} | {ours.pattern.nnz:,} | {ours.num_colors} ({ours.strategy}) | {prep:.2f} | {first:.2f} |"
     aout = None
     skip_asdex = asdex is not None and kind == "hessian" and N > asdex_hessian_max_n

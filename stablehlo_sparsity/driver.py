@@ -2,9 +2,11 @@
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
                            [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
+                           [--max-pattern-nnz=N]
 
 Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
-``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.
+``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.  ``--max-pattern-nnz=N`` sets the limit on
+pattern size (default: from the memory available); ``--emit=pattern|json`` stream their text.
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
 ``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
@@ -33,7 +35,8 @@ DEFAULT_SPLIT_MARKER = "// -----"
 
 # Options the argument parser owns (everything else starting with '-' is a pass flag).
 _DRIVER_OPTIONS = {
-    "o", "emit", "entry", "wrt", "on-unknown", "pass-pipeline", "split-input-file", "mlir-print-debuginfo",
+    "o", "emit", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file",
+    "mlir-print-debuginfo",
     "mlir-print-op-generic", "allow-unregistered-dialect", "version", "help", "h",
 }
 _FLAG = re.compile(r"^--?([A-Za-z][\w.\-]*)(?:=(.*))?$", re.S)
@@ -72,6 +75,16 @@ def _epilog() -> str:
     return "\n".join(lines)
 
 
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'")
+    return value
+
+
 def _make_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
@@ -94,6 +107,10 @@ def _make_parser() -> argparse.ArgumentParser:
                         "first argument, as jax.jacfwd and the Python API)")
     p.add_argument("--on-unknown", choices=["error", "conservative"], default="error",
                    help="ops without a sparsity rule: error (default) or conservative (dense, with a warning)")
+    p.add_argument("--max-pattern-nnz", default=None, metavar="N", type=_nonneg_int,
+                   help="refuse patterns (and intermediate index sets) with more than N nonzeros, before allocating "
+                        "them (default: what fits in three quarters of the available memory, at the analysis's "
+                        "measured cost per nonzero)")
     p.add_argument("--pass-pipeline", default=None, metavar="PIPELINE",
                    help="textual pass pipeline mixing sparsity-* and MLIR passes")
     p.add_argument("--split-input-file", action="store_true",  # parsed by _split_argv, listed for --help
@@ -254,7 +271,14 @@ def _analyze(module, args, wrt):
     from stablehlo_sparsity.passes.annotate import resolve_entry
 
     entry = resolve_entry(module, args.entry)
+    # (max_pattern_nnz: the default, which --max-pattern-nnz sets for the whole run: see _run)
     return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
+
+
+#: The streaming emitters format this many nonzeros at a time: their temporaries (about 100 bytes per
+#: nonzero formatted) stay a few MiB whatever the pattern's size, so the output costs no more than the
+#: pattern itself.
+EMIT_CHUNK = 1 << 16
 
 
 def _ndigits(x):
@@ -297,13 +321,20 @@ def _format_int_pairs(a, b) -> str:
 
 def _format_rows_json(indptr, indices) -> str:
     """The rows of a CSR matrix as a JSON list of lists, ``[[0, 1], [], [2]]``, built as one byte buffer."""
+    inner = _format_rows_json_inner(indptr, indices)
+    return "[" + inner + "]"
+
+
+def _format_rows_json_inner(indptr, indices) -> str:
+    """``[0, 1], [], [2]``: the rows of a CSR block, without the enclosing brackets."""
     import numpy as np
 
     indptr = np.asarray(indptr, np.int64)
+    indptr = indptr - indptr[0]
     cols = np.asarray(indices, np.int64)
     k = len(indptr) - 1
     if k == 0:
-        return "[]"
+        return ""
     nd = _ndigits(cols)
     csum = np.zeros(len(cols) + 1, np.int64)
     np.cumsum(nd + 2, out=csum[1:])  # each entry is its digits plus ", "
@@ -311,9 +342,8 @@ def _format_rows_json(indptr, indices) -> str:
     row_chars = 2 + csum[indptr[1:]] - csum[indptr[:-1]] - 2 * (row_len > 0)  # "[" entries "]"
     row_total = row_chars + 2
     row_total[-1] -= 2  # no ", " after the last row
-    row_start = 1 + np.concatenate([[0], np.cumsum(row_total)[:-1]])
-    buf = np.full(2 + int(row_total.sum()), 32, np.uint8)  # spaces by default
-    buf[0], buf[-1] = 91, 93  # the outer "[" and "]"
+    row_start = np.concatenate([[0], np.cumsum(row_total)[:-1]])
+    buf = np.full(int(row_total.sum()), 32, np.uint8)  # spaces by default
     buf[row_start] = 91
     buf[row_start + row_chars - 1] = 93
     buf[(row_start + row_chars)[:-1]] = 44  # "," between rows (the space is already there)
@@ -326,17 +356,41 @@ def _format_rows_json(indptr, indices) -> str:
     return buf.tobytes().decode("ascii")
 
 
-def _emit_pattern(analysis) -> str:
+def _row_blocks(indptr, chunk: int = None):
+    """``(lo, hi)`` row ranges holding about ``chunk`` nonzeros (and at most ``chunk`` rows) each."""
+    import numpy as np
+
+    chunk = EMIT_CHUNK if chunk is None else chunk
+    k = len(indptr) - 1
+    lo = 0
+    while lo < k:
+        # the first row past lo whose end is more than a chunk of nonzeros away
+        hi = int(np.searchsorted(indptr, int(indptr[lo]) + chunk, side="right")) - 1
+        hi = min(k, max(hi, lo + 1), lo + chunk)
+        yield lo, hi
+        lo = hi
+
+
+def _emit_pattern(analysis):
+    """MatrixMarket coordinate pattern, streamed: one chunk of text per block of rows."""
+    import numpy as np
+
     p = analysis.pattern
     m, n = p.shape
-    rows, cols = p.to_coo()
-    head = ["%%MatrixMarket matrix coordinate pattern general",
-            f"% Jacobian sparsity of @{analysis.entry}: rows are outputs, columns are inputs (1-based)",
-            f"{m} {n} {p.nnz}"]
-    return "\n".join(head) + "\n" + _format_int_pairs(rows + 1, cols + 1)
+    csr = p.to_scipy()
+    yield ("%%MatrixMarket matrix coordinate pattern general\n"
+           f"% Jacobian sparsity of @{analysis.entry}: rows are outputs, columns are inputs (1-based)\n"
+           f"{m} {n} {p.nnz}\n")
+    for lo, hi in _row_blocks(csr.indptr):
+        a, b = int(csr.indptr[lo]), int(csr.indptr[hi])
+        if a == b:
+            continue
+        rows = np.repeat(np.arange(lo + 1, hi + 1, dtype=np.int64), np.diff(csr.indptr[lo:hi + 1]))
+        yield _format_int_pairs(rows, csr.indices[a:b].astype(np.int64) + 1)
 
 
-def _emit_json(analysis) -> str:
+def _emit_json(analysis):
+    """Shapes, nnz and the rows as lists of columns, streamed: the rows one block at a time."""
     p = analysis.pattern
     csr = p.to_scipy()
     doc = {
@@ -348,8 +402,15 @@ def _emit_json(analysis) -> str:
                     for s, o in zip(analysis.output_shapes, analysis.output_offsets)],
         "rows": "@ROWS@",
     }
-    # The rows can be millions of numbers: format them in one vectorized pass, not through json.dumps.
-    return json.dumps(doc).replace('"@ROWS@"', _format_rows_json(csr.indptr, csr.indices), 1) + "\n"
+    # The rows can be millions of numbers: format them in vectorized passes, not through json.dumps.
+    head, tail = json.dumps(doc).split('"@ROWS@"', 1)
+    yield head + "["
+    first = True
+    for lo, hi in _row_blocks(csr.indptr):
+        text = _format_rows_json_inner(csr.indptr[lo:hi + 1], csr.indices[int(csr.indptr[lo]):int(csr.indptr[hi])])
+        yield text if first else ", " + text
+        first = False
+    yield "]" + tail + "\n"
 
 
 def _emit_picture(analysis) -> str:
@@ -400,6 +461,7 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
                                            print_generic_op_form=args.mlir_print_op_generic)
             return asm.rstrip("\n") + "\n"
         analysis = _analyze(module, args, wrt)
+        # (pattern and json: a generator of text chunks, written as they come: see _run)
         return {"pattern": _emit_pattern, "json": _emit_json, "picture": _emit_picture}[args.emit](analysis)
     except Exception as e:
         e.module_loc = module_loc  # type: ignore[attr-defined]
@@ -408,6 +470,7 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
 
 def _run(argv: list[str]) -> int:
     from stablehlo_sparsity.errors import InputError, SparsityError
+    from stablehlo_sparsity.irtools import default_pattern_limit
 
     rest, flags, marker = _split_argv(argv)
     args = _make_parser().parse_args(rest)
@@ -473,32 +536,47 @@ def _run(argv: list[str]) -> int:
         print(f"{e.location}: error: {e.message}", file=sys.stderr)
         return 1
 
-    outputs, failed, seen = [], False, set()
-    chunks = _split_chunks(text, args.split_input_file) if isinstance(text, str) else [(text, 1)]
-    for chunk, first_line in chunks:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                outputs.append(_process_chunk(chunk, first_line, name, elements, args, wrt, ctx))
-            except SparsityError as e:
-                _print_warnings(caught, seen)
-                _print_error(e, getattr(e, "module_loc", f"{name}:{first_line}:1"))
-                failed = True
-                continue
-        _print_warnings(caught, seen)
-
-    sep = f"{args.split_input_file}\n" if args.split_input_file is not None else ""
-    result = sep.join(outputs)
+    # Outputs are written as they are produced (the pattern emitters stream their text in chunks): the driver
+    # never holds more than the pattern itself and one chunk of text.
     if args.output == "-":
-        sys.stdout.write(result)
-        sys.stdout.flush()
+        out = sys.stdout
     else:
         try:
-            with io.open(args.output, "w", encoding="utf-8") as f:
-                f.write(result)
+            out = io.open(args.output, "w", encoding="utf-8")
         except OSError as e:
             print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
             return 1
+    failed, seen, written = False, set(), 0
+    sep = f"{args.split_input_file}\n" if args.split_input_file is not None else ""
+    try:
+        with default_pattern_limit(args.max_pattern_nnz):
+            chunks = _split_chunks(text, args.split_input_file) if isinstance(text, str) else [(text, 1)]
+            for chunk, first_line in chunks:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        result = _process_chunk(chunk, first_line, name, elements, args, wrt, ctx)
+                        pieces = [result] if isinstance(result, str) else result
+                        for i, piece in enumerate(pieces):
+                            if i == 0 and written:
+                                out.write(sep)
+                            out.write(piece)
+                        written += 1
+                    except SparsityError as e:
+                        _print_warnings(caught, seen)
+                        _print_error(e, getattr(e, "module_loc", f"{name}:{first_line}:1"))
+                        failed = True
+                        continue
+                _print_warnings(caught, seen)
+        out.flush()
+    except OSError as e:
+        if args.output == "-":
+            raise
+        print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
+        return 1
+    finally:
+        if out is not sys.stdout:
+            out.close()
     return 1 if failed else 0
 
 

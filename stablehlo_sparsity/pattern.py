@@ -7,6 +7,9 @@ import scipy.sparse as sp
 
 __all__ = ["SparsityPattern"]
 
+#: :meth:`SparsityPattern.picture` bins this many nonzeros at a time.
+PICTURE_CHUNK = 1 << 20
+
 
 class SparsityPattern:
     """A boolean ``(m, n)`` pattern: entry ``(i, j)`` is True iff output ``i`` may depend on input ``j``.
@@ -113,9 +116,16 @@ class SparsityPattern:
             return "(empty)"
         rb = max(1, -(-m // max_rows))
         cb = max(1, -(-n // max_cols))
-        r, c = self.to_coo()
         grid = np.zeros((-(-m // rb), -(-n // cb)), dtype=bool)
-        grid[r // rb, c // cb] = True
+        indptr = np.asarray(self._csr.indptr, np.int64)
+        step = PICTURE_CHUNK  # rows of about a million nonzeros at a time: no per-nonzero copy of the pattern
+        lo = 0
+        while lo < m:
+            hi = int(np.searchsorted(indptr, indptr[lo] + step, side="right")) - 1
+            hi = min(m, max(hi, lo + 1))
+            r = np.repeat(np.arange(lo, hi, dtype=np.int64) // rb, np.diff(indptr[lo:hi + 1]))
+            grid[r, self._csr.indices[indptr[lo]:indptr[hi]] // cb] = True
+            lo = hi
         lines = ["".join("●" if v else "⋅" for v in row) for row in grid]
         if rb > 1 or cb > 1:
             lines.append(f"(each character covers {rb}×{cb} entries)")

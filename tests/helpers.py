@@ -161,13 +161,19 @@ def reference_module(text: str, inputs=()):
         return [np.array(r) for r in _stablehlo.eval_module(m, attrs)]
 
 
-def xla_module(text: str, inputs=()):
-    """Results of ``@main`` (module text) compiled by XLA for CPU and run on ``inputs``."""
+@functools.lru_cache(maxsize=32)
+def _xla_executable(text: str):
+    """``text`` compiled by XLA for one CPU device (cached: differential tests run a module on several inputs)."""
     import jax.extend
     from jax._src.lib import xla_client as xc
 
     backend = jax.extend.backend.get_backend("cpu")
-    exe = backend.compile_and_load(text, xc.DeviceList(tuple(backend.devices()[:1])), xc.CompileOptions())
+    return backend, backend.compile_and_load(text, xc.DeviceList(tuple(backend.devices()[:1])), xc.CompileOptions())
+
+
+def xla_module(text: str, inputs=()):
+    """Results of ``@main`` (module text) compiled by XLA for CPU and run on ``inputs``."""
+    backend, exe = _xla_executable(text)
     bufs = [jax.device_put(np.asarray(x), backend.devices()[0]) for x in inputs]
     return [np.asarray(r) for r in exe.execute(bufs)]
 

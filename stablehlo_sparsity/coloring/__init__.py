@@ -21,16 +21,25 @@
   computed anywhere (:mod:`.decompression`).
 
 ``order`` is one of :data:`ORDERS`, ``"dsatur"`` (column/row only) or ``"best"`` (the default): try DSATUR
-and the deterministic orderings, keep the fewest colors, stop early at the lower bound (the largest number of nonzeros in one row — those columns
+and the deterministic orderings (on large graphs, above :data:`BEST_ORDERS_MAX_WALK`, DSATUR and the natural
+order), keep the fewest colors, stop early at the lower bound (the largest number of nonzeros in one row — those columns
 pairwise conflict).  ``recolor`` then improves the best coloring: ``"tabu"`` removes one color at a time
-with TabuCol while it succeeds within its budget, ``"iterated"`` runs Culberson's iterated greedy (never
-more colors), ``"auto"`` (default) runs tabu up to :data:`TABU_MAX_VERTICES` vertices and iterated greedy
-above, ``"none"`` skips it.
+with TabuCol on a region around the smallest class (:mod:`.recolor`: a thin class along the seams of a
+stencil coloring is removed in milliseconds on 10⁷ vertices) while it succeeds within its budget,
+``"iterated"`` runs Culberson's iterated greedy (never more colors), ``"auto"`` (default) runs tabu, then
+iterated greedy with what is left of the budget, ``"none"`` skips it.
+
+Budgets.  The improvement phases of column/row coloring spend at most a work budget (``effort=1``: about
+:data:`EFFORT_BASE` units plus :data:`EFFORT_PER_WALK` greedy passes' worth; one unit is a neighbour visit or a
+candidate move, a few nanoseconds), optionally capped in seconds by ``time_limit``; ``effort=0`` returns
+the greedy result.  They never return more colors than the greedy pass.  Each step is reported to the
+``stablehlo_sparsity.coloring`` logger (INFO) and to ``progress`` (a callable, or ``True`` for stderr).
 Everything is deterministic for a given ``seed``.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,8 +90,23 @@ BEST_ORDERS = ("dsatur", "natural", "largest_first", "smallest_last", "dynamic_l
 #: What ``order="best"`` tries for star coloring.
 BEST_STAR_ORDERS = ("natural", "largest_first", "smallest_last", "dynamic_largest_first", "incidence_degree")
 
-#: ``recolor="auto"`` runs tabu search only on graphs up to this many vertices (its memory is O(n·colors)).
-TABU_MAX_VERTICES = 300_000
+#: ``order="best"`` tries every ordering only on graphs whose greedy pass visits at most this many distance-2
+#: neighbours (about 10⁶ columns of a 1-D stencil, 2·10⁵ of the 2-D Brusselator); above, only
+#: :data:`LARGE_BEST_ORDERS`: the dynamic orderings cost several passes each, and the improvement phase does
+#: better than they would.
+BEST_ORDERS_MAX_WALK = 4_000_000
+
+#: What ``order="best"`` tries on large graphs: DSATUR, and the natural order (one pass; it reaches the bound
+#: on the rows of a convolution, where DSATUR takes 81 colors for 72).
+LARGE_BEST_ORDERS = ("dsatur", "natural")
+
+#: The improvement phases' default work budget (``effort=1``): this many units (neighbour visits or candidate
+#: moves, a few nanoseconds each) ...
+EFFORT_BASE = 20_000_000
+#: ... plus this many greedy passes' worth.
+EFFORT_PER_WALK = 1
+
+_log = logging.getLogger("stablehlo_sparsity.coloring")
 
 #: :func:`color_acyclic` also runs :func:`color_star` (and keeps it if it needs fewer colors) up to this many
 #: vertices; above, the star coloring's cost (about as much again) is not paid.
@@ -245,6 +269,12 @@ def _canonical(colors: np.ndarray) -> np.ndarray:
     """Relabel colors by first appearance (vertex 0 gets color 0, …): same classes, a reproducible form."""
     if len(colors) == 0:
         return np.zeros(0, np.int32)
+    top = int(colors.max())
+    if top < 64 and int(colors.min()) >= 0:  # few colors: one vectorized scan per color beats a sort
+        first = np.array([int(np.argmax(colors == c)) if (colors == c).any() else len(colors) for c in range(top + 1)])
+        rank = np.empty(top + 1, np.int32)
+        rank[np.argsort(first, kind="stable")] = np.arange(top + 1, dtype=np.int32)
+        return rank[colors]
     labels, first = np.unique(colors, return_index=True)
     rank = np.empty(int(labels.max()) + 1, np.int32)
     rank[labels[np.argsort(first)]] = np.arange(len(labels), dtype=np.int32)
@@ -265,31 +295,71 @@ def _check_recolor(recolor: str) -> None:
         raise ValueError(f"recolor must be 'auto', 'iterated', 'tabu' or 'none', got {recolor!r}")
 
 
-def _color_bipartite(csr, side: str, order: str, recolor: str, seed: int, iterations: int | None,
-                     tabu_iterations: int | None) -> Coloring:
+def _color_bipartite(csr, side: str, order: str = "best", recolor: str = "auto", seed: int = 0,
+                     iterations: int | None = None, tabu_iterations: int | None = None, effort: float = 1.0,
+                     time_limit: float | None = None, progress=None, csc=None) -> Coloring:
     _check_recolor(recolor)
-    g = bipartite(csr, side)
+    g = bipartite(csr, side, csc=csc)
     shape = tuple(int(s) for s in csr.shape)
     if csr.nnz == 0:
         return Coloring(np.zeros(g.nv, np.int32), 0, side, shape, "empty", 0)
     colors, k, how, lb, tried = _color_distance2(g, g.lower_bound, order, recolor, seed, iterations,
-                                                 tabu_iterations)
+                                                 tabu_iterations, effort, time_limit, progress, what=side + "s")
     return Coloring(_canonical(colors), int(k), side, shape, how, lb, tried)
 
 
+def _reporter(progress, what: str):
+    """``report(message)``: to the ``stablehlo_sparsity.coloring`` logger (INFO), and to ``progress`` — a
+    callable taking the message, or ``True`` for standard error."""
+    import sys
+
+    def report(message: str) -> None:
+        text = f"coloring {what}: {message}"
+        _log.info(text)
+        if progress is True:
+            print(text, file=sys.stderr, flush=True)
+        elif callable(progress):
+            progress(text)
+
+    return report
+
+
+def _work_budget(walk_len: int, effort: float) -> float:
+    """Work units (neighbour visits / candidate moves, a few ns each) the improvement phases may spend:
+    :data:`EFFORT_BASE` plus :data:`EFFORT_PER_WALK` greedy passes' worth, times ``effort``."""
+    if effort < 0:
+        raise ValueError(f"effort must be non-negative, got {effort}")
+    return float(effort) * (EFFORT_BASE + EFFORT_PER_WALK * walk_len)
+
+
 def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations: int | None,
-                     tabu_iterations: int | None):
+                     tabu_iterations: int | None, effort: float = 1.0, time_limit: float | None = None,
+                     progress=None, what: str = "columns"):
     """Color the vertices of ``g`` (a :class:`~.graph.Bipartite` walk: ``v`` conflicts with every vertex two
     steps away through ``ptr/nbr`` then ``optr/onbr``) with the orderings, DSATUR and recoloring of
     :func:`color_columns`; ``lb`` is a lower bound (a target).  Returns ``(colors, k, how, lb, tried)``."""
-    from .greedy import dsatur, greedy_color, iterated_greedy, tabu_reduce
-    from .orderings import conflict_degrees, order_vertices
+    import time
 
+    from .greedy import dsatur, greedy_color, iterated_greedy
+    from .orderings import conflict_degrees, order_vertices
+    from .recolor import reduce_colors
+
+    start = time.perf_counter()
+    deadline = None if time_limit is None else start + float(time_limit)
+    report = _reporter(progress, what)
     walk = (g.nv, g.ptr, g.nbr, g.optr, g.onbr, True)
+    # one greedy pass visits every distance-2 neighbourhood once: Σ over other-side vertices of degree²
+    walk_len = int((np.diff(g.optr).astype(np.int64) ** 2).sum())
+    names = _orders_to_try(order)
+    large = walk_len > BEST_ORDERS_MAX_WALK
+    if order == "best" and large:
+        names = LARGE_BEST_ORDERS  # large: the orderings that cost one greedy pass (tabu does better than the rest)
+    if large:
+        report(f"{g.nv:,} vertices, {walk_len:,} neighbour visits per greedy pass; lower bound {lb}")
     best = None
     tried = {}
     deg = None
-    for name in _orders_to_try(order):
+    for name in names:
         if name == "dsatur":
             colors, k = dsatur(*walk)
         else:
@@ -297,60 +367,84 @@ def _color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations
                 deg = conflict_degrees(g)
             colors, k = greedy_color(*walk, order_vertices(g, name, seed=seed, degrees=deg))
         tried[name] = k
+        if large:
+            report(f"{name}: {k} colors, {time.perf_counter() - start:.2f} s")
         if best is None or k < best[1]:
             best = (colors, k, name)
         if k <= lb:
             break
     colors, k, how = best
-    use_tabu = recolor == "tabu" or (recolor == "auto" and g.nv <= TABU_MAX_VERTICES)
-    if k > lb and use_tabu:
-        budget = 2 * g.nv + 10_000 if tabu_iterations is None else int(tabu_iterations)
-        c2, k2 = tabu_reduce(g.nv, g.ptr, g.nbr, g.optr, g.onbr, colors, k, lb, budget, seed=seed)
+    if len(names) > 1 and not large:
+        report(f"{how}: {k} colors (lower bound {lb}), {time.perf_counter() - start:.2f} s")
+    budget = _work_budget(walk_len, effort)
+    if k > lb and recolor in ("auto", "tabu"):
+        c2, k2, spent = reduce_colors(g.nv, g.ptr, g.nbr, g.optr, g.onbr, True, colors, k, lb, budget,
+                                      tabu_iterations, seed=seed, deadline=deadline, report=report)
+        budget -= spent
         if k2 < k:
             colors, k, how = c2, k2, how + "+tabu"
-    if k > lb and (recolor == "iterated" or (recolor == "auto" and not use_tabu)):
-        # Each pass walks every distance-2 neighbourhood once: keep the default total near 10⁸ steps.
-        walk_len = int((np.diff(g.optr).astype(np.int64) ** 2).sum())
-        iters = (min(400, max(5, 100_000_000 // max(walk_len, 1))) if iterations is None else int(iterations))
+    if k > lb and (recolor == "iterated" or (recolor == "auto" and budget >= 5 * walk_len)):
+        # Culberson's iterated greedy: each pass costs one walk; passes come out of what is left of the budget
+        # ("auto": only when that is at least 5 passes, which takes a few dozen to win anything; "iterated"
+        # asked for explicitly: at least 5 passes)
+        iters = min(400, int(budget // max(walk_len, 1))) if iterations is None else int(iterations)
+        if recolor == "iterated" and iterations is None:
+            iters = max(iters, 5)
+        if deadline is not None and time.perf_counter() > deadline:
+            iters = 0
         c2, k2 = iterated_greedy(*walk, colors, iters, lb, patience=max(5, iters // 4), seed=seed)
         if k2 < k:
             colors, k, how = c2, k2, how + "+iterated"
+            report(f"iterated greedy: {k} colors")
     return colors, k, how, lb, tried
 
 
 def color_columns(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
-                  iterations: int | None = None, tabu_iterations: int | None = None) -> Coloring:
+                  iterations: int | None = None, tabu_iterations: int | None = None, *, effort: float = 1.0,
+                  time_limit: float | None = None, progress=None) -> Coloring:
     """Partial distance-2 coloring of the columns of ``pattern`` (columns sharing a row get different colors).
 
     ``pattern``: a :class:`~stablehlo_sparsity.SparsityPattern`, a SciPy sparse matrix or a dense array.
-    ``iterations``: iterated-greedy passes (default 400); ``tabu_iterations``: TabuCol moves per attempt
-    (default ``2·n + 10⁴``).
+    ``iterations``: iterated-greedy passes (default: what the budget allows, at most 400);
+    ``tabu_iterations``: tabu moves per attempt (default ``2·region + 10⁴``).
+    ``effort``: the improvement phases' work budget, a multiple of the default (``0``: the greedy result;
+    ``1``: about :data:`EFFORT_BASE` + :data:`EFFORT_PER_WALK` greedy passes of work, a fraction of a second
+    on 10⁶ columns).  ``time_limit``: seconds after which no new improvement step starts (makes the result
+    depend on the machine's speed; the work budget alone is deterministic).  ``progress``: a callable
+    receiving one line per step, or ``True`` to print them to standard error (they also go to the
+    ``stablehlo_sparsity.coloring`` logger at INFO level).  Never returns more colors than the greedy pass.
     """
-    return _color_bipartite(as_csr(pattern), "column", order, recolor, seed, iterations, tabu_iterations)
+    return _color_bipartite(as_csr(pattern), "column", order, recolor, seed, iterations, tabu_iterations, effort,
+                            time_limit, progress)
 
 
 def color_rows(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
-               iterations: int | None = None, tabu_iterations: int | None = None) -> Coloring:
-    """Partial distance-2 coloring of the rows of ``pattern`` (rows sharing a column get different colors)."""
-    return _color_bipartite(as_csr(pattern), "row", order, recolor, seed, iterations, tabu_iterations)
+               iterations: int | None = None, tabu_iterations: int | None = None, *, effort: float = 1.0,
+               time_limit: float | None = None, progress=None) -> Coloring:
+    """Partial distance-2 coloring of the rows of ``pattern`` (rows sharing a column get different colors);
+    options as for :func:`color_columns`."""
+    return _color_bipartite(as_csr(pattern), "row", order, recolor, seed, iterations, tabu_iterations, effort,
+                            time_limit, progress)
 
 
 def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
-               iterations: int | None = None) -> Coloring:
+               iterations: int | None = None, *, effort: float = 1.0, progress=None) -> Coloring:
     """Star coloring of the symmetrized square ``pattern`` (``P ∪ Pᵀ``), for Hessians with direct recovery.
 
     ``recolor`` other than ``"none"`` re-runs the greedy star coloring over the color classes in shuffled
     orders (``iterations`` passes, default 30, stopping after 10 without progress) and keeps the best; star
     colorings are not monotone under that move, so each pass is accepted only if it does not use more
-    colors.  The lower bound is 3 unless the graph is a star forest (2) or has no edges (1).
+    colors.  The lower bound is 3 unless the graph is a star forest (2) or has no edges (1).  ``effort``
+    scales the default number of passes (``0``: the greedy result); ``progress`` as for :func:`color_columns`.
     """
     from .star import greedy_star
 
-    return _color_adjacency(pattern, "star", greedy_star, _star_lower_bound, order, recolor, seed, iterations)
+    return _color_adjacency(pattern, "star", greedy_star, _star_lower_bound, order, recolor, seed, iterations,
+                            effort=effort, progress=progress)
 
 
 def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
-                  iterations: int | None = None) -> Coloring:
+                  iterations: int | None = None, *, effort: float = 1.0, progress=None) -> Coloring:
     """Acyclic coloring of the symmetrized square ``pattern``, for Hessians recovered by substitution.
 
     Every two colors induce a forest (see :mod:`.acyclic`); the Hessian is recovered from ``B = H S`` by
@@ -366,11 +460,11 @@ def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int
     from .star import greedy_star
 
     acyclic = _color_adjacency(pattern, "acyclic", greedy_acyclic, _acyclic_lower_bound, order, recolor, seed,
-                               iterations, edge_ids, work_budget=50_000_000)
+                               iterations, edge_ids, work_budget=50_000_000, effort=effort, progress=progress)
     if acyclic.num_colors <= acyclic.lower_bound or len(acyclic.colors) > STAR_FALLBACK_MAX_VERTICES:
         return acyclic
     star = _color_adjacency(pattern, "acyclic", greedy_star, _acyclic_lower_bound, order, recolor, seed,
-                            iterations)
+                            iterations, effort=effort, progress=progress)
     if star.num_colors < acyclic.num_colors:
         tried = dict(acyclic.tried, **{f"star:{k}": v for k, v in star.tried.items()})
         return Coloring(star.colors, star.num_colors, "acyclic", star.shape, "star:" + star.order,
@@ -379,7 +473,7 @@ def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int
 
 
 def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterations, extra=None,
-                     work_budget: int | None = None) -> Coloring:
+                     work_budget: int | None = None, effort: float = 1.0, progress=None) -> Coloring:
     """Greedy ``kernel`` coloring of the adjacency graph of the symmetrized ``pattern`` over the orderings,
     then iterated recoloring over the color classes (accepted only when not worse: neither star nor
     acyclic colorings are monotone under that move).  With ``work_budget`` the default number of passes
@@ -420,11 +514,13 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
         rng = np.random.default_rng(seed)
         improved = False
         stall = 0
-        passes = 30 if iterations is None else int(iterations)
+        if effort < 0:
+            raise ValueError(f"effort must be non-negative, got {effort}")
+        passes = round(30 * effort) if iterations is None else int(iterations)
         if iterations is None and work_budget is not None:
             deg = np.diff(g.ptr).astype(np.int64)
             walk = int(deg[g.nbr].sum())  # Σ_v Σ_{w ~ v} deg(w): one pass's neighbour-of-neighbour visits
-            passes = min(passes, max(3, work_budget // max(walk, 1)))
+            passes = min(passes, max(round(3 * effort), int(effort * work_budget) // max(walk, 1)))
         for it in range(passes):
             if k <= lb or stall >= 10:
                 break
@@ -437,6 +533,7 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
                 colors, k = c2, k2
         if improved:
             how += "+iterated"
+            _reporter(progress, f"variables ({kind})")(f"iterated recoloring: {k} colors (greedy: {best[1]})")
     return Coloring(_canonical(colors), int(k), kind, shape, how, lb, tried)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Bicoloring, Coloring, _check_recolor, _color_distance2, color_columns, color_rows, lower_bound
+from . import (Bicoloring, Coloring, _check_recolor, _color_bipartite, _color_distance2, color_columns, lower_bound)
 from .graph import Bipartite, as_csr
 
 __all__ = ["color_bidirectional", "color_fewest_products", "split_candidates"]
@@ -90,8 +90,8 @@ def split_candidates(pattern, max_thresholds: int = 4):
     """
     csr = as_csr(pattern)
     m, n = csr.shape
-    rc = np.diff(csr.indptr)
-    cc = np.bincount(csr.indices, minlength=n)
+    rc = np.diff(csr.indptr).astype(np.int32)  # (int32: two per-nonzero arrays below)
+    cc = np.bincount(csr.indices, minlength=n).astype(np.int32)
     dr = np.repeat(rc, rc)
     dc = cc[csr.indices]
     yield "denser-side/tie-reverse", dr < dc
@@ -131,7 +131,7 @@ def _thresholds(counts: np.ndarray, k: int) -> list[int]:
 
 # ----------------------------------------------------------------------------------------------- coloring
 def _color_split(csr, rows, cols, csc_order, fwd, order="best", recolor="auto", seed=0, iterations=None,
-                 tabu_iterations=None):
+                 tabu_iterations=None, effort=1.0, time_limit=None, progress=None):
     """Color both sides of one split: ``(column_colors, row_colors, kc, kr, how)``."""
     m, n = csr.shape
     gc, lbc, act_c = _side(n, m, rows, cols, fwd)
@@ -142,7 +142,9 @@ def _color_split(csr, rows, cols, csc_order, fwd, order="best", recolor="auto", 
         if not act.any():
             out.append((np.full(g.nv, -1, np.int32), 0, "none"))
             continue
-        colors, k, how, _, _ = _color_distance2(g, lb, order, recolor, seed, iterations, tabu_iterations)
+        what = "split " + ("columns" if g is gc else "rows")
+        colors, k, how, _, _ = _color_distance2(g, lb, order, recolor, seed, iterations, tabu_iterations, effort,
+                                                time_limit, progress, what=what)
         colors = np.where(act, colors, -1).astype(np.int32)
         out.append((colors, len(np.unique(colors[act])), how))
     (cc, kc, hc), (rc, kr, hr) = out
@@ -151,16 +153,19 @@ def _color_split(csr, rows, cols, csc_order, fwd, order="best", recolor="auto", 
 
 def color_bidirectional(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
                         iterations: int | None = None, tabu_iterations: int | None = None,
-                        max_candidates: int = 8) -> Bicoloring:
+                        max_candidates: int = 8, *, effort: float = 1.0, time_limit: float | None = None,
+                        progress=None) -> Bicoloring:
     """A bidirectional coloring of ``pattern`` with as few products (JVPs + VJPs) as this heuristic finds,
     never more than :func:`~.color_columns` or :func:`~.color_rows` (see the module docstring); a
     one-direction coloring, when that is the best, comes back as a Bicoloring with an empty side.
 
-    ``order`` / ``recolor`` / ``seed`` / ``iterations`` / ``tabu_iterations`` as for :func:`~.color_columns`,
-    applied to each side; at most ``max_candidates`` splits are colored (best score first).
+    ``order`` / ``recolor`` / ``seed`` / ``iterations`` / ``tabu_iterations`` / ``effort`` / ``time_limit`` /
+    ``progress`` as for :func:`~.color_columns`, applied to each side; at most ``max_candidates`` splits are
+    colored (best score first).
     """
     csr = as_csr(pattern)
-    best, tried = _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates)
+    best, tried = _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates, effort, time_limit,
+                          progress)
     if isinstance(best, Bicoloring):
         return best
     lb = lower_bound(csr, "bidirectional") if csr.nnz else 0
@@ -170,7 +175,8 @@ def color_bidirectional(pattern, order: str = "best", recolor: str = "auto", see
 
 def color_fewest_products(pattern, order: str = "best", recolor: str = "auto", seed: int = 0,
                           iterations: int | None = None, tabu_iterations: int | None = None,
-                          max_candidates: int = 8) -> Coloring:
+                          max_candidates: int = 8, *, effort: float = 1.0, time_limit: float | None = None,
+                          progress=None) -> Coloring:
     """The column, row or bidirectional coloring with the fewest products (ties: forward, then reverse,
     then bidirectional) — ``sparse_jacobian(mode="auto")``.
 
@@ -179,7 +185,8 @@ def color_fewest_products(pattern, order: str = "best", recolor: str = "auto", s
     step then costs a few compiled passes over the nonzeros).  When a split's bound is below both
     one-direction bounds (dense rows *and* dense columns) the splits are colored first, which spares the
     one-direction colorings of an arrowhead (quadratic in ``n``)."""
-    best, _ = _fewest(as_csr(pattern), order, recolor, seed, iterations, tabu_iterations, max_candidates)
+    best, _ = _fewest(as_csr(pattern), order, recolor, seed, iterations, tabu_iterations, max_candidates, effort,
+                      time_limit, progress)
     return best
 
 
@@ -194,22 +201,28 @@ def _as_bicoloring(c: Coloring, csr, lb: int) -> Bicoloring:
     return Bicoloring.from_sides(none_c, np.where(used, c.colors, -1), (m, n), "reverse:" + c.order, lb)
 
 
-def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates):
+def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates, effort=1.0, time_limit=None,
+            progress=None):
     """``(best coloring, {candidate: products})`` over forward, reverse and the split candidates."""
     _check_recolor(recolor)
-    kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations)
+    kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations,
+              effort=effort, time_limit=time_limit, progress=progress)
     m, n = csr.shape
     if csr.nnz == 0:
         return color_columns(csr, **kw), {}
-    lb_f = int(np.diff(csr.indptr).max())
-    lb_r = int(np.bincount(csr.indices, minlength=n).max())
-    rows = np.repeat(np.arange(m), np.diff(csr.indptr))
-    cols = csr.indices.astype(np.int64)
-    scored = _scored_splits(csr, min(lb_f, lb_r))
+    rc = np.diff(csr.indptr)
+    cc = np.bincount(csr.indices, minlength=n)
+    lb_f, lb_r = int(rc.max()), int(cc.max())
+    csc = csr.tocsc()  # shared by both directions and the symmetry test
+    scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc)
     tried = {}
     split_state = {"csc": None}
 
     def splits(beat):
+        if not any(score < beat for score, _, _ in scored[:max_candidates]):
+            return None  # (no candidate can win: spare the per-nonzero row and column arrays)
+        rows = np.repeat(np.arange(m), np.diff(csr.indptr))
+        cols = csr.indices.astype(np.int64)
         return _color_splits(csr, rows, cols, split_state, scored, beat, kw, max_candidates, tried)
 
     def k(c):
@@ -220,12 +233,15 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
     if splits_first:
         best = splits(np.inf)
     if lb_f <= k(best):
-        c = color_columns(csr, **kw)
+        c = _color_bipartite(csr, "column", csc=csc, **kw)
         tried["forward"] = c.num_colors
         if c.num_colors <= k(best):
             best = c
-    if lb_r < k(best) or (isinstance(best, Bicoloring) and lb_r <= k(best)):
-        c = color_rows(csr, **kw)
+    if (lb_r < k(best) or (isinstance(best, Bicoloring) and lb_r <= k(best))) \
+            and not (isinstance(best, Coloring) and best.kind == "column" and _symmetric(csr, csc)):
+        # (a structurally symmetric pattern's rows are its columns: the same graph, the same coloring, and
+        # a tie goes forward — the reverse coloring cannot win)
+        c = _color_bipartite(csr, "row", csc=csc, **kw)
         tried["reverse"] = c.num_colors
         if c.num_colors < k(best) or (isinstance(best, Bicoloring) and c.num_colors == k(best)):
             best = c
@@ -236,12 +252,26 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
     return best, tried
 
 
-def _scored_splits(csr, stop: int) -> list:
+def _symmetric(csr, csc) -> bool:
+    """Is the square pattern equal to its transpose?  (The CSC arrays of A are the CSR arrays of Aᵀ.)"""
+    if csr.shape[0] != csr.shape[1]:
+        return False
+    return np.array_equal(csc.indptr, csr.indptr) and np.array_equal(csc.indices, csr.indices)
+
+
+def _scored_splits(csr, stop: int, rc=None, cc=None) -> list:
     """The distinct split candidates (one-direction splits left out), with their bounds, best first; a
     bound at or above ``stop`` may be truncated to its forward part (still a lower bound)."""
     from .greedy import split_bound  # compiled: imported on first use, like every numba kernel
 
     m, n = csr.shape
+    rc = np.diff(csr.indptr) if rc is None else rc
+    cc = np.bincount(csr.indices, minlength=n) if cc is None else cc
+    rnz, cnz = rc[rc > 0], cc[cc > 0]
+    if rnz.min() >= cnz.max() and rnz.max() <= cnz.min():
+        # every nonempty row and column holds as many nonzeros (a periodic stencil): both denser-side splits
+        # are one direction, and no count is heavy (no threshold splits)
+        return []
     scored = {}
     for name, fwd in split_candidates(csr):
         if fwd.all() or not fwd.any():

@@ -66,10 +66,12 @@ class Bipartite:
         return int(np.diff(self.optr).max()) if len(self.optr) > 1 else 0
 
 
-def bipartite(pattern, side: str = "column") -> Bipartite:
-    """The bipartite graph of ``pattern`` with its columns (``side="column"``) or rows (``"row"``) to color."""
+def bipartite(pattern, side: str = "column", csc=None) -> Bipartite:
+    """The bipartite graph of ``pattern`` with its columns (``side="column"``) or rows (``"row"``) to color
+    (``csc``: the pattern's CSC form, when the caller has it)."""
     csr = as_csr(pattern)
-    csc = csr.tocsc()
+    if csc is None:
+        csc = csr.tocsc()
     t = _index_dtype(csr)
     if side == "column":
         return Bipartite(csr.shape[1], _idx(csc.indptr, t), _idx(csc.indices, t), _idx(csr.indptr, t),

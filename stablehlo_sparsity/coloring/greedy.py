@@ -90,7 +90,7 @@ def _iterated_greedy(nv, ptr, nbr, optr, onbr, d2, colors, iters, target, patien
     size = np.zeros(nv + 1, np.int64)
     s0 = 0
     stall = 0
-    for it in range(iters):
+    for _ in range(iters):
         if bestk <= target:
             break
         u = np.random.random()
@@ -319,61 +319,67 @@ def tabu_reduce(nv, ptr, nbr, optr, onbr, colors: np.ndarray, k: int, target: in
 
 # ----------------------------------------------------------------------------------------------- DSATUR
 @njit
-def _dsatur(nv, ptr, nbr, optr, onbr, d2, words, deg0):
+def _dsatur(nv, ptr, nbr, optr, onbr, d2, words32, deg0):
     """DSATUR (Brélaz 1979): repeatedly color the uncolored vertex whose colored conflict neighbours show
     the most distinct colors, ties broken by the most uncolored conflict neighbours (then by the most
     recently updated vertex, which keeps the colored region compact), with the smallest color it may take.
 
     The priority is ``saturation·(dmax+1) + uncolored degree`` in a bucket queue of doubly linked lists;
     ``deg0`` is the initial degree estimate (``-1``-free, may count a neighbour more than once).
-    ``words`` 64-bit words per vertex hold the set of its neighbours' colors, so colors beyond ``64·words``
-    do not raise the saturation (they are still forbidden correctly: validity never depends on the sets).
+    ``words32`` 32-bit words per vertex hold the set of its neighbours' colors, so colors beyond
+    ``32·words32`` do not raise the saturation (they are still forbidden correctly: validity never depends on
+    the sets).
+
+    Every per-vertex field lives in one row of ``state`` (stamp, color, uncolored degree, key, next, previous,
+    color set): a neighbour costs one cache line, not one per field — on 10⁷ vertices, where the colored
+    front touches memory all over the arrays, that is twice as fast.
     """
-    cap = 64 * words
-    stamp = np.zeros(nv, np.int32)
+    cap = 32 * words32
+    STAMP, COLOR, UDEG, KEY, NXT, PRV, MASK = 0, 1, 2, 3, 4, 5, 6
+    state = np.zeros((nv, MASK + words32), np.int32)
     buf = np.empty(max(nv, 1), np.int32)
-    udeg = deg0.astype(np.int32)
     dmax = 0
     for v in range(nv):
-        if udeg[v] > dmax:
-            dmax = udeg[v]
+        state[v, COLOR] = -1
+        state[v, UDEG] = deg0[v]
+        state[v, KEY] = deg0[v]
+        state[v, NXT] = -1
+        state[v, PRV] = -1
+        if deg0[v] > dmax:
+            dmax = deg0[v]
     base = dmax + 1
-    mask = np.zeros((nv, words), np.uint64)
-    key = udeg.copy()
     head = np.full((cap + 1) * base + 1, -1, np.int32)
-    nxt = np.full(nv, -1, np.int32)
-    prv = np.full(nv, -1, np.int32)
     cur = 0
     for v in range(nv - 1, -1, -1):  # the lowest index ends up first among equal keys
-        kv = key[v]
-        nxt[v] = head[kv]
+        kv = state[v, KEY]
+        state[v, NXT] = head[kv]
         if head[kv] >= 0:
-            prv[head[kv]] = v
+            state[head[kv], PRV] = v
         head[kv] = v
         if kv > cur:
             cur = kv
-    colors = np.full(nv, -1, np.int32)
     forbidden = np.zeros(nv + 1, np.int32)
     k = 0
     for t in range(nv):
         while head[cur] < 0:
             cur -= 1
         v = head[cur]
-        head[cur] = nxt[v]
-        if nxt[v] >= 0:
-            prv[nxt[v]] = -1
+        nx = state[v, NXT]
+        head[cur] = nx
+        if nx >= 0:
+            state[nx, PRV] = -1
         s = t + 1
         # distinct conflict neighbours; mark the colors they hold
         cnt = 0
-        stamp[v] = s
+        state[v, STAMP] = s
         if d2:
             for p in range(ptr[v], ptr[v + 1]):
                 w = nbr[p]
                 for q in range(optr[w], optr[w + 1]):
                     x = onbr[q]
-                    if stamp[x] != s:
-                        stamp[x] = s
-                        c = colors[x]
+                    if state[x, STAMP] != s:
+                        state[x, STAMP] = s
+                        c = state[x, COLOR]
                         if c >= 0:
                             forbidden[c] = s
                         else:
@@ -382,9 +388,9 @@ def _dsatur(nv, ptr, nbr, optr, onbr, d2, words, deg0):
         else:
             for p in range(ptr[v], ptr[v + 1]):
                 x = nbr[p]
-                if stamp[x] != s:
-                    stamp[x] = s
-                    c = colors[x]
+                if state[x, STAMP] != s:
+                    state[x, STAMP] = s
+                    c = state[x, COLOR]
                     if c >= 0:
                         forbidden[c] = s
                     else:
@@ -393,56 +399,70 @@ def _dsatur(nv, ptr, nbr, optr, onbr, d2, words, deg0):
         c = 0
         while forbidden[c] == s:
             c += 1
-        colors[v] = c
+        state[v, COLOR] = c
         if c >= k:
             k = c + 1
         tracked = c < cap
-        wi = c // 64
-        bit = np.uint64(1) << np.uint64(c % 64)
+        wi = MASK + c // 32
+        bit = np.int32(-2147483648) if c % 32 == 31 else np.int32(1) << np.int32(c % 32)
         for i in range(cnt):  # the uncolored conflict neighbours
             x = buf[i]
-            old = key[x]
+            old = state[x, KEY]
             kx = old
-            if udeg[x] > 0:
-                udeg[x] -= 1
+            if state[x, UDEG] > 0:
+                state[x, UDEG] -= 1
                 kx -= 1
-            if tracked and (mask[x, wi] & bit) == 0:
-                mask[x, wi] |= bit
+            if tracked and (state[x, wi] & bit) == 0:
+                state[x, wi] |= bit
                 kx += base
             if kx == old:
                 continue
-            key[x] = kx
-            if prv[x] >= 0:
-                nxt[prv[x]] = nxt[x]
+            state[x, KEY] = kx
+            px = state[x, PRV]
+            nx = state[x, NXT]
+            if px >= 0:
+                state[px, NXT] = nx
             else:
-                head[old] = nxt[x]
-            if nxt[x] >= 0:
-                prv[nxt[x]] = prv[x]
-            prv[x] = -1
-            nxt[x] = head[kx]
+                head[old] = nx
+            if nx >= 0:
+                state[nx, PRV] = px
+            state[x, PRV] = -1
+            state[x, NXT] = head[kx]
             if head[kx] >= 0:
-                prv[head[kx]] = x
+                state[head[kx], PRV] = x
             head[kx] = x
             if kx > cur:
                 cur = kx
-    return colors, k
+    return state[:, COLOR].copy(), k
+
+
+@njit
+def _walk_lengths(nv, ptr, nbr, optr):
+    """``Σ_{w ∋ v} (|w| - 1)`` for every vertex: its distance-2 neighbours counted with multiplicity (one
+    compiled pass; no per-nonzero temporaries)."""
+    out = np.zeros(nv, np.int64)
+    for v in range(nv):
+        t = 0
+        for p in range(ptr[v], ptr[v + 1]):
+            w = nbr[p]
+            t += optr[w + 1] - optr[w] - 1
+        out[v] = t
+    return out
 
 
 def dsatur(nv, ptr, nbr, optr, onbr, d2: bool, max_tracked_colors: int = 64, degree_tiebreak: bool = True):
     """DSATUR coloring: ``(colors int32, number of colors)``.
 
     The degree tie-break starts from the walk length ``Σ_{w ∋ v} (|w| - 1)`` (distance-2 neighbours counted
-    with multiplicity — exact for distance-1, an O(nnz) NumPy estimate for distance-2), capped so the bucket
+    with multiplicity — exact for distance-1, one compiled pass for distance-2), capped so the bucket
     table stays small."""
     if nv >= 2**31 - 2:
         raise ValueError("DSATUR supports fewer than 2**31 vertices")
-    words = max(1, -(-int(max_tracked_colors) // 64))
+    words = max(1, -(-int(max_tracked_colors) // 64))  # (64-bit words: the kernel stores twice as many 32-bit ones)
     if not degree_tiebreak or nv == 0:
         deg0 = np.zeros(nv, np.int32)
     elif d2:
-        other = (np.diff(optr) - 1).astype(np.float64)
-        owner = np.repeat(np.arange(nv), np.diff(ptr))
-        deg0 = np.bincount(owner, weights=other[nbr], minlength=nv)
+        deg0 = _walk_lengths(nv, ptr, nbr, optr)
     else:
         deg0 = np.diff(ptr)
     # The priority keys span saturation · (max degree + 1): a few vertices of huge degree (a dense row seen
@@ -451,7 +471,7 @@ def dsatur(nv, ptr, nbr, optr, onbr, d2: bool, max_tracked_colors: int = 64, deg
     if nv:
         deg0 = np.minimum(deg0, max(64, 8 * int(np.median(deg0))))
     deg0 = np.clip(deg0, 0, 20_000_000 // (64 * words + 1) - 1).astype(np.int32)
-    colors, k = _dsatur(nv, ptr, nbr, optr, onbr, d2, words, deg0)
+    colors, k = _dsatur(nv, ptr, nbr, optr, onbr, d2, 2 * words, deg0)
     return colors, int(k)
 
 

@@ -13,21 +13,28 @@ Worked examples (one row per element, columns are inputs)::
 
 Representation.  A :class:`Deps` is a *lazy union of parts*.  A part is either
 
-* an :class:`IndexPart` — every row has at most one dependency, stored as one ``int64`` column per row
-  (``-1`` = none); the inputs themselves and everything reached from them by structural ops look like this;
+* an :class:`IndexPart` — every row has at most one dependency, stored as one column index per row (``int32``
+  whenever it fits, ``-1`` = none); the inputs themselves and everything reached from them by structural ops
+  look like this;
 * a :class:`CsrPart` — a canonical ``scipy.sparse.csr_array`` of bool, optionally seen through a row map.
 
 Elementwise unions just concatenate part lists (O(#parts), independent of the tensor size) and structural
 ops compose row maps (O(k) integer work per part); the matrix is only materialized when a rule needs whole
 rows (a reduction, a contraction with a large group) or at the end.  Materialization is vectorized NumPy:
 no Python loop over elements anywhere.
+
+Memory.  :func:`materialize` walks the rows in blocks of :data:`BLOCK_ENTRIES` entries, twice: it counts each
+row's entries into the row-pointer array, checks the nonzero budget on the exact count, then writes the
+columns in place into one ``int32`` array of the exact size.  Every temporary is O(block), so the peak of a
+materialization is its output (about 5 bytes per nonzero) plus its inputs — what ``benchmarks/memory.py``
+measures and ``irtools.BYTES_PER_NONZERO`` quotes.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import contextlib
 import contextvars
@@ -35,10 +42,11 @@ import contextvars
 import numpy as np
 import scipy.sparse as sp
 
-from ..irtools import index_dtype, too_large
+from ..irtools import INT32_LIMIT, index_dtype, too_large
 
-__all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "MAX_LAZY_PARTS",
-           "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index", "COMPACT_MOVES"]
+__all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "materialize", "RowSource",
+           "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
+           "COMPACT_MOVES"]
 
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
@@ -101,7 +109,9 @@ def _empty_csr(k: int, n: int) -> sp.csr_array:
 
 
 def make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical: bool = True) -> sp.csr_array:
-    """Build a bool CSR array without scipy's O(nnz) validation (the inputs are ours and well formed)."""
+    """Build a bool CSR array without scipy's O(nnz) validation (the inputs are ours and well formed).
+
+    Index arrays already of the right dtype are used as they are (not copied)."""
     idx_dtype = index_dtype(n, int(indptr[-1]) if len(indptr) else 0)
     m = sp.csr_array((k, n), dtype=bool)
     m.indptr = indptr.astype(idx_dtype, copy=False)
@@ -111,27 +121,6 @@ def make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical:
         m.has_sorted_indices = True
         m.has_canonical_format = True
     return m
-
-
-def gather_csr_rows(m: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
-    """Rows of ``m`` by an index map: ``out[i] = m[idx[i]]`` and ``out[i] = {}`` where ``idx[i] < 0``."""
-    k_out = len(idx)
-    n = m.shape[1]
-    indptr = m.indptr.astype(np.int64, copy=False)
-    valid = idx >= 0
-    safe = np.where(valid, idx, 0)
-    lengths = np.where(valid, indptr[safe + 1] - indptr[safe], 0)
-    out_indptr = np.zeros(k_out + 1, np.int64)
-    np.cumsum(lengths, out=out_indptr[1:])
-    total = int(out_indptr[-1])
-    if total == 0:
-        return _empty_csr(k_out, n)
-    check_nnz(total)
-    # For every output slot, the source position: start of its source row + offset within the row.
-    starts = np.where(valid, indptr[safe], 0)
-    offsets = np.arange(total, dtype=np.int64) - np.repeat(out_indptr[:-1], lengths)
-    src = np.repeat(starts, lengths) + offsets
-    return make_csr(out_indptr, m.indices[src], k_out, n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,80 +161,298 @@ class CsrPart:
         return self.base.nnz if self.rowmap is None else self.base.nnz * 2
 
 
-def _index_parts_to_csr(cols_list: Sequence[np.ndarray], k: int, n: int) -> sp.csr_array:
-    """Union of index parts: a (k, p) matrix of columns, sorted and de-duplicated per row, vectorized."""
-    if len(cols_list) == 1:
-        c = cols_list[0]
-        valid = c >= 0
-        indptr = np.zeros(k + 1, np.int64)
-        np.cumsum(valid, out=indptr[1:])
-        return make_csr(indptr, c[valid], k, n)
-    check_nnz(k * len(cols_list))
-    if len(cols_list) < len(_NETWORKS):
-        # A sorting network over whole columns: each compare-exchange is two vectorized passes over k values,
-        # much cheaper than numpy's per-row sort for a handful of parts.
-        cols = [np.asarray(c) for c in cols_list]
-        for i, j in _NETWORKS[len(cols)]:
-            lo = np.minimum(cols[i], cols[j])
-            cols[j] = np.maximum(cols[i], cols[j])
-            cols[i] = lo
-        mat = np.stack(cols, axis=1)
-    else:
+# ---------------------------------------------------------------------------------------------- materialization
+#: Materialization walks the rows in blocks of about this many entries, so every temporary is O(block): the
+#: peak is the output itself (``int32`` columns, one bool per entry, ``int32`` row pointers) plus the inputs.
+BLOCK_ENTRIES = 1 << 16
+
+#: Rows per chunk when planning the blocks (the per-row bounds of one chunk at a time, never of every row).
+PLAN_ROWS = 1 << 16
+
+#: Gathered rows this long on average are copied as slices, one per row (at most BLOCK_ENTRIES / LONG_ROW
+#: rows per block), rather than entry by entry.
+LONG_ROW = 256
+
+
+def _rowmap_lengths(indptr: np.ndarray, rowmap: np.ndarray) -> np.ndarray:
+    """Row lengths (int64) of a CSR seen through a row map (``-1`` = empty row)."""
+    valid = rowmap >= 0
+    safe = np.where(valid, rowmap, 0)
+    return np.where(valid, indptr[safe + 1].astype(np.int64) - indptr[safe], 0)
+
+
+def _gather_block(m: sp.csr_array, rowmap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``rowmap`` of ``m`` (``-1`` = empty): ``(indptr int64, indices)``, temporaries of the result's size."""
+    lengths = _rowmap_lengths(m.indptr, rowmap)
+    indptr = np.zeros(len(rowmap) + 1, np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    total = int(indptr[-1])
+    if total == 0:
+        return indptr, m.indices[:0]
+    if total >= LONG_ROW * len(rowmap):
+        # long rows (a lazily broadcast dense row): one slice copy per row beats an index per entry
+        out = np.empty(total, m.indices.dtype)
+        src = m.indptr[np.maximum(rowmap, 0)]
+        for i in np.flatnonzero(lengths).tolist():
+            out[indptr[i]:indptr[i + 1]] = m.indices[src[i]:src[i] + lengths[i]]
+        return indptr, out
+    # every output slot's source: the start of its source row plus its offset within the row
+    starts = np.where(rowmap >= 0, m.indptr[np.maximum(rowmap, 0)], 0).astype(np.int64) - indptr[:-1]
+    src = np.repeat(starts, lengths)
+    src += np.arange(total, dtype=np.int64)
+    return indptr, m.indices[src]
+
+
+def _sorted_columns(cols_list: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The rows of the ``(b, p)`` matrix whose columns are ``cols_list``, sorted ascending — as ``p`` contiguous
+    columns.  Up to 8 columns: a sorting network, each compare-exchange two vectorized passes into reused
+    buffers (much cheaper than NumPy's per-row sort for a handful of parts); more: a row sort."""
+    p = len(cols_list)
+    if p >= len(_NETWORKS):
         mat = np.stack(cols_list, axis=1)
         mat.sort(axis=1)
+        return [np.ascontiguousarray(mat[:, j]) for j in range(p)]
+    dt = np.result_type(*cols_list)
+    cols = [np.array(c, dtype=dt) for c in cols_list]  # working copies: the parts' arrays are never written
+    spare = np.empty_like(cols[0])
+    for i, j in _NETWORKS[p]:
+        np.minimum(cols[i], cols[j], out=spare)
+        np.maximum(cols[i], cols[j], out=cols[j])
+        cols[i], spare = spare, cols[i]
+    return cols
+
+
+def _distinct(cols: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """For sorted columns: entry ``(r, j)`` is kept iff it is an input (``≥ 0``) not equal to its left
+    neighbour."""
+    keep = [cols[0] >= 0]
+    for j in range(1, len(cols)):
+        k = cols[j] >= 0
+        k &= cols[j] != cols[j - 1]
+        keep.append(k)
+    return keep
+
+
+def _index_counts(cols_list: Sequence[np.ndarray]) -> np.ndarray:
+    """Per row, the number of distinct inputs among the index columns."""
+    if len(cols_list) == 1:
+        return (cols_list[0] >= 0).astype(np.int64)
+    keep = _distinct(_sorted_columns(cols_list))
+    counts = keep[0].astype(np.int64)
+    for k in keep[1:]:
+        counts += k
+    return counts
+
+
+def _index_columns(cols_list: Sequence[np.ndarray]) -> np.ndarray:
+    """The distinct inputs of every row, row after row, each row sorted."""
+    if len(cols_list) == 1:
+        c = cols_list[0]
+        return c[c >= 0]
+    cols = _sorted_columns(cols_list)
+    keep = _distinct(cols)
+    return np.stack(cols, axis=1)[np.stack(keep, axis=1)]
+
+
+def _index_block(cols_list: Sequence[np.ndarray], b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Union of index columns over ``b`` rows, sorted and de-duplicated per row: ``(indptr int64, indices)``."""
+    indptr = np.zeros(b + 1, np.int64)
+    np.cumsum(_index_counts(cols_list), out=indptr[1:])
+    return indptr, _index_columns(cols_list)
+
+
+def _dedup_sorted_rows(mat: np.ndarray, indptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``mat`` sorted ascending, ``-1`` = no entry: the distinct entries of each row."""
     keep = mat >= 0
     keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(keep.sum(axis=1), out=indptr[1:])
-    return make_csr(indptr, mat[keep], k, n)
+    np.cumsum(np.count_nonzero(keep, axis=1), out=indptr[1:])
+    return indptr, mat[keep]
 
 
-def _transposition_network(p: int) -> list[tuple[int, int]]:
-    """Compare-exchange pairs of an odd-even transposition network on p wires (correct for any p)."""
-    pairs = []
-    for rnd in range(p):
-        for i in range(rnd % 2, p - 1, 2):
-            pairs.append((i, i + 1))
-    return pairs
+#: Sorting networks for 0..8 wires (index = wire count), with the fewest comparators known (Knuth, TAOCP 5.3.4);
+#: each is checked on every 0/1 input by the tests (the 0-1 principle).
+_NETWORKS = [
+    [], [],
+    [(0, 1)],
+    [(0, 2), (0, 1), (1, 2)],
+    [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)],
+    [(0, 3), (1, 4), (0, 2), (1, 3), (0, 1), (2, 4), (1, 2), (3, 4), (2, 3)],
+    [(0, 5), (1, 3), (2, 4), (1, 2), (3, 4), (0, 3), (2, 5), (0, 1), (2, 3), (4, 5), (1, 2), (3, 4)],
+    [(0, 6), (2, 3), (4, 5), (0, 2), (1, 4), (3, 6), (0, 1), (2, 5), (3, 4), (1, 2), (4, 6), (2, 3), (4, 5), (1, 2),
+     (3, 4), (5, 6)],
+    [(0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7), (0, 1), (2, 3), (4, 5), (6, 7), (2, 4), (3, 5),
+     (1, 4), (3, 6), (1, 2), (3, 4), (5, 6)],
+]
 
 
-#: Sorting networks for 0..8 wires (index = wire count).  Odd-even transposition: p rounds, simple and valid.
-_NETWORKS = [_transposition_network(p) for p in range(9)]
-
-
-def _union_csr(mats: Sequence[sp.csr_array], k: int, n: int) -> sp.csr_array:
-    mats = [m for m in mats if m.nnz]
-    if not mats:
-        return _empty_csr(k, n)
-    if len(mats) == 1:
-        return mats[0]
-    check_nnz(sum(int(m.nnz) for m in mats))
-    # SciPy's compiled merge of sorted rows (``A + B`` on bool is ``A ∨ B``): linear in the nonzeros, several
-    # times faster than sorting all (row, col) keys.  The two smallest are merged first (Huffman order), so
-    # one big part plus many small ones (an accumulator written slot by slot in a loop) costs one pass
-    # over the big part, not one per level of a merge tree.
-    heap = [(m.nnz, i, m) for i, m in enumerate(mats)]
+def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Union of canonical CSR blocks of ``b`` rows each: SciPy's compiled merge of sorted rows (``A + B`` on
+    bool is ``A ∨ B``; linear in the entries, several times faster than sorting (row, col) keys), the two
+    smallest first (Huffman order: one big block plus many small ones costs one pass over the big one)."""
+    blocks = [blk for blk in blocks if len(blk[1])]
+    if not blocks:
+        return np.zeros(b + 1, np.int64), np.zeros(0, _col_dtype(n))
+    if len(blocks) == 1:
+        return blocks[0]
+    heap = [(len(ind), i, make_csr(ptr, ind, b, n)) for i, (ptr, ind) in enumerate(blocks)]
     heapq.heapify(heap)
     tick = len(heap)
     while len(heap) > 1:
-        _, _, a = heapq.heappop(heap)
-        _, _, b = heapq.heappop(heap)
-        c = a + b
-        heapq.heappush(heap, (c.nnz, tick, c))
+        _, _, x = heapq.heappop(heap)
+        _, _, y = heapq.heappop(heap)
+        z = x + y
+        heapq.heappush(heap, (z.nnz, tick, z))
         tick += 1
     m = heap[0][2]
     if not m.has_sorted_indices:
         m.sort_indices()
-    return make_csr(m.indptr, m.indices, k, n)
+    return m.indptr.astype(np.int64), m.indices
+
+
+class RowSource:
+    """Rows to materialize, block by block: ``bounds(lo, hi)`` (int64 entries per row, an upper bound — exact
+    when :attr:`exact`) and ``block(lo, hi)`` (the canonical rows ``lo:hi`` as ``(local indptr, indices)``)."""
+
+    exact = False
+
+    def __init__(self, rows: int):
+        self.rows = int(rows)
+
+    def bounds(self, lo: int, hi: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def block(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def counts(self, lo: int, hi: int) -> np.ndarray:
+        """Exact entries per row (the first pass of :func:`materialize`)."""
+        return np.diff(self.block(lo, hi)[0])
+
+    def columns(self, lo: int, hi: int) -> np.ndarray:
+        """The columns of rows ``lo:hi``, row after row (the second pass)."""
+        return self.block(lo, hi)[1]
+
+
+class _PartsRows(RowSource):
+    """The union of lazy parts."""
+
+    def __init__(self, parts, rows: int, n: int):
+        super().__init__(rows)
+        self.n = n
+        self.index_parts = [p for p in parts if isinstance(p, IndexPart)]
+        self.csr_parts = [p for p in parts if isinstance(p, CsrPart)]
+        # one part: its row lengths are the counts, and nothing needs merging
+        self.exact = len(self.index_parts) + len(self.csr_parts) == 1
+
+    def bounds(self, lo, hi):
+        ub = np.zeros(hi - lo, np.int64)
+        for p in self.index_parts:
+            ub += p.cols[lo:hi] >= 0
+        for p in self.csr_parts:
+            if p.rowmap is None:
+                ub += np.diff(p.base.indptr[lo:hi + 1])
+            else:
+                ub += _rowmap_lengths(p.base.indptr, p.rowmap[lo:hi])
+        return ub
+
+    def counts(self, lo, hi):
+        if self.csr_parts or not self.index_parts:
+            return super().counts(lo, hi)
+        return _index_counts([p.cols[lo:hi] for p in self.index_parts])
+
+    def columns(self, lo, hi):
+        if self.csr_parts or not self.index_parts:
+            return super().columns(lo, hi)
+        return _index_columns([p.cols[lo:hi] for p in self.index_parts])
+
+    def block(self, lo, hi):
+        blocks = []
+        if self.index_parts:
+            blocks.append(_index_block([p.cols[lo:hi] for p in self.index_parts], hi - lo))
+        for p in self.csr_parts:
+            if p.rowmap is None:
+                ptr = p.base.indptr[lo:hi + 1].astype(np.int64)
+                blocks.append((ptr - ptr[0], p.base.indices[ptr[0]:ptr[-1]]))
+            else:
+                blocks.append(_gather_block(p.base, p.rowmap[lo:hi]))
+        return _merge_blocks(blocks, hi - lo, self.n)
+
+
+def _plan_blocks(source: RowSource) -> list[int]:
+    """Row cuts ``[0, …, rows]``: each block holds at most about :data:`BLOCK_ENTRIES` entries (a longer row is a
+    block of its own).  Works through the rows :data:`PLAN_ROWS` at a time: O(chunk) memory."""
+    k = source.rows
+    cuts = [0]
+    total = 0
+    prev = 0
+    for lo in range(0, k, PLAN_ROWS):
+        hi = min(k, lo + PLAN_ROWS)
+        ub = source.bounds(lo, hi)
+        before = np.cumsum(ub)
+        before -= ub
+        before += total
+        block = before // BLOCK_ENTRIES
+        change = np.flatnonzero(np.diff(block, prepend=prev))
+        cuts.extend((lo + change).tolist())
+        prev = int(block[-1])
+        total += int(ub.sum())
+    if cuts[-1] != k:
+        cuts.append(k)
+    return cuts
+
+
+def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
+    """One canonical bool CSR of the sources' rows stacked top to bottom.
+
+    Two passes over row blocks: the per-row counts first (into the row-pointer array itself), then the columns
+    written in place into one array of the exact size — nothing of the output's size is allocated twice, and
+    every temporary is O(:data:`BLOCK_ENTRIES`).  A source whose bounds are exact skips the counting merge."""
+    k = sum(s.rows for s in sources)
+    wide = k >= INT32_LIMIT or n >= INT32_LIMIT
+    indptr = np.zeros(k + 1, np.int64 if wide else np.int32)
+    plans = []
+    off = 0
+    for s in sources:
+        cuts = _plan_blocks(s)
+        plans.append(cuts)
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            indptr[1 + off + lo:1 + off + hi] = s.bounds(lo, hi) if s.exact else s.counts(lo, hi)
+        off += s.rows
+    nnz = int(indptr.sum(dtype=np.int64))
+    if nnz == 0:
+        return _empty_csr(k, n)
+    check_nnz(nnz)
+    idx_dtype = index_dtype(n, nnz)
+    if indptr.dtype != idx_dtype:
+        indptr = indptr.astype(idx_dtype)
+    np.cumsum(indptr, out=indptr)
+    indices: np.ndarray = np.empty(nnz, idx_dtype)
+    off = 0
+    for s, cuts in zip(sources, plans):
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            indices[int(indptr[off + lo]):int(indptr[off + hi])] = s.columns(lo, hi)
+        off += s.rows
+    return make_csr(indptr, indices, k, n)
+
+
+def gather_csr_rows(m: sp.csr_array, idx: np.ndarray) -> sp.csr_array:
+    """Rows of ``m`` by an index map: ``out[i] = m[idx[i]]`` and ``out[i] = {}`` where ``idx[i] < 0``."""
+    return csr_from_parts([CsrPart(m, np.asarray(idx))], len(idx), m.shape[1])
 
 
 def csr_from_parts(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr_array:
     """Materialize a union of parts into one canonical bool CSR matrix."""
-    index_cols = [p.cols for p in parts if isinstance(p, IndexPart)]
-    csrs = [p.to_csr() for p in parts if isinstance(p, CsrPart)]
-    if index_cols:
-        csrs.append(_index_parts_to_csr(index_cols, k, n))
-    return _union_csr(csrs, k, n)
+    if not parts:
+        return _empty_csr(k, n)
+    if len(parts) == 1:
+        (p,) = parts
+        if isinstance(p, CsrPart) and p.rowmap is None:
+            return p.base
+        if isinstance(p, IndexPart) and len(p.cols) and int(p.cols.min()) >= 0:
+            # one dependency per row: the columns are the CSR's indices as they are (shared, not copied)
+            check_nnz(k)
+            return make_csr(np.arange(k + 1, dtype=index_dtype(n, k)), np.ascontiguousarray(p.cols), k, n)
+    return materialize([_PartsRows(parts, k, n)], n)
 
 
 class Deps:
@@ -254,13 +461,36 @@ class Deps:
     Instances are immutable; every move returns a new instance (or the same one when nothing changes).
     """
 
-    __slots__ = ("rows", "n", "parts", "_csr")
+    __slots__ = ("rows", "n", "_parts", "_stack", "_csr")
 
     def __init__(self, rows: int, n: int, parts: Iterable[IndexPart | CsrPart] = ()):
         self.rows = int(rows)
         self.n = int(n)
-        self.parts: tuple[IndexPart | CsrPart, ...] = tuple(parts)
+        self._parts: tuple[IndexPart | CsrPart, ...] | None = tuple(parts)
+        self._stack: tuple[Deps, ...] | None = None  # a lazy vstack: its items (see :meth:`vstack`)
         self._csr: sp.csr_array | None = None
+
+    @property
+    def parts(self) -> tuple[IndexPart | CsrPart, ...]:
+        """The lazy union, as parts (a lazy vstack builds its stacked parts on first use)."""
+        if self._parts is None:
+            assert self._stack is not None
+            self._parts = tuple(_stacked_parts(self._stack, self.rows, self.n))
+            self._stack = None  # (the items' arrays are copied: let them go)
+        return self._parts
+
+    @parts.setter
+    def parts(self, value) -> None:
+        self._parts = tuple(value)
+
+    def leaf_parts(self) -> Iterator[IndexPart | CsrPart]:
+        """The parts this value is made of, without building anything (a lazy vstack: its items' parts)."""
+        if self._parts is not None:
+            yield from self._parts
+        else:
+            assert self._stack is not None
+            for d in self._stack:
+                yield from d.leaf_parts()
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -294,20 +524,33 @@ class Deps:
     # ----------------------------------------------------------------- queries
     @property
     def is_empty(self) -> bool:
-        return not self.parts
+        return self._stack is None and not self._parts  # (a lazy vstack is never empty: see vstack)
 
     def to_csr(self) -> sp.csr_array:
         """The materialized ``(rows, n)`` canonical bool CSR matrix (cached)."""
         if self._csr is None:
-            if len(self.parts) > 1 and "union" in COMPACT_MOVES:
-                part = COMPACT_MOVES["union"](self.parts, self.rows, self.n, True)
+            if self._parts is not None and len(self._parts) > 1 and "union" in COMPACT_MOVES:
+                part = COMPACT_MOVES["union"](self._parts, self.rows, self.n, True)
                 if part is not None:
-                    self.parts = (part,)
-            self._csr = csr_from_parts(self.parts, self.rows, self.n) if self.parts else _empty_csr(self.rows, self.n)
-            if self.parts and len(self.parts) > 1:
+                    self._parts = (part,)
+            if self._parts is None:  # a lazy vstack: every item's rows written straight into one output
+                self._csr = materialize(self._sources(), self.n)
+            else:
+                self._csr = csr_from_parts(self._parts, self.rows, self.n)
+            if self._parts is None or len(self._parts) > 1:
                 # Keep the materialized form as the only part, so later moves work on one matrix.
-                self.parts = (CsrPart(self._csr),) if self._csr.nnz else ()
+                self._parts = (CsrPart(self._csr),) if self._csr.nnz else ()
+                self._stack = None
         return self._csr
+
+    def _sources(self) -> list[RowSource]:
+        """The rows as materialization sources (a lazy vstack: one per item, flattened)."""
+        if self._csr is not None:
+            return [_PartsRows([CsrPart(self._csr)], self.rows, self.n)]
+        if self._parts is None:
+            assert self._stack is not None
+            return [s for d in self._stack for s in d._sources()]
+        return [_PartsRows(self._parts, self.rows, self.n)]
 
     @property
     def nnz(self) -> int:
@@ -388,8 +631,9 @@ class Deps:
     def vstack(items: Sequence["Deps"]) -> "Deps":
         """Rows of several values one after the other (a concatenation along the outermost dimension).
 
-        Parts stay lazy: the union is over parts, so part ``j`` of every operand can share one stacked part
-        (an operand with fewer parts contributes empty rows).  Index parts stay index parts.
+        Lazy: nothing is copied until a move needs the parts — then part ``j`` of every operand shares one
+        stacked part (an operand with fewer parts contributes empty rows; index parts stay index parts) — or
+        until :meth:`to_csr`, which writes every item's rows straight into one output.
         """
         items = list(items)
         if not items:
@@ -401,26 +645,13 @@ class Deps:
         if len(items) == 1:
             return items[0]
         if "vstack" in COMPACT_MOVES:
-            out = COMPACT_MOVES["vstack"](items)
-            if out is not None:
-                return out
-        idx_lists = [[p for p in d.parts if isinstance(p, IndexPart)] for d in items]
-        csr_lists = [[p for p in d.parts if isinstance(p, CsrPart)] for d in items]
-        parts: list = []
-        dt = _col_dtype(n)
-        for j in range(max(len(l) for l in idx_lists)):
-            cols = [l[j].cols if j < len(l) else np.full(d.rows, -1, dt) for l, d in zip(idx_lists, items)]
-            parts.append(IndexPart(np.concatenate(cols).astype(dt, copy=False)))
-        if any(csr_lists):
-            mats = [csr_from_parts(l, d.rows, n) if l else _empty_csr(d.rows, n) for l, d in zip(csr_lists, items)]
-            indptrs = [np.asarray(mats[0].indptr, np.int64)]
-            off = int(mats[0].indptr[-1])
-            for m in mats[1:]:
-                indptrs.append(np.asarray(m.indptr[1:], np.int64) + off)
-                off += int(m.indptr[-1])
-            indices = np.concatenate([np.asarray(m.indices, np.int64) for m in mats])
-            parts.append(CsrPart(make_csr(np.concatenate(indptrs), indices, total, n)))
-        return Deps(total, n, parts)
+            compact = COMPACT_MOVES["vstack"](items)
+            if compact is not None:
+                return compact
+        out = Deps(total, n)
+        out._parts = None
+        out._stack = tuple(items)
+        return out
 
     def reduce_all(self) -> "Deps":
         """One row: the union of every row (the full reduction), in O(entries + n) with a mark vector.
@@ -458,3 +689,18 @@ def is_arange(idx: np.ndarray) -> bool:
     if idx[0] != 0 or idx[-1] != len(idx) - 1:
         return False
     return bool(np.all(np.diff(idx) == 1))
+
+
+def _stacked_parts(items: Sequence[Deps], total: int, n: int) -> list:
+    """The parts of a vstack: part ``j`` of every operand in one stacked part."""
+    idx_lists = [[p for p in d.parts if isinstance(p, IndexPart)] for d in items]
+    csr_lists = [[p for p in d.parts if isinstance(p, CsrPart)] for d in items]
+    parts: list = []
+    dt = _col_dtype(n)
+    for j in range(max(len(l) for l in idx_lists)):
+        cols = [l[j].cols if j < len(l) else np.full(d.rows, -1, dt) for l, d in zip(idx_lists, items)]
+        parts.append(IndexPart(np.concatenate(cols).astype(dt, copy=False)))
+    if any(csr_lists):
+        sources = [_PartsRows(l, d.rows, n) if l else _PartsRows([], d.rows, n) for l, d in zip(csr_lists, items)]
+        parts.append(CsrPart(materialize(sources, n)))
+    return parts

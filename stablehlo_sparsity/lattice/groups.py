@@ -28,7 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..irtools import index_dtype
-from .core import MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, check_nnz, gather_csr_rows, make_csr
+from .core import (MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, RowSource, _dedup_sorted_rows, _gather_block,
+                   _rowmap_lengths, check_nnz, materialize)
 
 __all__ = ["Groups", "group_union", "merge_rows"]
 
@@ -143,32 +144,67 @@ def group_union(deps: Deps, groups: Groups, strategy: str = "auto") -> Deps:
 
 
 def _index_table(deps: Deps, table: np.ndarray) -> Deps:
-    """Index parts only: a ``(k_out, g·parts)`` column table, sorted and de-duplicated per row."""
-    k_out, g = table.shape
-    valid = table >= 0
-    safe = np.where(valid, table, 0)
-    parts = deps.parts
-    mat = np.empty((k_out, g * len(parts)), np.int64)
-    for i, p in enumerate(parts):  # a loop over parts (few), each a vectorized gather
-        assert isinstance(p, IndexPart)
-        mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1)
-    mat.sort(axis=1)
-    keep = mat >= 0
-    keep[:, 1:] &= mat[:, 1:] != mat[:, :-1]
-    indptr = np.zeros(k_out + 1, np.int64)
-    np.cumsum(keep.sum(axis=1), out=indptr[1:])
-    check_nnz(int(indptr[-1]))
-    return _from_csr(make_csr(indptr, mat[keep], k_out, deps.n))
+    """Index parts only: per output row, the ``g·parts`` columns its group reaches, sorted and de-duplicated
+    (block by block: temporaries of a block's size, the output allocated once)."""
+    return _from_csr(materialize([_TableRows(deps.parts, table)], deps.n))
+
+
+class _TableRows(RowSource):
+    """Row ``i``: the union of index parts' columns at the rows ``table[i, :]`` (``-1`` = no member)."""
+
+    def __init__(self, parts, table: np.ndarray):
+        super().__init__(table.shape[0])
+        self.parts, self.table = parts, table
+
+    def bounds(self, lo, hi):
+        t = self.table[lo:hi]
+        return (t >= 0).sum(axis=1).astype(np.int64) * len(self.parts)
+
+    def block(self, lo, hi):
+        t = self.table[lo:hi]
+        b, g = t.shape
+        valid = t >= 0
+        safe = np.where(valid, t, 0)
+        mat = np.empty((b, g * len(self.parts)), np.result_type(*(p.cols for p in self.parts)))
+        for i, p in enumerate(self.parts):  # a loop over parts (few), each a vectorized gather
+            mat[:, i * g:(i + 1) * g] = np.where(valid, p.cols[safe], -1)
+        mat.sort(axis=1)
+        return _dedup_sorted_rows(mat, np.zeros(b + 1, np.int64))
 
 
 def _gathered(deps: Deps, indptr: np.ndarray, members: np.ndarray) -> Deps:
-    """Gather the member rows' entries in one pass, then merge repeats per output row."""
+    """Gather the member rows' entries, then merge repeats per output row — block by block, so the gathered
+    entries (often several times the result) never exist all at once."""
     k_out = len(indptr) - 1
     if len(members) == 0:
         return Deps.empty(k_out, deps.n)
-    gathered = gather_csr_rows(deps.to_csr(), members)
-    out_indptr = np.asarray(gathered.indptr, np.int64)[indptr]
-    return _from_csr(merge_rows(out_indptr, gathered.indices, k_out, deps.n))
+    return _from_csr(materialize([_GroupRows(deps.to_csr(), indptr, members)], deps.n))
+
+
+class _GroupRows(RowSource):
+    """Row ``i``: the union of the rows ``members[indptr[i]:indptr[i + 1]]`` of a canonical CSR ``m``."""
+
+    def __init__(self, m: sp.csr_array, indptr: np.ndarray, members: np.ndarray):
+        super().__init__(len(indptr) - 1)
+        self.m, self.indptr, self.members = m, indptr, members
+
+    def _member_lengths(self, lo, hi):
+        a, b = int(self.indptr[lo]), int(self.indptr[hi])
+        lengths = _rowmap_lengths(self.m.indptr, self.members[a:b])
+        return a, lengths
+
+    def bounds(self, lo, hi):
+        a, lengths = self._member_lengths(lo, hi)
+        cs = np.zeros(len(lengths) + 1, np.int64)
+        np.cumsum(lengths, out=cs[1:])
+        g = self.indptr[lo:hi + 1] - a
+        return cs[g[1:]] - cs[g[:-1]]
+
+    def block(self, lo, hi):
+        a, b = int(self.indptr[lo]), int(self.indptr[hi])
+        ptr, ind = _gather_block(self.m, self.members[a:b])
+        merged = merge_rows(ptr[self.indptr[lo:hi + 1] - a], ind, hi - lo, self.m.shape[1])
+        return merged.indptr.astype(np.int64), merged.indices
 
 
 def _composed(deps: Deps, groups: sp.csr_array) -> Deps:

@@ -81,7 +81,7 @@ class Relation:
         indptr = np.asarray(m.indptr, np.int64)
         cols = np.asarray(m.indices, np.int64)
         row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
-        groups = []
+        groups: list[Groups | None] = []
         for off, size in blocks:
             sel = (cols >= off) & (cols < off + size)
             if not sel.any():
@@ -102,8 +102,9 @@ class Relation:
         out = cls(rows, groups)
         live = [b for b, g in enumerate(groups) if g is not None]
         if len(live) == 1 and blocks[live[0]][1] == rows:
-            g = groups[live[0]]
-            if g.table is not None and g.table.shape[1] == 1 and np.array_equal(g.table[:, 0], np.arange(rows)):
+            only = groups[live[0]]
+            if only is not None and only.table is not None and only.table.shape[1] == 1 \
+                    and np.array_equal(only.table[:, 0], np.arange(rows)):
                 out.identity_of = live[0]
         return out
 
@@ -193,7 +194,7 @@ class SmallState:
         self.groups: list = []        # group id -> the global symbols it unions
         index: dict = {}
         for rel in rels:
-            members = [[] for _ in range(rel.rows)]
+            members: list[list[int]] = [[] for _ in range(rel.rows)]
             for (off, _), g in zip(blocks, rel.groups):
                 if g is None:
                     continue

@@ -45,6 +45,13 @@ class RunPart(CsrPart):
     docstring).  Slot-major ``(runs, rows)`` arrays: every move works on whole slot columns at once.  A
     :class:`CsrPart` without a row map whose ``base`` is built on first use."""
 
+    starts: np.ndarray
+    ends: np.ndarray
+    n: int
+    covers: tuple
+    _csr: sp.csr_array | None
+    _nnz: int | None
+
     def __init__(self, starts: np.ndarray, ends: np.ndarray, n: int, covers: tuple = ()):
         object.__setattr__(self, "starts", starts)
         object.__setattr__(self, "ends", ends)
@@ -61,11 +68,11 @@ class RunPart(CsrPart):
 
     # ------------------------------------------------------------------ the CsrPart interface
     @property
-    def base(self) -> sp.csr_array:  # type: ignore[override]
+    def base(self) -> sp.csr_array:
         return self.to_csr()
 
     @property
-    def rowmap(self):  # type: ignore[override]
+    def rowmap(self):
         return None
 
     def to_csr(self) -> sp.csr_array:
@@ -86,9 +93,11 @@ class RunPart(CsrPart):
 
     @property
     def nnz(self) -> int:
-        if self._nnz is None:
-            object.__setattr__(self, "_nnz", int((self.ends - self.starts).sum(dtype=np.int64)))
-        return self._nnz
+        nnz = self._nnz
+        if nnz is None:
+            nnz = int((self.ends - self.starts).sum(dtype=np.int64))
+            object.__setattr__(self, "_nnz", nnz)
+        return nnz
 
     @property
     def rows(self) -> int:
@@ -248,7 +257,8 @@ def merge_runs(pieces: list[tuple[np.ndarray, np.ndarray]], rows: int, n: int):
     # Empty slots [n, n) sort after every run of their row; their end n may raise the running maximum
     # only past the row's last run, where nothing reads it.
     live = [S[0] < E[0]]
-    begins, reach, cont = [live[0]], [E[0]], [None]
+    begins, reach = [live[0]], [E[0]]
+    cont: list = [None]
     for c in range(1, w):
         live.append(S[c] < E[c])
         b = live[c] & (S[c] > reach[-1])
@@ -263,8 +273,8 @@ def merge_runs(pieces: list[tuple[np.ndarray, np.ndarray]], rows: int, n: int):
         last = live[c] & ~cont[c + 1] if c + 1 < w else live[c]
         out.append((c, count - 1, last))
     r_out = int(count.max())
-    out_s = np.full((r_out, rows), n, dt)
-    out_e = np.full((r_out, rows), n, dt)
+    out_s: np.ndarray = np.full((r_out, rows), n, dt)
+    out_e: np.ndarray = np.full((r_out, rows), n, dt)
     for c, slot, last in out:
         r = np.flatnonzero(begins[c])
         out_s[slot[r], r] = S[c][r]
@@ -292,7 +302,7 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
         return None  # a few parts stay a lazy union: merged when more arrive, or when compared
     if not has_run and (not materializing or rows <= SMALL_ROWS or not _sample_says_runs(parts, rows, n)):
         return None
-    pieces = [runs_of(p, n) for p in parts]
+    pieces: list = [runs_of(p, n) for p in parts]
     if any(p is None for p in pieces):
         return None
     merged = merge_runs(pieces, rows, n)
@@ -315,7 +325,7 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
 def _sample_says_runs(parts, rows: int, n: int) -> bool:
     """Whether the union of ``parts`` looks at least twice as compact as runs, judged on a few rows."""
     sample = np.unique(np.linspace(0, rows - 1, min(rows, SAMPLE_ROWS)).astype(np.int64))
-    pieces = []
+    pieces: list = []
     for p in parts:
         if isinstance(p, IndexPart):
             pieces.append(runs_of(IndexPart(p.cols[sample]), n))
@@ -339,7 +349,7 @@ def stack_runs(items):
     n = items[0].n
     has_run = False
     for d in items:
-        for p in d.parts:
+        for p in d.leaf_parts():  # (a lazy vstack is looked into, not built)
             if isinstance(p, RunPart):
                 has_run = True
             elif not isinstance(p, IndexPart):
