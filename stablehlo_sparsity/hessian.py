@@ -40,8 +40,8 @@ from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_star, star_sources, symmetrize
 from .errors import InputError
 from .evaluation import EvaluationPlan, Side, colors_constant
-from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_inputs, _check_strategy, _constant_seeds,
-                       _flat, _index_dtype, _Prepared, _seed_leaves, _struct, _warn_float64)
+from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_f_kwargs, _check_inputs, _check_strategy,
+                       _constant_seeds, _flat, _index_dtype, _Prepared, _seed_leaves, _struct, _warn_float64)
 from .pattern import SparsityPattern
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
@@ -168,6 +168,7 @@ class SparseHessian(_Prepared):
         self.constant_seeds = constant_seeds
         if output not in OUTPUTS:
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
+        _check_f_kwargs(kwargs or {}, "sparse_hessian")
         _check_strategy(strategy, chunk_size)
         self.strategy_requested, self.chunk_size = strategy, chunk_size
         kwargs = kwargs or {}

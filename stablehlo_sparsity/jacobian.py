@@ -148,6 +148,27 @@ def _flat(tree):
     return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+#: Keywords of the analysis entry points that a prepared derivative does not take: passed to
+#: ``sparse_jacobian`` / ``sparse_hessian`` they would be read as static arguments of ``f`` — or, worse, reach
+#: the detection (``local=True`` would compile a pattern that holds at one point into a program called at
+#: every point).
+ANALYSIS_ONLY_KEYWORDS = {
+    "local": "a compressed derivative is evaluated at every point it is called at, so it needs the global "
+             "pattern; local patterns are local_analysis(f, x) or jacobian_sparsity(f, x, local=True)",
+    "derivatives": "the prepared program differentiates what JAX differentiates",
+    "annotate": "the annotated module is lower_and_analyze(f, x, annotate=True).module",
+    "observer": "observers are an option of lower_and_analyze",
+}
+
+
+def _check_f_kwargs(kwargs: dict, what: str) -> None:
+    """Refuse keywords that look like options of the analysis (see :data:`ANALYSIS_ONLY_KEYWORDS`)."""
+    for k in kwargs:
+        if k in ANALYSIS_ONLY_KEYWORDS:
+            raise InputError(f"{what} has no {k}= option ({ANALYSIS_ONLY_KEYWORDS[k]}); to pass {k}= to f as a "
+                             f"static argument, bind it first: functools.partial(f, {k}=...)")
+
+
 def _check_strategy(strategy, chunk_size):
     if strategy not in STRATEGIES:
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
@@ -662,6 +683,7 @@ class SparseJacobian(_Prepared):
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         if not args:
             raise InputError("sparse_jacobian needs at least one argument to differentiate")
+        _check_f_kwargs(kwargs or {}, "sparse_jacobian")
         _check_strategy(strategy, chunk_size)
         self.strategy_requested, self.chunk_size = strategy, chunk_size
         self.constant_seeds = constant_seeds

@@ -132,6 +132,27 @@ def test_options_is_the_library_s_and_never_reaches_f(name):
         entry(f, X, options={"max_pattern_nnz": 2})
 
 
+@pytest.mark.parametrize("name", ["sparse_jacobian", "value_and_sparse_jacobian", "sparse_hessian",
+                                  "value_and_sparse_hessian"])
+def test_prepared_derivatives_refuse_local_and_other_analysis_keywords(name):
+    """``local=True`` once reached the detection of ``sparse_jacobian``: a pattern that holds at ``x`` only,
+    compiled into a program meant for every point (and passed on to an ``f`` that takes ``**kw``)."""
+    calls = []
+
+    def f(x, **kw):
+        calls.append(sorted(kw))
+        return energy(x) if "hessian" in name else stencil(x)
+
+    for word in ("local", "derivatives", "annotate", "observer"):
+        with pytest.raises(InputError, match=f"no {word}= option.*functools.partial"):
+            ENTRY_POINTS[name](f, X, **{word: True})
+    assert calls == []
+    import functools
+
+    ENTRY_POINTS[name](functools.partial(f, local=True), X)  # bound first, f's own keyword
+    assert calls and all(kw == ["local"] for kw in calls)
+
+
 def test_analyze_module_takes_options_and_on_unknown_together():
     text = "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n  return %a : tensor<3xf32>\n}"
     with pytest.raises(PatternTooLargeError):
