@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 __all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "has_attr", "enum_text", "positions",
-           "literal_from_text", "scalar_attr", "replica_group_sizes"]
+           "literal_from_text", "scalar_attr", "replica_group_sizes", "dict_attr"]
 
 
 def has_attr(op, name: str) -> bool:
@@ -123,3 +123,26 @@ def replica_group_sizes(op) -> list[int]:
         return []
     groups = np.asarray(groups).reshape(-1, groups.shape[-1] if groups.ndim else 1)
     return [int((g >= 0).sum()) for g in groups]
+
+
+def dict_attr(op, name: str) -> dict:
+    """A ``DictionaryAttr`` (``mhlo.backend_config``, ``mhlo.frontend_attributes``) as a Python dict."""
+    from jaxlib.mlir import ir
+
+    if name not in op.attributes:
+        return {}
+    try:
+        d = ir.DictAttr(op.attributes[name])
+    except (ValueError, TypeError):
+        return {}
+    out = {}
+    for i in range(len(d)):
+        na = d[i]
+        v = na.attr
+        for cast in (lambda a: int(ir.IntegerAttr(a).value), lambda a: ir.StringAttr(a).value):
+            try:
+                out[na.name] = cast(v)
+                break
+            except (ValueError, TypeError):
+                continue
+    return out

@@ -90,9 +90,9 @@ def _fft(ctx, op, args):
 
 # ---------------------------------------------------------------------- custom_call
 def _backend_config(op) -> dict:
-    from ..rules.custom_call import _dict_attr
+    from ..attrs import dict_attr
 
-    return _dict_attr(op, "mhlo.backend_config")
+    return dict_attr(op, "mhlo.backend_config")
 
 
 def _getrf_jvp(primals, tangents, attrs, out):

@@ -38,6 +38,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..attrs import dict_attr
 from ..errors import UnsupportedOpError
 from ..lattice import Deps
 from ..values import is_differentiable
@@ -54,32 +55,9 @@ def target_name(op) -> str:
     return ir.StringAttr(op.attributes["call_target_name"]).value
 
 
-def _dict_attr(op, name: str) -> dict:
-    """A ``DictionaryAttr`` (``mhlo.backend_config``, ``mhlo.frontend_attributes``) as a Python dict."""
-    from jaxlib.mlir import ir
-
-    if name not in op.attributes:
-        return {}
-    try:
-        d = ir.DictAttr(op.attributes[name])
-    except (ValueError, TypeError):
-        return {}
-    out = {}
-    for i in range(len(d)):
-        na = d[i]
-        v = na.attr
-        for cast in (lambda a: int(ir.IntegerAttr(a).value), lambda a: ir.StringAttr(a).value):
-            try:
-                out[na.name] = cast(v)
-                break
-            except (ValueError, TypeError):
-                continue
-    return out
-
-
 def _num_batch_dims(op, args, core_rank: int = 2) -> int:
     """``num_batch_dims`` from JAX's frontend attributes, else (max operand rank) − ``core_rank``."""
-    fa = _dict_attr(op, "mhlo.frontend_attributes")
+    fa = dict_attr(op, "mhlo.frontend_attributes")
     if "num_batch_dims" in fa:
         try:
             return max(int(fa["num_batch_dims"]), 0)
@@ -105,7 +83,7 @@ def _batched(core_rank: int = 2):
 
 def _trsm(ctx, op, args):
     """LAPACK ``?trsm``: ``op(a)·x = α·b`` (side ``L``) or ``x·op(a) = α·b`` (side ``R``); exact."""
-    cfg = _dict_attr(op, "mhlo.backend_config")
+    cfg = dict_attr(op, "mhlo.backend_config")
     a, b = args[0], args[1]
     rtypes = ctx.result_types(op)
     x = triangular_solve_deps(a, b, left_side=cfg.get("side", ord("L")) == ord("L"),
@@ -124,7 +102,7 @@ _trsm.kind = "exact"  # type: ignore[attr-defined]
 def _potrf(ctx, op, args):
     """LAPACK / cuSOLVER ``potrf``: the Cholesky factor in the ``uplo`` triangle (exact); the other triangle
     is not referenced, so it keeps the input's dependencies."""
-    cfg = _dict_attr(op, "mhlo.backend_config")
+    cfg = dict_attr(op, "mhlo.backend_config")
     (a,) = args[:1]
     lower = cfg.get("uplo", ord("L")) == ord("L")
     out = []
