@@ -1,7 +1,7 @@
 """``sparsity-fold-constants``: show what the constant lattice resolves, in the IR itself.
 
 Runs the interpreter's constant lattice over every function (arguments unknown; see
-:mod:`stablehlo_sparsity.folding.constants`) and then either
+:mod:`stablehlo_sparsity.constant_lattice`) and then either
 
 * annotates each op whose results are known constants with the discardable attribute ``sparsity.const``
   (a ``DenseElementsAttr`` for small or splat values, a short summary string for big ones; an array of
@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from stablehlo_sparsity.folding.constants import observe_constants
+from stablehlo_sparsity.constant_lattice import observe_constants
 
 from .base import SparsityPass, option
 
@@ -192,7 +192,7 @@ def _literal_rooted(ops) -> set:
 
 def _rewritable(ops, lattice) -> set:
     """The folded values a materializing pass may turn into literals without changing any bit XLA computes:
-    trusted constants (folding/constants.py) that XLA would fold itself (:func:`_literal_rooted`) or all of
+    trusted constants (constant_lattice.py) that XLA would fold itself (:func:`_literal_rooted`) or all of
     whose uses are safe (:func:`_safe_use`), to a fixed point (a use by an op rewritten itself is safe)."""
     rooted = _literal_rooted(ops)
     values = {r for op in ops if op.name != "stablehlo.constant" for r in op.results

@@ -31,10 +31,11 @@ from .api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze,
 __version__ = "0.1.0"
 from .coloring import (Bicoloring, Coloring, DecompressionPlan, check_coloring, color_acyclic,  # noqa: F401,E402
                        color_bidirectional, color_columns, color_rows, color_star, decompress, seed_matrix)
-from .jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, load, sparse_jacobian,  # noqa: F401,E402
+from .jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, sparse_jacobian,  # noqa: F401,E402
                        value_and_sparse_jacobian)
 from .hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,  # noqa: F401,E402
                       value_and_sparse_hessian)
+from .saved import load  # noqa: F401,E402
 from .checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
 from .importer import ImportedFunction, import_module  # noqa: F401,E402
 from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,  # noqa: F401,E402

@@ -22,38 +22,15 @@ import numpy as np
 from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
                      format_location)
 from .folding.exactness import Undecided, result_uncertainties
-from .irtools import default_max_pattern_nnz, functions, region_captures, too_large
+from .irtools import functions, region_captures, too_large
 from .lattice import Deps, nnz_budget
+from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, NotFoldable
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
 
 TERMINATORS = frozenset({"func.return", "stablehlo.return"})
-
-
-@dataclass
-class AnalysisOptions:
-    """Knobs of the analysis.
-
-    on_unknown: ``"error"`` (default) raises :class:`UnsupportedOpError` for an op without a rule;
-        ``"conservative"`` makes every result element depend on everything its operands depend on (warns).
-    max_fold_elements: the constant lattice folds values up to this many elements (default 10 million).
-    max_loop_iterations: exact abstract iterations of a ``while`` with a known trip count before falling back
-        to the fixed point.
-    max_pattern_nnz: refuse (before allocating) intermediate patterns with more nonzeros than this.  Default:
-        what fits in three quarters of the memory available when the options are made, at the analysis's
-        measured peak cost per nonzero (:func:`.irtools.default_max_pattern_nnz`).
-    """
-
-    on_unknown: str = "error"
-    max_fold_elements: int = 10_000_000
-    max_loop_iterations: int = 100_000
-    max_pattern_nnz: int = field(default_factory=default_max_pattern_nnz)
-
-    def __post_init__(self):
-        if self.on_unknown not in ("error", "conservative"):
-            raise ValueError("on_unknown must be 'error' or 'conservative'")
 
 
 @dataclass

@@ -46,9 +46,8 @@ from .errors import InputError, SparsityWarning
 from .evaluation import STRATEGIES, EvaluationPlan, Side, colors_constant, seed_leaves, static_gather
 from .pattern import SparsityPattern
 
-__all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS", "load",
-           "Float64Warning",
-           "ColoringOptions"]
+__all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS",
+           "Float64Warning", "ColoringOptions"]
 
 OUTPUTS = ("bcoo", "bcsr", "scipy", "dense", "values")
 MODES = ("auto", "forward", "reverse", "bidirectional")
@@ -976,27 +975,3 @@ def _restored_call(exp):
 
     call.defvjp(fwd, bwd)
     return call
-
-
-def load(path):
-    """Read a :class:`SparseJacobian` / :class:`~stablehlo_sparsity.SparseHessian` written by ``.save(path)``."""
-    import json
-
-    from . import hessian
-
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            st = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
-        raise InputError(f"could not read a saved sparse Jacobian/Hessian from {path}: {e}") from None
-    if "meta" not in st or "program" not in st:
-        raise InputError(f"{path} is not a saved sparse Jacobian/Hessian (no meta/program entries)")
-    st["meta"] = json.loads(st["meta"].tobytes().decode())
-    st["program"] = st["program"].tobytes()
-    classes = {"SparseJacobian": SparseJacobian, "SparseHessian": hessian.SparseHessian}
-    cls = classes.get(st["meta"].get("class"))
-    if cls is None:
-        raise InputError(f"{path}: unknown saved class {st['meta'].get('class')!r}")
-    obj = cls.__new__(cls)
-    obj.__setstate__(st)
-    return obj

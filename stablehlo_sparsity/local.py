@@ -61,9 +61,12 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .analysis import (_norm_argnums, _traceable, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
+                       resolve_options, resolve_wrt)
 from .errors import InputError, SparsityError, SparsityWarning
-from .interpreter import AnalysisOptions
 from .irtools import functions
+from .options import AnalysisOptions
+from .parsing import as_module
 from .pattern import SparsityPattern
 
 __all__ = ["local_analysis", "module_local_analysis"]
@@ -78,7 +81,6 @@ def local_analysis(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     is the local Jacobian pattern there, met with the global one; ``.local`` is True, ``.derivatives`` says
     which program was analyzed at the point (``"jvp"``, or ``"vjp"`` for a custom_vjp function), ``.module``
     and ``.results`` are that program's.  What ``lower_and_analyze(f, *args, local=True)`` returns."""
-    from .api import _norm_argnums, lower_and_analyze, resolve_options
 
     if not args:
         raise InputError("a local pattern needs the point: at least one argument")
@@ -96,8 +98,8 @@ def local_analysis(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
         raise InputError(f"argnums {argnums!r} repeats an argument, which local=True does not support")
     with warnings.catch_warnings():  # the point analysis reports its own conservative steps; the meet is tighter
         warnings.simplefilter("ignore", SparsityWarning)
-        glob = lower_and_analyze(f, *args, argnums=argnums_t, has_aux=has_aux, options=opts,
-                                 derivatives=derivatives, **kwargs)
+        glob = lower_and_analyze_global(f, *args, argnums=argnums_t, has_aux=has_aux, options=opts,
+                                        derivatives=derivatives, **kwargs)
     raw, point = _point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, observer)
     return _met(glob, raw, point)
 
@@ -109,7 +111,6 @@ def module_local_analysis(module_or_text, point: Sequence, *, entry: str = "main
     the module's global pattern (``analyze_module(..., wrt=wrt)``); what ``analyze_module(...,
     local_point=point)`` returns.  The module's derivative is that of its import into JAX (each op's
     ``jax.lax`` twin), as for ``check_jacobian_module``."""
-    from .api import analyze_entry, as_module, resolve_options, resolve_wrt
     from .importer import ImportedFunction
 
     module = as_module(module_or_text)
@@ -166,7 +167,6 @@ def _point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, obser
     :class:`Analysis` of the point program."""
     import jax
 
-    from .api import _traceable, analyze_entry, custom_rule_primitives
 
     traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
     fn = functools.partial(f, **{k: v for k, v in kwargs.items() if k not in traced_kw})

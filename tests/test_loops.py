@@ -285,7 +285,7 @@ def test_annotations_inside_a_summarized_loop_cover_every_iteration():
 
 def test_constant_folding_observes_the_same_constants_through_a_summary():
     from stablehlo_sparsity.api import parse_module
-    from stablehlo_sparsity.folding.constants import observe_constants
+    from stablehlo_sparsity.constant_lattice import observe_constants
 
     text = jax.jit(lambda x: jax.lax.fori_loop(0, 50, lambda i, c: jnp.roll(c, 1) + i, x)).lower(
         jnp.ones(4)).as_text()

@@ -147,6 +147,6 @@ class ImportedFunction:
 def import_module(module_or_text, entry: str = "main") -> ImportedFunction:
     """Import the StableHLO module (an ``ir.Module``, text, MLIR bytecode, a portable artifact or a serialized
     ``jax.export`` artifact) as a JAX-traceable function of its entry ``entry``."""
-    from ..api import as_module
+    from ..parsing import as_module
 
     return ImportedFunction(as_module(module_or_text), entry)

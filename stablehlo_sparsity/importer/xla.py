@@ -52,7 +52,7 @@ def compile_module(module_or_text, entry: str = "main"):
     from jaxlib.mlir import ir
 
     if isinstance(module_or_text, str):
-        from ..api import parse_module
+        from ..parsing import parse_module
 
         module_or_text = parse_module(module_or_text)
     text = _prepare_text(module_or_text, entry)

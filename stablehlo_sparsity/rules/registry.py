@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..folding.exactness import Uncertainty
-    from ..interpreter import AnalysisOptions
+    from ..options import AnalysisOptions
     from ..lattice import Deps
     from ..values import AbstractValue, TensorType
 

@@ -21,11 +21,11 @@ import warnings
 
 import numpy as np
 
-from ..errors import SparsityWarning
-from ..interpreter import AnalysisOptions, Interpreter
-from ..irtools import nested_ops
-from ..lattice import Deps
-from ..values import AbstractValue, same_constant, tensor_type
+from .errors import SparsityWarning
+from .interpreter import AnalysisOptions, Interpreter
+from .irtools import nested_ops
+from .lattice import Deps
+from .values import AbstractValue, same_constant, tensor_type
 
 __all__ = ["VARIES", "ConstantLattice", "observe_constants"]
 
