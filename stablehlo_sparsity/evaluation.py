@@ -302,23 +302,31 @@ class EvaluationPlan:
         """For the loop over chunks of side ``side``: ``(chunks, chunk size, sources, positions)`` — per chunk,
         padded to the longest, the flat index into the chunk's stacked products and the CSR position
         (``nnz``: padding, dropped by the scatter)."""
-        s = self.sides[side]
         cs = self.chunk_sizes[side]
-        nch = -(-s.k // cs)
-        mine = np.flatnonzero(self.side_of == side)
-        chunk = self.color_of[mine] // cs
-        order = np.argsort(chunk, kind="stable")
-        mine, chunk = mine[order], chunk[order]
-        bounds = np.searchsorted(chunk, np.arange(nch + 1))
-        width = max(1, int(np.diff(bounds).max(initial=0)))
-        t = np.int32 if max(self.nnz, cs * s.length) < 2**31 - 1 else np.int64
-        src = np.zeros((nch, width), t)
-        pos = np.full((nch, width), self.nnz, t)
-        for j in range(nch):
-            sel = mine[bounds[j]:bounds[j + 1]]
-            src[j, :len(sel)] = (self.color_of[sel] - j * cs) * s.length + self.entry_of[sel]
-            pos[j, :len(sel)] = sel
+        nch = -(-self.sides[side].k // cs)
+        src, pos = self._color_block_tables(side, cs, nch)
         return nch, cs, src, pos
+
+    def _color_block_tables(self, side: int, size: int, count: int):
+        """The nonzeros of side ``side`` grouped by blocks of ``size`` consecutive colors (``count`` blocks):
+        ``(sources, positions)``, each ``(count, longest block)`` — the flat index into the block's stacked
+        products and the CSR position (``nnz``: padding, dropped by the scatter).  A loop over blocks (chunks or
+        devices: few), each vectorized."""
+        s = self.sides[side]
+        mine = np.flatnonzero(self.side_of == side)
+        block = self.color_of[mine] // size
+        order = np.argsort(block, kind="stable")
+        mine, block = mine[order], block[order]
+        bounds = np.searchsorted(block, np.arange(count + 1))
+        width = max(1, int(np.diff(bounds).max(initial=0)))
+        t = np.int32 if max(self.nnz, size * s.length) < 2**31 - 1 else np.int64
+        src = np.zeros((count, width), t)
+        pos = np.full((count, width), self.nnz, t)
+        for j in range(count):
+            sel = mine[bounds[j]:bounds[j + 1]]
+            src[j, :len(sel)] = (self.color_of[sel] - j * size) * s.length + self.entry_of[sel]
+            pos[j, :len(sel)] = sel
+        return src, pos
 
     # ------------------------------------------------------------------ the program
     def stacked(self, apply: Sequence[Callable], seeds: Sequence[Callable], dtype,
@@ -431,21 +439,8 @@ class EvaluationPlan:
             return cache[key]
         if getattr(self, "side_of", None) is None:
             self._split_by_product()
-        s = self.sides[side]
-        kb = -(-s.k // devices)
-        mine = np.flatnonzero(self.side_of == side)
-        dev = self.color_of[mine] // kb
-        order = np.argsort(dev, kind="stable")
-        mine, dev = mine[order], dev[order]
-        bounds = np.searchsorted(dev, np.arange(devices + 1))
-        width = max(1, int(np.diff(bounds).max(initial=0)))
-        t = np.int32 if max(self.nnz, kb * s.length) < 2**31 - 1 else np.int64
-        src = np.zeros((devices, width), t)
-        pos = np.full((devices, width), self.nnz, t)
-        for d in range(devices):
-            sel = mine[bounds[d]:bounds[d + 1]]
-            src[d, :len(sel)] = (self.color_of[sel] - d * kb) * s.length + self.entry_of[sel]
-            pos[d, :len(sel)] = sel
+        kb = -(-self.sides[side].k // devices)
+        src, pos = self._color_block_tables(side, kb, devices)
         cache[key] = (kb, src, pos)
         return cache[key]
 

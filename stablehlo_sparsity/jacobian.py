@@ -778,9 +778,22 @@ class SparseJacobian(_Prepared):
             shape = jax.eval_shape(h, *sel)
             leaves = jax.tree_util.tree_leaves(shape[0] if self.has_aux else shape)
             dtype = jnp.result_type(*leaves) if leaves else x_dtype
+
+        def seeds_of(colors, k, leaves, tree):
+            """``seeds(first, count, constant)``: the seed tree of colors ``first .. first + count`` of one
+            side, as literal constants or computed in the program (the color table stored once)."""
+            store: list = []
+
+            def seeds(first, count, constant):
+                if not store and not _constant_seeds(constant if constant is not None else self.constant_seeds,
+                                                     k, len(colors)):
+                    store.append(colors_constant(colors, k, [np.shape(x) for x in leaves]))
+                const = self.constant_seeds if constant is None else constant
+                return jax.tree_util.tree_unflatten(tree, _seed_leaves(
+                    colors, k, leaves, const, first=first, count=count, color_consts=store[0] if store else None))
+            return seeds
+
         if self.mode == "bidirectional" or fwd:
-            colors_f = plan.sides[0].colors
-            consts_f = []
 
             def jvp_apply(t):
                 if self.has_aux:
@@ -789,17 +802,8 @@ class SparseJacobian(_Prepared):
                     (yy, ydot), a = jax.jvp(h, sel, t), None
                 return (yy, a), _flat(ydot)
 
-            def jvp_seeds(first, count, constant, colors=colors_f, k=plan.sides[0].k, store=consts_f):
-                if not store and not _constant_seeds(constant if constant is not None else self.constant_seeds,
-                                                     k, len(colors)):
-                    store.append(colors_constant(colors, k, [np.shape(x) for x in sel_leaves]))
-                const = self.constant_seeds if constant is None else constant
-                return jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(
-                    colors, k, sel_leaves, const, first=first, count=count,
-                    color_consts=store[0] if store else None))
-
             apply.append(jvp_apply)
-            seeds.append(jvp_seeds)
+            seeds.append(seeds_of(plan.sides[0].colors, plan.sides[0].k, sel_leaves, sel_tree))
             if fwd and plan.strategy == "loop":
                 if self.has_aux:
                     y, lin, aux = jax.linearize(h, *sel, has_aux=True)
@@ -810,22 +814,12 @@ class SparseJacobian(_Prepared):
                 linear.append(None)
         if self.mode in ("reverse", "bidirectional"):
             side = plan.sides[-1]
-            consts_r = []
 
             def vjp_apply(ct):
                 return None, _flat(vjp_fn(ct))
 
-            def vjp_seeds(first, count, constant, colors=side.colors, k=side.k, store=consts_r):
-                if not store and not _constant_seeds(constant if constant is not None else self.constant_seeds,
-                                                     k, len(colors)):
-                    store.append(colors_constant(colors, k, [np.shape(x) for x in out_leaves]))
-                const = self.constant_seeds if constant is None else constant
-                return jax.tree_util.tree_unflatten(out_tree, _seed_leaves(
-                    colors, k, out_leaves, const, first=first, count=count,
-                    color_consts=store[0] if store else None))
-
             apply.append(vjp_apply if rev else None)
-            seeds.append(vjp_seeds if rev else None)
+            seeds.append(seeds_of(side.colors, side.k, out_leaves, out_tree) if rev else None)
             linear.append((lambda ct: _flat(vjp_fn(ct))) if rev else None)
         if shard is not None:
             values, primal = plan.sharded_values(apply, seeds, dtype, *shard)

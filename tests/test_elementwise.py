@@ -54,6 +54,41 @@ INT_BINARY = ["and", "or", "xor", "shift_left", "shift_right_arithmetic", "shift
               "multiply", "divide", "remainder", "maximum", "power"]
 
 
+#: Ops the tests below check by hand beyond the lists above (complex parts, predicates, kernels), with the
+#: derivative kind each test expects.
+HAND_CHECKED = {"stablehlo.complex": "all", "stablehlo.sign": "complex", "stablehlo.is_finite": "none",
+                "chlo.is_inf": "none", "chlo.is_neg_inf": "none", "chlo.is_pos_inf": "none",
+                "chlo._asin_acos_kernel": "all", "chlo.mulhi": "none"}
+
+
+def _expected_kinds() -> dict[str, set[str]]:
+    """Per op name, the derivative kinds these tests expect of it (integer ops: ``none``)."""
+    kinds: dict[str, set[str]] = {}
+    for names, kind in ((UNARY_DIFF, "all"), (BINARY_DIFF, "all"), (UNARY_ZERO, "none")):
+        for n in names:
+            kinds.setdefault(n, set()).add(kind)
+    for n in INT_UNARY + INT_BINARY:
+        kinds.setdefault("stablehlo." + n, set()).add("none")
+    for n, kind in HAND_CHECKED.items():
+        kinds.setdefault(n, set()).add(kind)
+    return kinds
+
+
+def test_every_elementwise_rule_is_tested_with_its_kind():
+    """The tests iterate over the rules' own tables: a new entry in ``ELEMENTWISE`` / ``CHLO_ELEMENTWISE``
+    without a test here fails, and so does a table kind that the tests never expect of that op."""
+    from stablehlo_sparsity.rules.chlo import CHLO_ELEMENTWISE
+    from stablehlo_sparsity.rules.elementwise import ELEMENTWISE
+
+    expected = _expected_kinds()
+    table = {**ELEMENTWISE, **CHLO_ELEMENTWISE}
+    untested = sorted(set(table) - set(expected))
+    assert not untested, f"elementwise rules without a test in this file: {untested}"
+    for name, (kind, _) in table.items():
+        # "complex": no derivative from real operands (imag, sign), every operand's from complex ones
+        assert kind == "complex" or kind in expected[name], (name, kind, expected[name])
+
+
 @pytest.mark.parametrize("name", UNARY_DIFF)
 def test_unary_differentiable_is_identity(name):
     assert np.array_equal(pattern_of(named_op(name, [F4], "tensor<4xf64>"), [F4], ["tensor<4xf64>"]), I4)

@@ -176,6 +176,63 @@ def _conflict_graph(nv, ptr, nbr, optr, onbr):
 
 
 @njit
+def conflict_add(conf, where, nconf, v):
+    """Append ``v`` to TabuCol's list of conflicting vertices (``where[v]``: its slot); returns the new length."""
+    where[v] = nconf
+    conf[nconf] = v
+    return nconf + 1
+
+
+@njit
+def conflict_remove(conf, where, nconf, v):
+    """Remove ``v`` from the conflict list (the last entry takes its slot); returns the new length."""
+    j = where[v]
+    last = conf[nconf - 1]
+    conf[j] = last
+    where[last] = j
+    where[v] = -1
+    return nconf - 1
+
+
+@njit
+def tabu_move(conf, nconf, col, gamma, k, tabu, it, f, best_f):
+    """TabuCol's move: the (vertex, color) among the conflicting vertices that changes the number of
+    conflicting edges by the least ``d`` (ties broken at random), skipping tabu moves unless they beat the best
+    count so far (aspiration); a random move when every move is tabu.  Returns ``(vertex, color, d)``."""
+    best_d = 1 << 30
+    bv = -1
+    bc = -1
+    ties = 0
+    for i in range(nconf):
+        v = conf[i]
+        cv = col[v]
+        gv = gamma[v, cv]
+        for c in range(k):
+            if c == cv:
+                continue
+            d = gamma[v, c] - gv
+            if tabu[v, c] > it and f + d >= best_f:
+                continue
+            if d < best_d:
+                best_d = d
+                bv = v
+                bc = c
+                ties = 1
+            elif d == best_d:
+                ties += 1
+                if np.random.randint(ties) == 0:
+                    bv = v
+                    bc = c
+    if bv < 0:  # every move is tabu: take a random one
+        bv = conf[np.random.randint(nconf)]
+        bc = np.random.randint(k - 1)
+        if bc >= col[bv]:
+            bc += 1
+        best_d = gamma[bv, bc] - gamma[bv, col[bv]]
+    return bv, bc, best_d
+
+
+@njit
 def _tabucol(nv, aptr, adj, colors, k, max_iter, max_work, seed):
     """TabuCol (Hertz & de Werra 1987, with Galinier & Hao's dynamic tenure): look for a proper
     ``k``-coloring starting from ``colors`` (values in ``[0, k)``, conflicts allowed) by moving conflicting
@@ -196,9 +253,7 @@ def _tabucol(nv, aptr, adj, colors, k, max_iter, max_work, seed):
         g = gamma[v, col[v]]
         f += g
         if g > 0:
-            where[v] = nconf
-            conf[nconf] = v
-            nconf += 1
+            nconf = conflict_add(conf, where, nconf, v)
     f //= 2
     best_f = f
     tabu = np.zeros((nv, k), np.int64)
@@ -209,36 +264,7 @@ def _tabucol(nv, aptr, adj, colors, k, max_iter, max_work, seed):
         work += nconf * (k - 1)
         if work > max_work:
             break
-        best_d = 1 << 30
-        bv = -1
-        bc = -1
-        ties = 0
-        for i in range(nconf):
-            v = conf[i]
-            cv = col[v]
-            gv = gamma[v, cv]
-            for c in range(k):
-                if c == cv:
-                    continue
-                d = gamma[v, c] - gv
-                if tabu[v, c] > it and f + d >= best_f:
-                    continue
-                if d < best_d:
-                    best_d = d
-                    bv = v
-                    bc = c
-                    ties = 1
-                elif d == best_d:
-                    ties += 1
-                    if np.random.randint(ties) == 0:
-                        bv = v
-                        bc = c
-        if bv < 0:  # every move is tabu: take a random one
-            bv = conf[np.random.randint(nconf)]
-            bc = np.random.randint(k - 1)
-            if bc >= col[bv]:
-                bc += 1
-            best_d = gamma[bv, bc] - gamma[bv, col[bv]]
+        bv, bc, best_d = tabu_move(conf, nconf, col, gamma, k, tabu, it, f, best_f)
         old = col[bv]
         col[bv] = bc
         f += best_d
@@ -248,27 +274,13 @@ def _tabucol(nv, aptr, adj, colors, k, max_iter, max_work, seed):
             gamma[u, bc] += 1
             cu = col[u]
             if cu == old and gamma[u, old] == 0:  # u leaves the conflict list
-                j = where[u]
-                last = conf[nconf - 1]
-                conf[j] = last
-                where[last] = j
-                where[u] = -1
-                nconf -= 1
+                nconf = conflict_remove(conf, where, nconf, u)
             elif cu == bc and gamma[u, bc] == 1:  # u enters it
-                where[u] = nconf
-                conf[nconf] = u
-                nconf += 1
+                nconf = conflict_add(conf, where, nconf, u)
         if gamma[bv, bc] == 0 and where[bv] >= 0:
-            j = where[bv]
-            last = conf[nconf - 1]
-            conf[j] = last
-            where[last] = j
-            where[bv] = -1
-            nconf -= 1
+            nconf = conflict_remove(conf, where, nconf, bv)
         elif gamma[bv, bc] > 0 and where[bv] < 0:
-            where[bv] = nconf
-            conf[nconf] = bv
-            nconf += 1
+            nconf = conflict_add(conf, where, nconf, bv)
         tabu[bv, old] = it + 1 + np.random.randint(10) + (6 * nconf) // 10
         if f < best_f:
             best_f = f

@@ -25,6 +25,8 @@ import time
 import numpy as np
 
 from ._numba import njit
+from .greedy import conflict_add, conflict_remove, tabu_move
+from .orderings import collect_neighbors
 
 __all__ = ["reduce_colors", "RADII", "LOCAL_WORK_PER_EDGE", "WHOLE_GRAPH_CELLS"]
 
@@ -38,30 +40,6 @@ LOCAL_WORK_PER_EDGE = 60
 #: The whole graph is searched only when its ``vertices × colors`` tables (two ``int32`` each) have at most
 #: this many cells (about 160 MB).
 WHOLE_GRAPH_CELLS = 20_000_000
-
-
-@njit
-def _neighbors(v, ptr, nbr, optr, onbr, d2, stamp, s, buf):
-    """The distinct conflict neighbours of ``v`` into ``buf`` (``stamp[x] == s``: seen); returns how many."""
-    cnt = 0
-    stamp[v] = s
-    if d2:
-        for p in range(ptr[v], ptr[v + 1]):
-            w = nbr[p]
-            for q in range(optr[w], optr[w + 1]):
-                x = onbr[q]
-                if stamp[x] != s:
-                    stamp[x] = s
-                    buf[cnt] = x
-                    cnt += 1
-    else:
-        for p in range(ptr[v], ptr[v + 1]):
-            x = nbr[p]
-            if stamp[x] != s:
-                stamp[x] = s
-                buf[cnt] = x
-                cnt += 1
-    return cnt
 
 
 @njit
@@ -97,7 +75,7 @@ def _drop_class(nv, ptr, nbr, optr, onbr, d2, colors, k, drop, radius, max_regio
         hi = nr
         for i in range(lo, hi):
             s += 1
-            cnt = _neighbors(region[i], ptr, nbr, optr, onbr, d2, stamp, s, buf)
+            cnt = collect_neighbors(region[i], ptr, nbr, optr, onbr, d2, stamp, s, buf)
             work += cnt
             for j in range(cnt):
                 x = buf[j]
@@ -110,11 +88,11 @@ def _drop_class(nv, ptr, nbr, optr, onbr, d2, colors, k, drop, radius, max_regio
     aptr = np.zeros(nr + 1, np.int64)
     for i in range(nr):
         s += 1
-        aptr[i + 1] = aptr[i] + _neighbors(region[i], ptr, nbr, optr, onbr, d2, stamp, s, buf)
+        aptr[i + 1] = aptr[i] + collect_neighbors(region[i], ptr, nbr, optr, onbr, d2, stamp, s, buf)
     adj = np.empty(aptr[nr], np.int32)
     for i in range(nr):
         s += 1
-        cnt = _neighbors(region[i], ptr, nbr, optr, onbr, d2, stamp, s, buf)
+        cnt = collect_neighbors(region[i], ptr, nbr, optr, onbr, d2, stamp, s, buf)
         for j in range(cnt):
             adj[aptr[i] + j] = buf[j]
     work += 2 * aptr[nr]
@@ -151,9 +129,7 @@ def _drop_class(nv, ptr, nbr, optr, onbr, d2, colors, k, drop, radius, max_regio
     nconf = 0
     for i in range(nr):
         if gamma[i, col[i]] > 0:
-            where[i] = nconf
-            conf[nconf] = i
-            nconf += 1
+            nconf = conflict_add(conf, where, nconf, i)
             for p in range(aptr[i], aptr[i + 1]):
                 u = adj[p]
                 if new[u] == col[i]:
@@ -167,36 +143,7 @@ def _drop_class(nv, ptr, nbr, optr, onbr, d2, colors, k, drop, radius, max_regio
         work += nconf * (kk - 1)
         if work > max_work:
             break
-        best_d = 1 << 30
-        bi = -1
-        bc = -1
-        ties = 0
-        for t in range(nconf):
-            i = conf[t]
-            ci = col[i]
-            gi = gamma[i, ci]
-            for c in range(kk):
-                if c == ci:
-                    continue
-                d = gamma[i, c] - gi
-                if tabu[i, c] > it and f + d >= best_f:  # tabu, unless it beats the best (aspiration)
-                    continue
-                if d < best_d:
-                    best_d = d
-                    bi = i
-                    bc = c
-                    ties = 1
-                elif d == best_d:
-                    ties += 1
-                    if np.random.randint(ties) == 0:
-                        bi = i
-                        bc = c
-        if bi < 0:  # every move is tabu: take a random one
-            bi = conf[np.random.randint(nconf)]
-            bc = np.random.randint(kk - 1)
-            if bc >= col[bi]:
-                bc += 1
-            best_d = gamma[bi, bc] - gamma[bi, col[bi]]
+        bi, bc, best_d = tabu_move(conf, nconf, col, gamma, kk, tabu, it, f, best_f)
         old = col[bi]
         col[bi] = bc
         new[region[bi]] = bc
@@ -209,27 +156,13 @@ def _drop_class(nv, ptr, nbr, optr, onbr, d2, colors, k, drop, radius, max_regio
             gamma[j, bc] += 1
             cj = col[j]
             if cj == old and gamma[j, old] == 0 and where[j] >= 0:  # j leaves the conflict list
-                t = where[j]
-                last = conf[nconf - 1]
-                conf[t] = last
-                where[last] = t
-                where[j] = -1
-                nconf -= 1
+                nconf = conflict_remove(conf, where, nconf, j)
             elif cj == bc and gamma[j, bc] == 1 and where[j] < 0:  # j enters it
-                where[j] = nconf
-                conf[nconf] = j
-                nconf += 1
+                nconf = conflict_add(conf, where, nconf, j)
         if gamma[bi, bc] == 0 and where[bi] >= 0:
-            t = where[bi]
-            last = conf[nconf - 1]
-            conf[t] = last
-            where[last] = t
-            where[bi] = -1
-            nconf -= 1
+            nconf = conflict_remove(conf, where, nconf, bi)
         elif gamma[bi, bc] > 0 and where[bi] < 0:
-            where[bi] = nconf
-            conf[nconf] = bi
-            nconf += 1
+            nconf = conflict_add(conf, where, nconf, bi)
         tabu[bi, old] = it + 1 + np.random.randint(10) + (6 * nconf) // 10
         if f < best_f:
             best_f = f

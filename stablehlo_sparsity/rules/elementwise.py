@@ -14,11 +14,10 @@ Derivative kinds::
     "complex"  only for a complex operand: sign(z) = z/|z| varies, sign(x) of a real x is piecewise constant;
                imag(x) of a real x is the constant 0
 
-Constants are values (DESIGN §3): :data:`ZERO_WHERE` lists, per op, where a known operand makes the
-derivative in another operand vanish — ``x * c`` where ``c == 0``, ``c / x`` where ``c == 0``, ``x ** 0``,
-``1 ** y``, ``atan2(0, x)`` …  ``select`` with a known predicate takes one side per element; ``clamp`` with
-known bounds ``min >= max`` is constant.
-"""
+Constants are values (docs/guarantees.md, "Trust in folded constants"): :data:`ZERO_WHERE` lists, per op, where a
+known operand makes the derivative in another operand vanish — ``x * c`` where ``c == 0``, ``c / x`` where ``c ==
+0``, ``x ** 0``, ``1 ** y``, ``atan2(0, x)`` … ``select`` with a known predicate takes one side per element;
+``clamp`` with known bounds ``min >= max`` is constant."""
 
 from __future__ import annotations
 

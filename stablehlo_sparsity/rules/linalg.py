@@ -309,11 +309,6 @@ def column_unions(x, nb: int) -> Deps:
     return _composed_union(x.deps, groups)
 
 
-def prefix_unions(cols: Deps, B: int, ncol: int) -> Deps:
-    """``out[b, c] = ∪_{c' ≤ c} cols[b, c']`` (per batch index)."""
-    return prefix_union(cols, ncol)
-
-
 def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
     """A result of shape ``(batch…, rows, cols)`` whose element ``(b, i, j)`` depends on the columns
     ``0..prefix_of(i, j)`` (all rows) of ``x``'s batch ``b`` (nothing where the prefix is ``-1``), plus
@@ -326,7 +321,7 @@ def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
     if x.deps.is_empty or size == 0:
         return Deps.empty(size, x.deps.n)
     cu = column_unions(x, nb)
-    pre = prefix_unions(cu, B, ncol)
+    pre = prefix_union(cu, ncol)  # out[b, c] = ∪_{c' ≤ c} cu[b, c'] per batch index
     ii, jj = np.divmod(np.arange(rows * cols, dtype=np.int64), cols)
     p = np.minimum(prefix_of(ii, jj), ncol - 1)
     boff = (np.arange(B, dtype=np.int64) * ncol)[:, None]

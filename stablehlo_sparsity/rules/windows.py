@@ -24,12 +24,12 @@ Exact for sum / max / min / product pooling and for the cumulative ``jnp.cumsum`
 (which lower to a ``reduce_window`` whose window spans the axis with low padding ``n − 1``): at a generic
 point every window element has a nonzero partial (for max: somewhere the element is the maximum).
 
-Choosers with known keys (a local pattern's tangent program, DESIGN §3).  Max pooling's JVP carries
-``(value, tangent)`` pairs through a body that keeps the pair with the larger value (``compare`` + one
-``select`` per result: :func:`chooser_body`).  When the values are known, result ``j`` of window ``o`` is
-operand ``j``'s element at the winning tap — any tap whose key may be the window's extreme (ties and keys
-within rounding of it: the reduction order is unspecified).  §select_and_scatter with a known operand
-likewise scatters each source element to its window's candidates only.
+Choosers with known keys (a local pattern's tangent program: docs/guarantees.md, "Local patterns"). Max pooling's
+JVP carries ``(value, tangent)`` pairs through a body that keeps the pair with the larger value (``compare`` + one
+``select`` per result: :func:`chooser_body`). When the values are known, result ``j`` of window ``o`` is operand
+``j``'s element at the winning tap — any tap whose key may be the window's extreme (ties and keys within rounding of
+it: the reduction order is unspecified). §select_and_scatter with a known operand likewise scatters each source
+element to its window's candidates only.
 
 §select_and_scatter (the gradient of max pooling).  ``result[e] = init ⊕ Σ source[w]`` over the windows
 ``w`` whose *selected* element is ``e``.  The selection compares operand values — a zero derivative — so
