@@ -20,8 +20,9 @@ with a dozen separate discardable attributes):
 * ``shape = dense<[m, n]> : tensor<2xi64>``, ``nnz = K : i64``;
 * ``row_pointers`` (``tensor<(m+1)xi64>``) and ``column_indices`` (``tensor<Kxi64>``): the CSR pattern; value
   ``k`` of the result is entry ``(i, column_indices[k])`` for ``row_pointers[i] <= k < row_pointers[i+1]``;
-* ``mode = "forward" | "reverse" | "star"``, ``num_colors = C : i64``, ``colors`` (``tensor<…xi32>``: the color
-  of each column — forward, star — or of each row — reverse);
+* ``mode = "forward" | "reverse" | "bidirectional" | "star"``, ``num_colors = C : i64``, ``colors``
+  (``tensor<…xi32>``: the color of each column — forward, star — or of each row — reverse; bidirectional: the
+  columns' colors, then the rows' shifted by the number of column colors, ``-1`` where a vertex is in no seed);
 * ``helpers``: the names of the injected program's private functions (a rerun of the pass replaces them);
 * Hessian only: ``triangle = "full"``.
 """

@@ -168,6 +168,11 @@ def _check_f_kwargs(kwargs: dict, what: str) -> None:
                              f"static argument, bind it first: functools.partial(f, {k}=...)")
 
 
+def mode_of(coloring: Coloring) -> str:
+    """The products a coloring asks for: JVPs (column), VJPs (row) or both (bidirectional)."""
+    return {"column": "forward", "row": "reverse", "bidirectional": "bidirectional"}[coloring.kind]
+
+
 def _check_strategy(strategy, chunk_size):
     if strategy not in STRATEGIES:
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
@@ -703,7 +708,7 @@ class SparseJacobian(_Prepared):
         self._argnums_int = isinstance(argnums, (int, np.integer))
         self._out_tree, self._out_shapes = self.analysis.out_tree, list(self.analysis.output_shapes)
         self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
-        self.mode = {"column": "forward", "row": "reverse"}.get(self.coloring.kind, "bidirectional")
+        self.mode = mode_of(self.coloring)
         self._prepare_constants()
 
     # ------------------------------------------------------------------ constants

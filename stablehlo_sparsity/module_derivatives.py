@@ -43,7 +43,7 @@ from .errors import InputError
 from .hessian import SparseHessian
 from .importer import ImportedFunction, import_module
 from .interpreter import AnalysisOptions
-from .jacobian import OUTPUTS, ColoringOptions, SparseJacobian, _check_inputs, _choose_coloring
+from .jacobian import OUTPUTS, ColoringOptions, SparseJacobian, _check_inputs, _choose_coloring, mode_of
 
 __all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_module", "check_hessian_module",
            "ModuleSparseJacobian", "ModuleSparseHessian", "normalize_wrt"]
@@ -140,7 +140,7 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
                                  "reverse mode; use mode='forward'")
             mode = "forward"
         self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
-        self.mode = "forward" if self.coloring.kind == "column" else "reverse"
+        self.mode = mode_of(self.coloring)  # (a bidirectional coloring once ran as VJPs only: wrong values)
         self._prepare_constants()
 
     def __repr__(self) -> str:

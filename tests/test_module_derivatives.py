@@ -412,6 +412,30 @@ def test_injected_jacobian_on_the_lit_corpus():
     assert done >= (60 if LONG else 10)
 
 
+def _arrowhead(x):
+    return (x * x[0]).at[0].add(jnp.sum(x))  # a dense row and a dense column: auto colors it bidirectionally
+
+
+def _scatter_then_dynamic_take(x0, x1):  # found by SHS_LONG=1: a bidirectional coloring evaluated as VJPs only
+    v2 = jnp.expand_dims(x1, 0)
+    v5 = v2.at[np.array([-1, 1, 2], dtype=np.int32)].set(jnp.cos(v2).reshape(-1)[15])
+    v7 = jnp.prod(x0)
+    return v5[:, :, jnp.floor(jnp.abs(v7) * 2.0).astype(jnp.int32) % 3], v7
+
+
+@pytest.mark.parametrize("fn,args", [(_arrowhead, (jnp.ones(12),)),
+                                     (_scatter_then_dynamic_take, (jnp.ones((3, 3, 3)), jnp.ones((4, 3, 2))))])
+def test_bidirectional_colorings_inject_both_products(fn, args):
+    with jax.enable_x64(True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = jax.jit(fn, keep_unused=True).lower(*args).compiler_ir("stablehlo")
+        _, m = check_injected(module, what=fn.__name__)
+    info = read_pattern(_function(m, "main_jacobian"))
+    assert info["mode"] == "bidirectional"
+    prepared = ss.ModuleSparseJacobian(module.operation.get_asm(), wrt="all", output="dense")
+    assert prepared.mode == "bidirectional"
+
+
 # ---------------------------------------------------------------------- random programs' modules
 from hypothesis import HealthCheck, Phase, given, reject, settings  # noqa: E402
 
