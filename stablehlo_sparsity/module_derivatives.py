@@ -135,7 +135,7 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
         self.pattern = self.analysis.pattern
         if _has_while(f.module):
             # JAX transposes no lax.while_loop (a StableHLO while replays as one): forward mode only
-            if mode == "reverse" or (coloring is not None and coloring.kind == "row"):
+            if mode == "reverse" or (coloring is not None and coloring.kind in ("row", "bidirectional")):
                 raise InputError(f"@{f.entry} contains a stablehlo.while loop, which JAX cannot differentiate in "
                                  "reverse mode; use mode='forward'")
             mode = "forward"
