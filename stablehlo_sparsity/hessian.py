@@ -39,9 +39,9 @@ import numpy as np
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_star, star_sources, symmetrize
 from .errors import InputError
-from .evaluation import EvaluationPlan, Side, colors_constant
+from .evaluation import EvaluationPlan, Side
 from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_f_kwargs, _check_inputs, _check_strategy,
-                       _constant_seeds, _flat, _index_dtype, _Prepared, _seed_leaves, _struct, _warn_float64)
+                       _flat, _index_dtype, _Prepared, _struct, _warn_float64, seed_factory)
 from .pattern import SparsityPattern
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
@@ -247,16 +247,7 @@ class SparseHessian(_Prepared):
             _g, gdot, primal = jax.jvp(fun, sel, t, has_aux=True)
             return primal, _flat(gdot)
 
-        consts = []
-
-        def seeds(first, count, constant):
-            if not consts and not _constant_seeds(constant if constant is not None else self.constant_seeds,
-                                                  k, len(self._colors)):
-                consts.append(colors_constant(self._colors, k, [np.shape(x) for x in sel_leaves]))
-            const = self.constant_seeds if constant is None else constant
-            return jax.tree_util.tree_unflatten(sel_tree, _seed_leaves(
-                self._colors, k, sel_leaves, const, first=first, count=count,
-                color_consts=consts[0] if consts else None))
+        seeds = seed_factory(self._colors, k, sel_leaves, sel_tree, self.constant_seeds)
 
         plan = self._plan
         y = aux = None

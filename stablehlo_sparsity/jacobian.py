@@ -206,6 +206,23 @@ ELIDE_CONSTANT_ELEMENTS = 64
 SEED_CONSTANT_LIMIT = 1 << 25
 
 
+def seed_factory(colors: np.ndarray, k: int, leaves, tree, default_constant: bool | None):
+    """``seeds(first, count, constant)``: the seed tree (``tree`` of ``leaves``' shapes) of colors
+    ``first .. first + count`` of one side, as literal constants or computed in the program — the color table
+    built once, on first need (``constant=None``: ``default_constant``)."""
+    import jax
+
+    store: list = []
+
+    def seeds(first, count, constant):
+        const = default_constant if constant is None else constant
+        if not store and not _constant_seeds(const, k, len(colors)):
+            store.append(colors_constant(colors, k, [np.shape(x) for x in leaves]))
+        return jax.tree_util.tree_unflatten(tree, _seed_leaves(
+            colors, k, leaves, const, first=first, count=count, color_consts=store[0] if store else None))
+    return seeds
+
+
 def _constant_seeds(constant: bool | None, k: int, size: int) -> bool:
     """Literal seeds (``constant=True``) or seeds computed from the color vector; ``None`` decides by size."""
     return k * size <= SEED_CONSTANT_LIMIT if constant is None else bool(constant)
@@ -784,20 +801,6 @@ class SparseJacobian(_Prepared):
             leaves = jax.tree_util.tree_leaves(shape[0] if self.has_aux else shape)
             dtype = jnp.result_type(*leaves) if leaves else x_dtype
 
-        def seeds_of(colors, k, leaves, tree):
-            """``seeds(first, count, constant)``: the seed tree of colors ``first .. first + count`` of one
-            side, as literal constants or computed in the program (the color table stored once)."""
-            store: list = []
-
-            def seeds(first, count, constant):
-                if not store and not _constant_seeds(constant if constant is not None else self.constant_seeds,
-                                                     k, len(colors)):
-                    store.append(colors_constant(colors, k, [np.shape(x) for x in leaves]))
-                const = self.constant_seeds if constant is None else constant
-                return jax.tree_util.tree_unflatten(tree, _seed_leaves(
-                    colors, k, leaves, const, first=first, count=count, color_consts=store[0] if store else None))
-            return seeds
-
         if self.mode == "bidirectional" or fwd:
 
             def jvp_apply(t):
@@ -808,7 +811,8 @@ class SparseJacobian(_Prepared):
                 return (yy, a), _flat(ydot)
 
             apply.append(jvp_apply)
-            seeds.append(seeds_of(plan.sides[0].colors, plan.sides[0].k, sel_leaves, sel_tree))
+            seeds.append(seed_factory(plan.sides[0].colors, plan.sides[0].k, sel_leaves, sel_tree,
+                                      self.constant_seeds))
             if fwd and plan.strategy == "loop":
                 if self.has_aux:
                     y, lin, aux = jax.linearize(h, *sel, has_aux=True)
@@ -824,7 +828,8 @@ class SparseJacobian(_Prepared):
                 return None, _flat(vjp_fn(ct))
 
             apply.append(vjp_apply if rev else None)
-            seeds.append(seeds_of(side.colors, side.k, out_leaves, out_tree) if rev else None)
+            seeds.append(seed_factory(side.colors, side.k, out_leaves, out_tree, self.constant_seeds) if rev
+                         else None)
             linear.append((lambda ct: _flat(vjp_fn(ct))) if rev else None)
         if shard is not None:
             values, primal = plan.sharded_values(apply, seeds, dtype, *shard)
