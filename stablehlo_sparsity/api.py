@@ -49,7 +49,7 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     if local:
         if not args:
             raise InputError("lower_and_analyze needs at least one argument to differentiate")
-        return local_analysis(f, *args, argnums=_norm_argnums(argnums, len(args)), has_aux=has_aux,
+        return local_analysis(f, *args, argnums=argnums, has_aux=has_aux,
                               options=resolve_options(options, on_unknown), observer=observer,
                               derivatives=derivatives, annotate=annotate, **kwargs)
     return lower_and_analyze_global(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
