@@ -89,6 +89,19 @@ def test_every_elementwise_rule_is_tested_with_its_kind():
         assert kind == "complex" or kind in expected[name], (name, kind, expected[name])
 
 
+def test_chlo_asin_acos_kernel_is_elementwise_and_differentiable():
+    """The kernel CHLO's complex asin/acos legalize to: each result element on its own operand element."""
+    c4 = np.zeros(4, np.complex128)
+    got = pattern_of(named_op("chlo._asin_acos_kernel", [c4], "tensor<4xcomplex<f64>>"), [c4],
+                     ["tensor<4xcomplex<f64>>"])
+    assert np.array_equal(got, I4)
+
+
+def test_chlo_mulhi_of_integers_is_empty():
+    got = pattern_of(named_op("chlo.mulhi", [INT4, INT4], "tensor<4xi32>"), [INT4, INT4], ["tensor<4xi32>"])
+    assert got.shape == (4, 8) and not got.any()
+
+
 @pytest.mark.parametrize("name", UNARY_DIFF)
 def test_unary_differentiable_is_identity(name):
     assert np.array_equal(pattern_of(named_op(name, [F4], "tensor<4xf64>"), [F4], ["tensor<4xf64>"]), I4)
