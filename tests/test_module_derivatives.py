@@ -255,6 +255,32 @@ def test_checker_can_fail():
     assert not rep.ok and rep.missing >= 1
 
 
+def test_hessian_checker_can_fail(monkeypatch):
+    """check_hessian_module reports a nonzero of the dense Hessian outside a (deliberately damaged) pattern."""
+    import scipy.sparse as sp
+
+    from stablehlo_sparsity import hessian as hessian_module
+
+    g = lambda x: jnp.sum(x * jnp.roll(x, 1) ** 2)  # noqa: E731  (a cyclic tridiagonal Hessian)
+    text = jax.jit(g).lower(jnp.ones(6)).as_text()
+    assert ss.check_hessian_module(text, points=1).ok
+    detect = hessian_module._detect
+
+    def damaged_detect(*args, **kwargs):
+        pattern, analysis, argnums = detect(*args, **kwargs)
+        lil = pattern.to_scipy().tolil()
+        assert lil[0, 1] and lil[1, 0]
+        lil[0, 1] = lil[1, 0] = False  # drop a true interaction, symmetrically
+        return ss.SparsityPattern(sp.csr_array(lil.tocsr())), analysis, argnums
+
+    monkeypatch.setattr(hessian_module, "_detect", damaged_detect)
+    sh = ss.sparse_hessian_module(text, output="values")
+    rep = ss.check_hessian_module(text, hessian=sh, points=1, raise_on_error=False)
+    assert not rep.ok and rep.missing >= 1
+    with pytest.raises(ss.DerivativeMismatchError):
+        ss.check_hessian_module(text, hessian=sh, points=1)
+
+
 # ---------------------------------------------------------------------- the API
 def test_module_api_agrees_with_the_jax_callable_api():
     from stablehlo_sparsity.examples import brusselator
