@@ -215,13 +215,9 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
     ``args``).  Returns the worst :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside
     the pattern counts in ``missing`` and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`)."""
     sj = jacobian if jacobian is not None else ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values")
-    worst = None
-    for pt in _points(sj.function, args, points, seed):
-        rep = check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
-                             dense_limit=dense_limit, raise_on_error=raise_on_error, jacobian=sj)
-        if worst is None or (not rep.ok, rep.missing, rep.worst) > (not worst.ok, worst.missing, worst.worst):
-            worst = rep
-    return worst
+    return _worst(check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
+                                 dense_limit=dense_limit, raise_on_error=raise_on_error, jacobian=sj)
+                  for pt in _points(sj.function, args, points, seed))
 
 
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
@@ -230,10 +226,12 @@ def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequenc
                          raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None) -> CheckReport:
     """:func:`check_jacobian_module` for the Hessian of a scalar module."""
     sh = hessian if hessian is not None else ModuleSparseHessian(module, entry, wrt, output="values")
-    worst = None
-    for pt in _points(sh.function, args, points, seed):
-        rep = check_hessian(sh.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
-                            dense_limit=dense_limit, raise_on_error=raise_on_error, hessian=sh)
-        if worst is None or (not rep.ok, rep.missing, rep.worst) > (not worst.ok, worst.missing, worst.worst):
-            worst = rep
-    return worst
+    return _worst(check_hessian(sh.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
+                                dense_limit=dense_limit, raise_on_error=raise_on_error, hessian=sh)
+                  for pt in _points(sh.function, args, points, seed))
+
+
+def _worst(reports) -> CheckReport | None:
+    """The worst of the reports at several points: failures first, then most missing, then largest error (the
+    first of equals)."""
+    return max(reports, key=lambda rep: (not rep.ok, rep.missing, rep.worst), default=None)
