@@ -258,43 +258,32 @@ def _is_array(leaf) -> bool:
     return isinstance(leaf, (np.ndarray, np.generic, jax.Array))
 
 
-class _Reference:
-    """Dense AD of the user's ``f`` at any point with the structure of ``args``: the array leaves of the
-    arguments are the inputs of one jitted program (compiled once per check), other leaves stay static."""
+class _Programs:
+    """Dense AD of ``f`` for one argument structure, as jitted programs of the array leaves of the arguments
+    (the other leaves are static).  Kept in a small cache (:func:`_programs`): checking several candidates
+    against the same ``f``, or at several points, compiles dense AD once per shape."""
 
-    def __init__(self, f, args, argnums, has_aux: bool, kind: str):
-        import jax
-        import jax.numpy as jnp
+    def __init__(self, f, kind: str, argnums: tuple, has_aux: bool, tree, layout: tuple, static: tuple):
+        self.f, self.kind, self.argnums, self.has_aux = f, kind, argnums, has_aux
+        self.tree, self.layout, self.static = tree, layout, static  # layout: which leaves are arrays
+        self.reverse_ok: bool | None = None
 
-        self.leaves, self.tree = jax.tree_util.tree_flatten(list(args))
-        self.dynamic = [i for i, leaf in enumerate(self.leaves) if _is_array(leaf)]
-        self.argnums, self.has_aux, self.kind = tuple(argnums), has_aux, kind
-        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
-        self.x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
-        self.n = int(sum(np.size(leaf) for leaf in sel_leaves))
-        self.f = f
-
-    def rebuild(self, dyn):
+    def rebuild(self, dyn) -> list:
         import jax
 
-        leaves = list(self.leaves)
-        for i, v in zip(self.dynamic, dyn):
-            leaves[i] = v
+        it_dyn, it_static = iter(dyn), iter(self.static)
+        leaves = [next(it_dyn) if is_array else next(it_static) for is_array in self.layout]
         return jax.tree_util.tree_unflatten(self.tree, leaves)
-
-    def point(self, args) -> list:
-        """The dynamic leaves of ``args`` (same structure as the prepared ones)."""
-        import jax
-
-        leaves, tree = jax.tree_util.tree_flatten(list(args))
-        if str(tree) != str(self.tree):
-            raise InputError(f"a point has the argument structure {tree}, the check's arguments have {self.tree}")
-        return [leaves[i] for i in self.dynamic]
 
     def selected(self, a):
         """``(h, sel)``: ``h(*sel)`` is ``f`` at ``a`` as a function of the selected arguments, its
         differentiated output flattened (float) for a Jacobian, a scalar for a Hessian."""
+        import jax
+        import jax.numpy as jnp
+
         sel = tuple(a[i] for i in self.argnums)
+        sel_leaves = jax.tree_util.tree_leaves(sel)
+        x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
 
         def h(*s):
             b = list(a)
@@ -302,80 +291,139 @@ class _Reference:
                 b[i] = v
             y = self.f(*b)
             y = y[0] if self.has_aux else y
-            return _scalar(y) if self.kind == "Hessian" else _flat(_float_outputs(y, self.x_dtype))
+            return _scalar(y) if self.kind == "Hessian" else _flat(_float_outputs(y, x_dtype))
 
         return h, sel
 
-    def out_size(self, args) -> int:
-        import jax
-
-        h, sel = self.selected(list(args))
-        return int(np.prod(jax.eval_shape(h, *sel).shape, dtype=np.int64))
-
-    @functools.cached_property
-    def _dense_program(self):
+    @staticmethod
+    def _x_dtype(sel):
         import jax
         import jax.numpy as jnp
 
+        leaves = jax.tree_util.tree_leaves(sel)
+        return jnp.result_type(*leaves) if leaves else jnp.float32
+
+    def _eye(self, sel):
+        import jax
+        import jax.numpy as jnp
+
+        n = int(sum(np.size(leaf) for leaf in jax.tree_util.tree_leaves(sel)))
+        return jnp.eye(n, dtype=self._x_dtype(sel))
+
+    @functools.cached_property
+    def dense(self):
+        """``dyn -> (f, Jᵀ (n, m))`` or ``(f, H)`` by ``n`` batched JVPs (Hessian-vector products)."""
+        import jax
+
         def run(dyn):
             h, sel = self.selected(self.rebuild(dyn))
-            y = h(*sel)
-            eye = jnp.eye(self.n, dtype=self.x_dtype)
             if self.kind == "Hessian":
-                return y, _hvps(h, sel, eye)  # (n, n): row q is H e_q (H up to rounding symmetric)
-            return y, _jvps(h, sel, eye)  # (n, m): Jᵀ
+                return h(*sel), _hvps(h, sel, self._eye(sel))
+            return h(*sel), _jvps(h, sel, self._eye(sel))
 
         return jax.jit(run)
 
     @functools.cached_property
-    def _reverse_program(self):
+    def reverse(self):
+        """``dyn -> J (m, n)`` by ``m`` batched VJPs."""
         import jax
         import jax.numpy as jnp
 
         def run(dyn):
             h, sel = self.selected(self.rebuild(dyn))
             y = h(*sel)
-            return _vjps(h, sel, jnp.eye(y.size, dtype=y.dtype))  # (m, n): J
+            return _vjps(h, sel, jnp.eye(y.size, dtype=y.dtype))
 
         return jax.jit(run)
 
-    def dense(self, dyn):
-        """``(value, J or H as float64 (m, n), spread or None)``; the spread is dense AD's disagreement with
-        itself (forward vs reverse; ``|H - Hᵀ|``)."""
-        y, d = self._dense_program(dyn)
-        y = np.asarray(y, np.float64)
-        d = np.asarray(d, np.float64).T
-        if self.kind == "Hessian":
-            return y, d, np.abs(d - d.T)
-        spread = None
-        if self._reverse_ok is not False:
-            try:
-                rev = np.asarray(self._reverse_program(dyn), np.float64)
-                self._reverse_ok = True
-                spread = np.abs(rev - d)
-            except (TypeError, ValueError, NotImplementedError):
-                # no reverse derivative (a while loop with a dynamic trip count, a callback): forward only
-                self._reverse_ok = False
-        return y, d, spread
-
-    _reverse_ok: bool | None = None
-
     @functools.cached_property
-    def _probe_program(self):
+    def probes(self):
+        """``(dyn, v, u) -> (f, (J vᵀ)ᵀ, u J)`` (``H v`` and nothing for a Hessian)."""
         import jax
         import jax.numpy as jnp
 
         def run(dyn, v, u):
             h, sel = self.selected(self.rebuild(dyn))
             y = h(*sel)
+            x_dtype = self._x_dtype(sel)
             if self.kind == "Hessian":
-                return y, _hvps(h, sel, v.astype(self.x_dtype)), jnp.zeros((0,))
-            return y, _jvps(h, sel, v.astype(self.x_dtype)), _vjps(h, sel, u.astype(y.dtype))
+                return y, _hvps(h, sel, v.astype(x_dtype)), jnp.zeros((0,))
+            return y, _jvps(h, sel, v.astype(x_dtype)), _vjps(h, sel, u.astype(y.dtype))
 
         return jax.jit(run)
 
+
+_PROGRAMS: dict = {}
+_PROGRAMS_SIZE = 16
+
+
+def _programs(f, kind, argnums, has_aux, tree, layout, static) -> _Programs:
+    key = (f, kind, argnums, has_aux, str(tree), layout, static)
+    try:
+        hit = _PROGRAMS.pop(key, None)
+    except TypeError:  # an unhashable static argument: no reuse
+        return _Programs(f, kind, argnums, has_aux, tree, layout, static)
+    if hit is None:
+        hit = _Programs(f, kind, argnums, has_aux, tree, layout, static)
+    _PROGRAMS[key] = hit  # (most recent last)
+    while len(_PROGRAMS) > _PROGRAMS_SIZE:
+        _PROGRAMS.pop(next(iter(_PROGRAMS)))
+    return hit
+
+
+class _Reference:
+    """Dense AD of the user's ``f`` at any point with the structure of ``args``."""
+
+    def __init__(self, f, args, argnums, has_aux: bool, kind: str):
+        import jax
+        import jax.numpy as jnp
+
+        leaves, self.tree = jax.tree_util.tree_flatten(list(args))
+        layout = tuple(_is_array(leaf) for leaf in leaves)
+        static = tuple(leaf for leaf, is_array in zip(leaves, layout) if not is_array)
+        self.argnums, self.kind = tuple(argnums), kind
+        self.programs = _programs(f, kind, self.argnums, bool(has_aux), self.tree, layout, static)
+        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
+        self.x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
+        self.n = int(sum(np.size(leaf) for leaf in sel_leaves))
+
+    def point(self, args) -> list:
+        """The array leaves of ``args`` (which must have the structure of the check's arguments)."""
+        import jax
+
+        leaves, tree = jax.tree_util.tree_flatten(list(args))
+        if str(tree) != str(self.tree):
+            raise InputError(f"a point has the argument structure {tree}, the check's arguments have {self.tree}")
+        return [leaf for leaf in leaves if _is_array(leaf)]
+
+    def out_size(self, args) -> int:
+        import jax
+
+        h, sel = self.programs.selected(list(args))
+        return int(np.prod(jax.eval_shape(h, *sel).shape, dtype=np.int64))
+
+    def dense(self, dyn):
+        """``(value, J or H as float64 (m, n), spread or None)``; the spread is dense AD's disagreement with
+        itself (forward vs reverse; ``|H - Hᵀ|``)."""
+        y, d = self.programs.dense(dyn)
+        y = np.asarray(y, np.float64)
+        d = np.asarray(d, np.float64).T
+        if self.kind == "Hessian":
+            return y, d, np.abs(d - d.T)
+        spread = None
+        if self.programs.reverse_ok is not False:
+            try:
+                rev = np.asarray(self.programs.reverse(dyn), np.float64)
+                self.programs.reverse_ok = True
+                with np.errstate(invalid="ignore"):
+                    spread = np.abs(rev - d)
+            except (TypeError, ValueError, NotImplementedError):
+                # no reverse derivative (a while loop with a dynamic trip count, a callback): forward only
+                self.programs.reverse_ok = False
+        return y, d, spread
+
     def probes(self, dyn, v, u):
-        y, jv, uj = self._probe_program(dyn, v, u)
+        y, jv, uj = self.programs.probes(dyn, v, u)
         return np.asarray(y, np.float64), np.asarray(jv, np.float64), np.asarray(uj, np.float64)
 
 
@@ -430,6 +478,11 @@ def _to_csr(obj, m: int, n: int):
         csr.sum_duplicates()
         return csr, csr, obj.dtype
     if isinstance(obj, jsparse.BCSR):
+        if not obj.n_batch and not obj.n_dense and len(obj.shape) == 2:  # (read as is: to_bcoo compiles)
+            csr = sp.csr_array((np.asarray(obj.data, np.float64), np.asarray(obj.indices), np.asarray(obj.indptr)),
+                               shape=tuple(int(d) for d in obj.shape))
+            csr.sum_duplicates()
+            return csr, csr, obj.dtype
         obj = obj.to_bcoo()
     if isinstance(obj, jsparse.BCOO):
         if obj.n_batch or obj.n_dense:
