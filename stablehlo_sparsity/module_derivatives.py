@@ -213,9 +213,11 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
                           atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
                           raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None) -> CheckReport:
     """The oracle for a module from any producer: the detected pattern and the compressed Jacobian against
-    dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points (or at
-    ``args``).  Returns the worst :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside
-    the pattern counts in ``missing`` and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`)."""
+    dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points of the declared
+    types (or at ``args`` and ``points - 1`` random points near them).  Returns the worst
+    :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside the pattern counts in ``missing``
+    and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`), and so does a point where the function
+    or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``)."""
     sj = jacobian if jacobian is not None else ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values")
     return _worst([check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
                                   dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)

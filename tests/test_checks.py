@@ -110,6 +110,16 @@ def test_a_wrong_matrix_fails_in_every_container(kind, error):
             check(fn, X, **{("hessian" if check is ss.check_hessian else "jacobian"): bad})
 
 
+@pytest.mark.parametrize("kind", ["numpy", "bcoo", "csr_array"])
+def test_the_probes_method_takes_every_container_too(kind):
+    """``method="probes"`` (large problems): matrix-vector products against JVPs/VJPs (``H v`` for Hessians)."""
+    assert _report(_container(kind, J), method="probes").ok
+    rep = _report(_container(kind, _wrong("values", J)), method="probes")
+    assert not rep.ok and rep.method == "probes" and rep.worst > 10, str(rep)
+    assert _report(_container(kind, H), check=ss.check_hessian, fn=energy, method="probes").ok
+    assert not _report(_container(kind, _wrong("extra", H)), check=ss.check_hessian, fn=energy, method="probes")
+
+
 def test_float32_catches_a_diagonal_off_by_1e3_in_a_prepared_jacobian():
     """Issue 20: rtol 0.0055 accepted it.  Here through a prepared object of a slightly different function."""
     off = ss.sparse_jacobian(lambda x: f(x) + 2e-3 * x, X, output="values")  # diagonal ≈ 2: off by ≈ 1e-3
