@@ -121,15 +121,15 @@ class CheckReport:
         where = f"{self.points} point{'s' if self.points != 1 else ''}"
         if self.skipped:
             where += f" ({self.skipped} random point{'s' if self.skipped != 1 else ''} skipped: f not finite there)"
-        what = f" of a {self.candidate}" if self.candidate else ""
+        what = f" ({self.candidate})" if self.candidate else ""
         if not self.finite:
             at = self.where or "args"
-            return f"{self.kind} check{what} NOT FINITE: {m}×{n} {self.dtype}, at {at}: {self.message}"
+            return f"{self.kind} check NOT FINITE: {m}×{n} {self.dtype}{what}, at {at}: {self.message}"
         if self.method == "shape":
-            return f"{self.kind} check{what} WRONG SHAPE: {self.message}"
+            return f"{self.kind} check WRONG SHAPE: {self.message}"
         state = "OK" if self.ok else "MISMATCH"
         how = f"{self.probes} probes" if self.method == "probes" else f"{self.method} comparison"
-        s = (f"{self.kind} check{what} {state}: {m}×{n} {self.dtype}, {how} at {where}, "
+        s = (f"{self.kind} check {state}: {m}×{n} {self.dtype}{what}, {how} at {where}, "
              f"max |error| {self.max_error:.3g}, worst error/tolerance {self.worst:.3g}"
              f" (rtol {self.rtol:.2g}, atol {self.atol:.2g})")
         if not self.ok and self.points > 1:
