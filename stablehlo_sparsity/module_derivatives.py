@@ -218,10 +218,12 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
     :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside the pattern counts in ``missing``
     and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`), and so does a point where the function
     or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``)."""
-    sj = jacobian if jacobian is not None else ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values")
-    return _worst([check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
-                                  dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)
-                   for pt, k in _points(sj.function, args, points, seed)], args is None, seed, raise_on_error)
+    f = _imported(module, entry)  # the reference: this module's function, whatever ``jacobian`` was prepared from
+    sj = jacobian if jacobian is not None else ModuleSparseJacobian(f, entry, wrt, mode=mode, output="values")
+    argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
+    return _worst([check_jacobian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
+                                  seed=seed, dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)
+                   for pt, k in _points(f, args, points, seed)], args is None, seed, raise_on_error)
 
 
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
@@ -229,10 +231,12 @@ def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequenc
                          atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
                          raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None) -> CheckReport:
     """:func:`check_jacobian_module` for the Hessian of a scalar module."""
-    sh = hessian if hessian is not None else ModuleSparseHessian(module, entry, wrt, output="values")
-    return _worst([check_hessian(sh.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
-                                 dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)
-                   for pt, k in _points(sh.function, args, points, seed)], args is None, seed, raise_on_error)
+    f = _imported(module, entry)  # the reference: this module's function, whatever ``hessian`` was prepared from
+    sh = hessian if hessian is not None else ModuleSparseHessian(f, entry, wrt, output="values")
+    argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
+    return _worst([check_hessian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
+                                 seed=seed, dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)
+                   for pt, k in _points(f, args, points, seed)], args is None, seed, raise_on_error)
 
 
 def _worst(reports, random: bool, seed: int, raise_on_error: bool) -> CheckReport | None:

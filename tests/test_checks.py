@@ -261,6 +261,22 @@ def test_check_jacobian_module_says_the_cholesky_module_is_not_finite_at_random_
     assert rep.ok and rep.points == 3, str(rep)
 
 
+def test_check_jacobian_module_compares_with_the_given_module_not_the_prepared_ones():
+    """A Jacobian prepared from another module that agrees with this one at ``args`` (issue 20's example, as
+    StableHLO) fails: the reference is the import of ``module``, at ``args`` and at points near them."""
+    x0 = np.asarray(X)
+    text_f = jax.jit(f).lower(X).as_text()
+    text_g = jax.jit(lambda x: f(x) + 0.5 * (x - x0) ** 2).lower(X).as_text()
+    other = ss.sparse_jacobian_module(text_g, output="values")
+    assert ss.check_jacobian_module(text_g, jacobian=other, args=(x0,))
+    assert ss.check_jacobian_module(text_f, jacobian=other, args=(x0,), points=1)  # right at x0 alone
+    rep = ss.check_jacobian_module(text_f, jacobian=other, args=(x0,), raise_on_error=False)
+    assert not rep.ok and rep.point > 0, str(rep)
+    assert not ss.check_jacobian_module(text_f, jacobian=other, raise_on_error=False)  # random points
+    with pytest.raises(InputError, match="wrt index 1 out of range"):
+        ss.check_jacobian_module(text_f, wrt=1, jacobian=other)
+
+
 def test_check_hessian_module_says_the_function_is_not_finite():
     text = """
     func.func @main(%x: tensor<5xf32>) -> tensor<f32> {
