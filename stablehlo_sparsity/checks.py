@@ -798,7 +798,7 @@ def _check(kind: str, f, args, obj, argnums, has_aux, method, probes, rtol, atol
         rep.where = "args" if rep.point == 0 and _points_as_count(points) else \
             f"random point {rep.point} near args" if _points_as_count(points) else f"points[{rep.point}]"
     worst = max(reports, key=lambda rep: (not rep.ok, not rep.finite, rep.missing, rep.worst))
-    worst.points, worst.skipped = len(plan) - skipped, skipped
+    worst.points, worst.skipped = len(reports), skipped  # (a point that is not finite ends the comparison)
     if cand.fixed:
         worst.message = "; ".join(s for s in (worst.message, "a matrix is a value at args only: compared there")
                                   if s)
