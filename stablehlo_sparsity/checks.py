@@ -268,7 +268,8 @@ class _Programs:
     def __init__(self, f, kind: str, argnums: tuple, has_aux: bool, tree, layout: tuple, static: tuple):
         self.f, self.kind, self.argnums, self.has_aux = f, kind, argnums, has_aux
         self.tree, self.layout, self.static = tree, layout, static  # layout: which leaves are arrays
-        self.reverse_ok: bool | None = None
+        self.reverse_ok: bool | None = None  # (known after the first try: a while loop has no reverse mode)
+        self.forward_ok: bool | None = None  # (a custom_vjp has no forward mode)
 
     def rebuild(self, dyn) -> list:
         import jax
@@ -327,14 +328,18 @@ class _Programs:
 
     @functools.cached_property
     def reverse(self):
-        """``dyn -> J (m, n)`` by ``m`` batched VJPs."""
+        """``dyn -> (f, J (m, n))`` by ``m`` batched VJPs; for a Hessian ``(f, H)`` by reverse over reverse
+        (the reference of a function with a ``custom_vjp``, which has no forward derivative)."""
         import jax
         import jax.numpy as jnp
 
         def run(dyn):
             h, sel = self.selected(self.rebuild(dyn))
             y = h(*sel)
-            return _vjps(h, sel, jnp.eye(y.size, dtype=y.dtype))
+            if self.kind == "Hessian":
+                g = jax.grad(h, argnums=tuple(range(len(sel))))
+                return y, _vjps(lambda *s: _flat(g(*s)), sel, self._eye(sel))
+            return y, _vjps(h, sel, jnp.eye(y.size, dtype=y.dtype))
 
         return jax.jit(run)
 
@@ -407,7 +412,18 @@ class _Reference:
     def dense(self, dyn):
         """``(value, J or H as float64 (m, n), spread or None)``; the spread is dense AD's disagreement with
         itself (forward vs reverse; ``|H - Hᵀ|``)."""
-        y, d = self.programs.dense(dyn)
+        if self.programs.forward_ok is not False:
+            try:
+                y, d = self.programs.dense(dyn)
+                self.programs.forward_ok = True
+            except TypeError as e:
+                if "custom_vjp" not in str(e):
+                    raise
+                self.programs.forward_ok = False  # a custom_vjp: reverse mode is the only derivative
+        if self.programs.forward_ok is False:
+            y, d = self.programs.reverse(dyn)
+            d = np.asarray(d, np.float64)
+            return np.asarray(y, np.float64), d, (np.abs(d - d.T) if self.kind == "Hessian" else None)
         y = np.asarray(y, np.float64)
         d = np.asarray(d, np.float64).T
         if self.kind == "Hessian":
@@ -415,7 +431,7 @@ class _Reference:
         spread = None
         if self.programs.reverse_ok is not False:
             try:
-                rev = np.asarray(self.programs.reverse(dyn), np.float64)
+                rev = np.asarray(self.programs.reverse(dyn)[1], np.float64)
                 self.programs.reverse_ok = True
                 with np.errstate(invalid="ignore"):
                     spread = np.abs(rev - d)
@@ -425,7 +441,13 @@ class _Reference:
         return y, d, spread
 
     def probes(self, dyn, v, u):
-        y, jv, uj = self.programs.probes(dyn, v, u)
+        try:
+            y, jv, uj = self.programs.probes(dyn, v, u)
+        except TypeError as e:
+            if "custom_vjp" not in str(e):
+                raise
+            raise InputError("f has a custom_vjp, so no forward-mode products: check it with method='dense' "
+                             f"(dense_limit=… above {len(v[0]) * len(u[0])})") from None
         return np.asarray(y, np.float64), np.asarray(jv, np.float64), np.asarray(uj, np.float64)
 
 

@@ -226,6 +226,25 @@ def test_a_jacfwd_shaped_dense_array_is_read_as_output_by_input():
     assert not ss.check_jacobian(g, u, jacobian=full * 1.01, raise_on_error=False)
 
 
+def test_a_custom_vjp_function_is_checked_against_reverse_mode():
+    """``jax.jacfwd`` cannot differentiate a ``custom_vjp``: the reference falls back to dense VJPs (and to
+    reverse over reverse for a Hessian) instead of failing with JAX's TypeError."""
+    @jax.custom_vjp
+    def g(x):
+        return 2 * jnp.sin(x)
+
+    g.defvjp(lambda x: (g(x), x), lambda x, ct: (2 * jnp.cos(x) * ct,))
+    h = lambda x: g(x[1:]) * x[:-1]  # noqa: E731
+    assert ss.check_jacobian(h, X, mode="reverse")
+    assert not ss.check_jacobian(lambda x: 1.001 * h(x), X, jacobian=ss.sparse_jacobian(h, X, mode="reverse"),
+                                 raise_on_error=False)
+    dense_h = np.asarray(jax.hessian(lambda x: jnp.sum(jnp.cos(x) * x))(X))  # (no custom_vjp: the matrix)
+    assert ss.check_hessian(lambda x: jnp.sum(g(x) * x) / 2 - jnp.sum(jnp.sin(x) * x) + jnp.sum(jnp.cos(x) * x),
+                            X, hessian=dense_h)
+    with pytest.raises(InputError, match="method='dense'"):
+        ss.check_jacobian(h, X, mode="reverse", method="probes")
+
+
 # ------------------------------------------------------------------------------------ not finite
 def test_a_function_that_is_not_finite_at_args_fails_and_says_so():
     x = jnp.asarray([-1.0, 0.5, 2.0], F32)
