@@ -344,18 +344,27 @@ class _Programs:
         return jax.jit(run)
 
     @functools.cached_property
-    def probes(self):
-        """``(dyn, v, u) -> (f, (J vᵀ)ᵀ, u J)`` (``H v`` and nothing for a Hessian)."""
+    def forward_probes(self):
+        """``(dyn, v) -> (f, (J vᵀ)ᵀ)`` (``H v`` for a Hessian)."""
         import jax
-        import jax.numpy as jnp
 
-        def run(dyn, v, u):
+        def run(dyn, v):
             h, sel = self.selected(self.rebuild(dyn))
-            y = h(*sel)
             x_dtype = self._x_dtype(sel)
             if self.kind == "Hessian":
-                return y, _hvps(h, sel, v.astype(x_dtype)), jnp.zeros((0,))
-            return y, _jvps(h, sel, v.astype(x_dtype)), _vjps(h, sel, u.astype(y.dtype))
+                return h(*sel), _hvps(h, sel, v.astype(x_dtype))
+            return h(*sel), _jvps(h, sel, v.astype(x_dtype))
+
+        return jax.jit(run)
+
+    @functools.cached_property
+    def reverse_probes(self):
+        """``(dyn, u) -> u J`` (Jacobians only)."""
+        import jax
+
+        def run(dyn, u):
+            h, sel = self.selected(self.rebuild(dyn))
+            return _vjps(h, sel, u.astype(jax.eval_shape(h, *sel).dtype))
 
         return jax.jit(run)
 
@@ -441,14 +450,23 @@ class _Reference:
         return y, d, spread
 
     def probes(self, dyn, v, u):
+        """``(f, (J vᵀ)ᵀ or H vᵀ, u J or an empty array)``: without a reverse derivative (a while loop) the
+        probes are JVPs only."""
         try:
-            y, jv, uj = self.programs.probes(dyn, v, u)
+            y, jv = self.programs.forward_probes(dyn, v)
         except TypeError as e:
             if "custom_vjp" not in str(e):
                 raise
             raise InputError("f has a custom_vjp, so no forward-mode products: check it with method='dense' "
                              f"(dense_limit=… above {len(v[0]) * len(u[0])})") from None
-        return np.asarray(y, np.float64), np.asarray(jv, np.float64), np.asarray(uj, np.float64)
+        uj = np.zeros((0, 0))
+        if self.kind == "Jacobian" and self.programs.reverse_ok is not False:
+            try:
+                uj = np.asarray(self.programs.reverse_probes(dyn, u), np.float64)
+                self.programs.reverse_ok = True
+            except (TypeError, ValueError, NotImplementedError):
+                self.programs.reverse_ok = False  # (a while loop with a dynamic trip count, a callback)
+        return np.asarray(y, np.float64), np.asarray(jv, np.float64), uj
 
 
 # --------------------------------------------------------------------------------------- candidates
@@ -810,7 +828,7 @@ def _check(kind: str, f, args, obj, argnums, has_aux, method, probes, rtol, atol
         else:
             aj = abs(approx)
             pairs = [(jv, (approx @ v.T).T, (aj @ np.abs(v).T).T)]
-            if kind == "Jacobian":
+            if uj.size:
                 pairs.append((uj, (approx.T @ u.T).T, (aj.T @ np.abs(u).T).T))
             amax = float(np.abs(approx.data).max(initial=0.0)) if approx.nnz else 0.0
             rep = _compare_probes(kind, pairs, amax, cand.num_colors, (m, n), eps, rtol, atol, dtype, probes)

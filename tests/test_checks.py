@@ -245,6 +245,22 @@ def test_a_custom_vjp_function_is_checked_against_reverse_mode():
         ss.check_jacobian(h, X, mode="reverse", method="probes")
 
 
+def test_a_while_loop_without_reverse_mode_is_checked_forward_only():
+    """Issue 20's fixed-point solve: JAX has no VJP of this loop, so the spread and the ``uᵀJ`` probes are
+    left out, never an error (the old probes raised JAX's ValueError)."""
+    def solve(x):
+        c = lambda s: (s[1] < 50) & (jnp.max(jnp.abs(s[0] - .5 * jnp.cos(s[0]) - x)) > 1e-6)  # noqa: E731
+        y, _ = jax.lax.while_loop(c, lambda s: (.5 * jnp.cos(s[0]) + x, s[1] + 1), (x, 0))
+        return y[1:] * y[:-1]
+
+    x = jnp.linspace(0, 1, 12, dtype=F32)
+    jac = ss.sparse_jacobian(solve, x, output="values")
+    for method in ("dense", "probes"):
+        assert ss.check_jacobian(solve, x, jacobian=jac, method=method)
+        assert not ss.check_jacobian(lambda v: 1.001 * solve(v), x, jacobian=jac, method=method,
+                                     raise_on_error=False)
+
+
 # ------------------------------------------------------------------------------------ not finite
 def test_a_function_that_is_not_finite_at_args_fails_and_says_so():
     x = jnp.asarray([-1.0, 0.5, 2.0], F32)
