@@ -201,8 +201,13 @@ def sparse_hessian_module(module, entry: str = "main", wrt=None, *, output: str 
 
 
 def _points(f: ImportedFunction, args, points: int, seed: int):
-    """``[(point, points= for check_*)]``: at ``args`` and ``points - 1`` random points near them; else at
-    ``points`` random points of the declared types, one comparison each."""
+    """``[(point, points= for check_*)]``: at ``args`` and ``points - 1`` random points near them; at the
+    given points (a list of argument tuples); else at ``points`` random points of the declared types."""
+    if not isinstance(points, (int, np.integer)) or isinstance(points, bool):  # explicit argument tuples
+        if args is not None:
+            raise InputError("pass either args= or a list of points=, not both")
+        pts = [tuple(p) for p in points]
+        return [(pts[0], pts)] if pts else []
     if args is not None:
         return [(tuple(args), points)]
     return [(f.random_args(seed + k), 1) for k in range(points)]
@@ -214,7 +219,8 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
                           raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None) -> CheckReport:
     """The oracle for a module from any producer: the detected pattern and the compressed Jacobian against
     dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points of the declared
-    types (or at ``args`` and ``points - 1`` random points near them).  Returns the worst
+    types (or at ``args`` and ``points - 1`` random points near them, or at ``points`` given as a list of
+    argument tuples).  Returns the worst
     :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside the pattern counts in ``missing``
     and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`), and so does a point where the function
     or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``)."""
@@ -223,7 +229,8 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
     argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
     return _worst([check_jacobian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
                                   seed=seed, dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)
-                   for pt, k in _points(f, args, points, seed)], args is None, seed, raise_on_error)
+                   for pt, k in _points(f, args, points, seed)], args is None and isinstance(points, int), seed,
+                  raise_on_error)
 
 
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
@@ -236,7 +243,8 @@ def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequenc
     argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
     return _worst([check_hessian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
                                  seed=seed, dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)
-                   for pt, k in _points(f, args, points, seed)], args is None, seed, raise_on_error)
+                   for pt, k in _points(f, args, points, seed)], args is None and isinstance(points, int), seed,
+                  raise_on_error)
 
 
 def _worst(reports, random: bool, seed: int, raise_on_error: bool) -> CheckReport | None:

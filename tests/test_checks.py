@@ -294,6 +294,9 @@ def test_check_jacobian_module_says_the_cholesky_module_is_not_finite_at_random_
         ss.check_jacobian_module(blob, jacobian=jac, points=1)
     rep = ss.check_jacobian_module(blob, jacobian=jac, args=data["inputs"])  # positive definite: defined
     assert rep.ok and rep.points == 3, str(rep)
+    spd = data["inputs"][0]
+    rep = ss.check_jacobian_module(blob, jacobian=jac, points=[(spd,), (spd + 3 * np.eye(4, dtype=F32),)])
+    assert rep.ok and rep.points == 2, str(rep)
 
 
 def test_check_jacobian_module_compares_with_the_given_module_not_the_prepared_ones():
