@@ -57,11 +57,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
+from .check_candidates import Candidate, WrongShape, candidate_of, to_csr
+from .check_reference import DenseReference, is_array
 from .errors import InputError, SparsityError
 
 __all__ = ["check_jacobian", "check_hessian", "CheckReport", "DerivativeMismatchError"]
@@ -168,464 +169,6 @@ def _tolerances(eps: float, scale: float, rtol, atol) -> tuple[float, float]:
     return r, max(a, np.finfo(np.float64).tiny)
 
 
-# --------------------------------------------------------------------------------------- batched products
-def _split(v, leaves, tree):
-    """Rows of ``v`` (``(p, n)``) as a batched pytree shaped like ``leaves``."""
-    import jax
-    import jax.numpy as jnp
-
-    p = v.shape[0]
-    out, o = [], 0
-    for leaf in leaves:
-        size = int(np.prod(np.shape(leaf), dtype=np.int64))
-        out.append(jnp.reshape(v[:, o:o + size], (p,) + tuple(np.shape(leaf))).astype(jnp.result_type(leaf)))
-        o += size
-    return jax.tree_util.tree_unflatten(tree, out)
-
-
-def _join(tree, p):
-    import jax
-    import jax.numpy as jnp
-
-    parts = [jnp.reshape(d, (p, -1)) for d in jax.tree_util.tree_leaves(tree)]
-    return jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
-
-
-def _flat(tree):
-    import jax
-    import jax.numpy as jnp
-
-    parts = [jnp.ravel(d) for d in jax.tree_util.tree_leaves(tree)]
-    return jnp.concatenate(parts) if len(parts) > 1 else parts[0] if parts else jnp.zeros((0,))
-
-
-def _jvps(h, sel, v):
-    """``(p, m)``: row ``q`` is ``J v_q`` for the rows ``v_q`` of ``v`` (``(p, n)``)."""
-    import jax
-
-    leaves, tree = jax.tree_util.tree_flatten(sel)
-    t = _split(v, leaves, tree)
-    ydot = jax.vmap(lambda tq: jax.jvp(h, sel, tq)[1])(t)
-    return _join(ydot, v.shape[0])
-
-
-def _vjps(h, sel, u):
-    """``(p, n)``: row ``q`` is ``u_qᵀ J``."""
-    import jax
-
-    y, vjp_fn = jax.vjp(h, *sel)
-    leaves, tree = jax.tree_util.tree_flatten(y)
-    cts = jax.vmap(vjp_fn)(_split(u, leaves, tree))
-    return _join(cts, u.shape[0])
-
-
-def _hvps(h, sel, v):
-    """``(p, n)``: row ``q`` is ``H v_q`` (forward over reverse)."""
-    import jax
-
-    g = jax.grad(h, argnums=tuple(range(len(sel))))
-    leaves, tree = jax.tree_util.tree_flatten(sel)
-    t = _split(v, leaves, tree)
-    gdot = jax.vmap(lambda tq: jax.jvp(g, sel, tq)[1])(t)
-    return _join(gdot, v.shape[0])
-
-
-# --------------------------------------------------------------------------------------- the user's function
-def _float_outputs(out, like_dtype):
-    """Integer/bool output leaves as floats (their derivative is zero); complex outputs are refused."""
-    import jax
-    import jax.numpy as jnp
-
-    leaves = jax.tree_util.tree_leaves(out)
-    floats = [jnp.result_type(o) for o in leaves if jnp.issubdtype(jnp.result_type(o), jnp.inexact)]
-    if any(jnp.issubdtype(d, jnp.complexfloating) for d in floats):
-        raise InputError("complex outputs are not supported; split them into real and imaginary parts")
-    target = jnp.result_type(*floats) if floats else like_dtype
-    return jax.tree_util.tree_map(
-        lambda o: o if jnp.issubdtype(jnp.result_type(o), jnp.inexact) else jnp.asarray(o).astype(target), out)
-
-
-def _scalar(y):
-    import jax.numpy as jnp
-
-    y = jnp.asarray(y)
-    if y.size != 1:
-        raise InputError(f"a Hessian needs a scalar function; f returns shape {y.shape}")
-    return jnp.reshape(y, ())
-
-
-def _is_array(leaf) -> bool:
-    import jax
-
-    return isinstance(leaf, (np.ndarray, np.generic, jax.Array))
-
-
-class _Programs:
-    """Dense AD of ``f`` for one argument structure, as jitted programs of the array leaves of the arguments
-    (the other leaves are static).  Kept in a small cache (:func:`_programs`): checking several candidates
-    against the same ``f``, or at several points, compiles dense AD once per shape."""
-
-    def __init__(self, f, kind: str, argnums: tuple, has_aux: bool, tree, layout: tuple, static: tuple):
-        self.f, self.kind, self.argnums, self.has_aux = f, kind, argnums, has_aux
-        self.tree, self.layout, self.static = tree, layout, static  # layout: which leaves are arrays
-        self.reverse_ok: bool | None = None  # (known after the first try: a while loop has no reverse mode)
-        self.forward_ok: bool | None = None  # (a custom_vjp has no forward mode)
-
-    def rebuild(self, dyn) -> list:
-        import jax
-
-        it_dyn, it_static = iter(dyn), iter(self.static)
-        leaves = [next(it_dyn) if is_array else next(it_static) for is_array in self.layout]
-        return jax.tree_util.tree_unflatten(self.tree, leaves)
-
-    def selected(self, a):
-        """``(h, sel)``: ``h(*sel)`` is ``f`` at ``a`` as a function of the selected arguments, its
-        differentiated output flattened (float) for a Jacobian, a scalar for a Hessian."""
-        import jax
-        import jax.numpy as jnp
-
-        sel = tuple(a[i] for i in self.argnums)
-        sel_leaves = jax.tree_util.tree_leaves(sel)
-        x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
-
-        def h(*s):
-            b = list(a)
-            for i, v in zip(self.argnums, s):
-                b[i] = v
-            y = self.f(*b)
-            y = y[0] if self.has_aux else y
-            return _scalar(y) if self.kind == "Hessian" else _flat(_float_outputs(y, x_dtype))
-
-        return h, sel
-
-    @staticmethod
-    def _x_dtype(sel):
-        import jax
-        import jax.numpy as jnp
-
-        leaves = jax.tree_util.tree_leaves(sel)
-        return jnp.result_type(*leaves) if leaves else jnp.float32
-
-    def _eye(self, sel):
-        import jax
-        import jax.numpy as jnp
-
-        n = int(sum(np.size(leaf) for leaf in jax.tree_util.tree_leaves(sel)))
-        return jnp.eye(n, dtype=self._x_dtype(sel))
-
-    @functools.cached_property
-    def dense(self):
-        """``dyn -> (f, Jᵀ (n, m))`` or ``(f, H)`` by ``n`` batched JVPs (Hessian-vector products)."""
-        import jax
-
-        def run(dyn):
-            h, sel = self.selected(self.rebuild(dyn))
-            if self.kind == "Hessian":
-                return h(*sel), _hvps(h, sel, self._eye(sel))
-            return h(*sel), _jvps(h, sel, self._eye(sel))
-
-        return jax.jit(run)
-
-    @functools.cached_property
-    def reverse(self):
-        """``dyn -> (f, J (m, n))`` by ``m`` batched VJPs; for a Hessian ``(f, H)`` by reverse over reverse
-        (the reference of a function with a ``custom_vjp``, which has no forward derivative)."""
-        import jax
-        import jax.numpy as jnp
-
-        def run(dyn):
-            h, sel = self.selected(self.rebuild(dyn))
-            y = h(*sel)
-            if self.kind == "Hessian":
-                g = jax.grad(h, argnums=tuple(range(len(sel))))
-                return y, _vjps(lambda *s: _flat(g(*s)), sel, self._eye(sel))
-            return y, _vjps(h, sel, jnp.eye(y.size, dtype=y.dtype))
-
-        return jax.jit(run)
-
-    @functools.cached_property
-    def forward_probes(self):
-        """``(dyn, v) -> (f, (J vᵀ)ᵀ)`` (``H v`` for a Hessian)."""
-        import jax
-
-        def run(dyn, v):
-            h, sel = self.selected(self.rebuild(dyn))
-            x_dtype = self._x_dtype(sel)
-            if self.kind == "Hessian":
-                return h(*sel), _hvps(h, sel, v.astype(x_dtype))
-            return h(*sel), _jvps(h, sel, v.astype(x_dtype))
-
-        return jax.jit(run)
-
-    @functools.cached_property
-    def reverse_probes(self):
-        """``(dyn, u) -> u J`` (Jacobians only)."""
-        import jax
-
-        def run(dyn, u):
-            h, sel = self.selected(self.rebuild(dyn))
-            return _vjps(h, sel, u.astype(jax.eval_shape(h, *sel).dtype))
-
-        return jax.jit(run)
-
-
-_PROGRAMS: dict = {}
-_PROGRAMS_SIZE = 16
-
-
-def _programs(f, kind, argnums, has_aux, tree, layout, static) -> _Programs:
-    key = (f, kind, argnums, has_aux, str(tree), layout, static)
-    try:
-        hit = _PROGRAMS.pop(key, None)
-    except TypeError:  # an unhashable static argument: no reuse
-        return _Programs(f, kind, argnums, has_aux, tree, layout, static)
-    if hit is None:
-        hit = _Programs(f, kind, argnums, has_aux, tree, layout, static)
-    _PROGRAMS[key] = hit  # (most recent last)
-    while len(_PROGRAMS) > _PROGRAMS_SIZE:
-        _PROGRAMS.pop(next(iter(_PROGRAMS)))
-    return hit
-
-
-class _Reference:
-    """Dense AD of the user's ``f`` at any point with the structure of ``args``."""
-
-    def __init__(self, f, args, argnums, has_aux: bool, kind: str):
-        import jax
-        import jax.numpy as jnp
-
-        leaves, self.tree = jax.tree_util.tree_flatten(list(args))
-        layout = tuple(_is_array(leaf) for leaf in leaves)
-        static = tuple(leaf for leaf, is_array in zip(leaves, layout) if not is_array)
-        self.argnums, self.kind = tuple(argnums), kind
-        self.programs = _programs(f, kind, self.argnums, bool(has_aux), self.tree, layout, static)
-        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
-        self.x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
-        self.n = int(sum(np.size(leaf) for leaf in sel_leaves))
-
-    def point(self, args) -> list:
-        """The array leaves of ``args`` (which must have the structure of the check's arguments)."""
-        import jax
-
-        leaves, tree = jax.tree_util.tree_flatten(list(args))
-        if str(tree) != str(self.tree):
-            raise InputError(f"a point has the argument structure {tree}, the check's arguments have {self.tree}")
-        return [leaf for leaf in leaves if _is_array(leaf)]
-
-    def out_size(self, args) -> int:
-        import jax
-
-        h, sel = self.programs.selected(list(args))
-        return int(np.prod(jax.eval_shape(h, *sel).shape, dtype=np.int64))
-
-    def dense(self, dyn):
-        """``(value, J or H as float64 (m, n), spread or None)``; the spread is dense AD's disagreement with
-        itself (forward vs reverse; ``|H - Hᵀ|``)."""
-        if self.programs.forward_ok is not False:
-            try:
-                y, d = self.programs.dense(dyn)
-                self.programs.forward_ok = True
-            except TypeError as e:
-                if "custom_vjp" not in str(e):
-                    raise
-                self.programs.forward_ok = False  # a custom_vjp: reverse mode is the only derivative
-        if self.programs.forward_ok is False:
-            y, d = self.programs.reverse(dyn)
-            d = np.asarray(d, np.float64)
-            return np.asarray(y, np.float64), d, (np.abs(d - d.T) if self.kind == "Hessian" else None)
-        y = np.asarray(y, np.float64)
-        d = np.asarray(d, np.float64).T
-        if self.kind == "Hessian":
-            return y, d, np.abs(d - d.T)
-        spread = None
-        if self.programs.reverse_ok is not False:
-            try:
-                rev = np.asarray(self.programs.reverse(dyn)[1], np.float64)
-                self.programs.reverse_ok = True
-                with np.errstate(invalid="ignore"):
-                    spread = np.abs(rev - d)
-            except (TypeError, ValueError, NotImplementedError):
-                # no reverse derivative (a while loop with a dynamic trip count, a callback): forward only
-                self.programs.reverse_ok = False
-        return y, d, spread
-
-    def probes(self, dyn, v, u):
-        """``(f, (J vᵀ)ᵀ or H vᵀ, u J or an empty array)``: without a reverse derivative (a while loop) the
-        probes are JVPs only."""
-        try:
-            y, jv = self.programs.forward_probes(dyn, v)
-        except TypeError as e:
-            if "custom_vjp" not in str(e):
-                raise
-            raise InputError("f has a custom_vjp, so no forward-mode products: check it with method='dense' "
-                             f"(dense_limit=… above {len(v[0]) * len(u[0])})") from None
-        uj = np.zeros((0, 0))
-        if self.kind == "Jacobian" and self.programs.reverse_ok is not False:
-            try:
-                uj = np.asarray(self.programs.reverse_probes(dyn, u), np.float64)
-                self.programs.reverse_ok = True
-            except (TypeError, ValueError, NotImplementedError):
-                self.programs.reverse_ok = False  # (a while loop with a dynamic trip count, a callback)
-        return np.asarray(y, np.float64), np.asarray(jv, np.float64), uj
-
-
-# --------------------------------------------------------------------------------------- candidates
-@dataclass
-class _Candidate:
-    """What is checked: its matrix at a point (float64 CSR ``(m, n)`` and the dtype it came in), the pattern it
-    claims (or ``None``), whether it is a value at ``args`` only, and the selection it was prepared for."""
-
-    describe: str
-    at: Callable[[tuple], Any]
-    pattern: Any = None
-    fixed: bool = False
-    argnums: tuple | None = None
-    has_aux: bool | None = None
-    num_colors: int = 0
-    shape: tuple | None = None
-
-
-def _split_shape(shape, m: int, n: int):
-    """``(m, n)`` for an array whose leading dims flatten to ``m`` and trailing dims to ``n``
-    (``jax.jacfwd``'s ``output shape + input shape``), else ``None``."""
-    shape = tuple(int(s) for s in shape)
-    for k in range(len(shape) + 1):
-        if int(np.prod(shape[:k], dtype=np.int64)) == m and int(np.prod(shape[k:], dtype=np.int64)) == n:
-            return m, n
-    return None
-
-
-def _matrix_shape(shape, m: int, n: int) -> tuple[int, int]:
-    if len(shape) == 2:
-        return int(shape[0]), int(shape[1])
-    got = _split_shape(shape, m, n)
-    if got is None:
-        raise _WrongShape(tuple(int(s) for s in shape))
-    return got
-
-
-class _WrongShape(Exception):
-    def __init__(self, shape):
-        self.shape = shape
-
-
-def _to_csr(obj, m: int, n: int):
-    """``(matrix as float64 CSR, pattern CSR or None, dtype)`` of a plain matrix container."""
-    import jax
-
-    from jax.experimental import sparse as jsparse
-
-    if sp.issparse(obj):
-        csr = sp.csr_array(obj).astype(np.float64)
-        csr.sum_duplicates()
-        return csr, csr, obj.dtype
-    if isinstance(obj, jsparse.BCSR):
-        if not obj.n_batch and not obj.n_dense and len(obj.shape) == 2:  # (read as is: to_bcoo compiles)
-            csr = sp.csr_array((np.asarray(obj.data, np.float64), np.asarray(obj.indices), np.asarray(obj.indptr)),
-                               shape=tuple(int(d) for d in obj.shape))
-            csr.sum_duplicates()
-            return csr, csr, obj.dtype
-        obj = obj.to_bcoo()
-    if isinstance(obj, jsparse.BCOO):
-        if obj.n_batch or obj.n_dense:
-            obj = jsparse.bcoo_update_layout(obj, n_batch=0, n_dense=0)
-        mm, nn = _matrix_shape(obj.shape, m, n)
-        idx = np.asarray(obj.indices).reshape(-1, len(obj.shape))
-        flat = np.ravel_multi_index(tuple(idx.T), obj.shape) if idx.size else np.zeros(0, np.int64)
-        rows, cols = np.divmod(flat, nn) if nn else (flat, flat)
-        csr = sp.csr_array((np.asarray(obj.data, np.float64).ravel(), (rows, cols)), shape=(mm, nn))
-        csr.sum_duplicates()  # (duplicates add, as BCOO's own todense does)
-        return csr, csr, obj.dtype
-    if hasattr(obj, "csr") and hasattr(obj, "in_structure"):  # lineax_interop.SparseJacobianOperator
-        data, indices, indptr = obj.csr()
-        mm = len(indptr) - 1
-        csr = sp.csr_array((np.asarray(data, np.float64), np.asarray(indices), np.asarray(indptr)),
-                           shape=(mm, _lineax_cols(obj)))
-        return csr, csr, np.asarray(data).dtype
-    if hasattr(obj, "as_matrix") and hasattr(obj, "in_structure"):  # any other lineax operator
-        obj = obj.as_matrix()
-    if isinstance(obj, (np.ndarray, jax.Array)) or np.ndim(obj):
-        a = np.asarray(obj)
-        if not np.issubdtype(a.dtype, np.number) and a.dtype.name != "bfloat16":
-            raise InputError(f"a matrix must hold numbers, got dtype {a.dtype}")
-        mm, nn = _matrix_shape(a.shape, m, n)
-        return sp.csr_array(a.astype(np.float64).reshape(mm, nn)), None, a.dtype
-    raise InputError(f"cannot check a {type(obj).__name__}: expected a prepared Jacobian/Hessian, a JAX BCOO/BCSR, "
-                     "a SciPy sparse matrix, a dense array, a lineax operator or a SciPy/IPOPT wrapper")
-
-
-def _lineax_cols(op) -> int:
-    import jax
-
-    return int(sum(np.size(x) for x in jax.tree_util.tree_leaves(op.in_structure())))
-
-
-def _prepared_of(obj):
-    """The prepared object inside a wrapper (``ScipyJacobian.sparse_jacobian`` …), or ``obj`` itself."""
-    for name in ("sparse_jacobian", "sparse_hessian"):
-        inner = getattr(obj, name, None)
-        if inner is not None and hasattr(inner, "argnums") and hasattr(inner, "pattern"):
-            return inner
-    return obj
-
-
-def _candidate(obj, kind: str) -> _Candidate:
-    """Sort what the user passed into one of the three kinds (prepared, wrapper, matrix)."""
-    from .ipopt import ConstraintJacobian, LagrangianHessian
-
-    name = type(obj).__name__
-    if isinstance(obj, (ConstraintJacobian, LagrangianHessian)):
-        inner = _prepared_of(obj)
-        rows, cols = (np.asarray(a, np.int64) for a in obj.structure())
-        shape = tuple(inner.shape)
-        lower = isinstance(obj, LagrangianHessian)
-
-        def ipopt_at(pt):
-            raw = np.asarray(obj(*pt))
-            v = raw.astype(np.float64)
-            if lower:  # IPOPT holds the lower triangle: mirror it
-                off = rows != cols
-                r, c, v = np.r_[rows, cols[off]], np.r_[cols, rows[off]], np.r_[v, v[off]]
-            else:
-                r, c = rows, cols
-            return sp.csr_array((v, (r, c)), shape=shape), raw.dtype
-
-        pattern = _ipopt_pattern(rows, cols, shape, lower)
-        return _Candidate(f"IPOPT {name}", ipopt_at, pattern, False, tuple(inner.argnums), inner.has_aux,
-                          int(getattr(inner, "num_colors", 0)), shape)
-    if all(hasattr(obj, a) for a in ("values", "pattern", "argnums", "shape")) and callable(obj.values):
-        csr = obj.pattern.to_scipy()
-        shape = tuple(csr.shape)
-
-        def prepared_at(pt):
-            values = np.asarray(obj.values(*pt))
-            return sp.csr_array((values.astype(np.float64), csr.indices, csr.indptr), shape=shape), values.dtype
-
-        return _Candidate(f"prepared {kind}", prepared_at, csr, False, tuple(obj.argnums),
-                          bool(getattr(obj, "has_aux", False)), int(getattr(obj, "num_colors", 0)), shape)
-    inner = _prepared_of(obj)
-    if inner is not obj and callable(obj):  # a wrapper called as its consumer calls it (ScipyJacobian …)
-        pat = inner.pattern.to_scipy()
-        shape = tuple(pat.shape)
-
-        def wrapper_at(pt):
-            csr, _, dtype = _to_csr(obj(*pt), *shape)
-            return csr, dtype
-
-        return _Candidate(f"{name} wrapper", wrapper_at, pat, False, tuple(inner.argnums),
-                          bool(getattr(inner, "has_aux", False)), int(getattr(inner, "num_colors", 0)), shape)
-    return _Candidate(f"{name} matrix", lambda pt: None, None, True)
-
-
-def _ipopt_pattern(rows, cols, shape, lower):
-    if lower:
-        off = rows != cols
-        rows, cols = np.r_[rows, cols[off]], np.r_[cols, rows[off]]
-    p = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=shape)
-    p.sum_duplicates()
-    return p
-
-
 # --------------------------------------------------------------------------------------- points
 def _near(args, rng, radius: float):
     """``args`` with every floating-point array moved by ``radius · (|x_i| + mean|x|) · N(0, 1)``."""
@@ -633,7 +176,7 @@ def _near(args, rng, radius: float):
     import jax.numpy as jnp
 
     def move(leaf):
-        if not _is_array(leaf) or not jnp.issubdtype(jnp.result_type(leaf), jnp.floating):
+        if not is_array(leaf) or not jnp.issubdtype(jnp.result_type(leaf), jnp.floating):
             return leaf
         a = np.asarray(leaf, np.float64)
         base = float(np.mean(np.abs(a))) if a.size else 0.0
@@ -643,7 +186,7 @@ def _near(args, rng, radius: float):
             return jnp.asarray(moved, dtype=leaf.dtype)
         return np.asarray(moved, dtype=np.asarray(leaf).dtype)
 
-    return tuple(jax.tree_util.tree_map(move, list(args), is_leaf=_is_array))
+    return tuple(jax.tree_util.tree_map(move, list(args), is_leaf=is_array))
 
 
 def _point_list(args, points, fixed: bool, seed: int):
@@ -760,7 +303,7 @@ def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _selection(cand: _Candidate, args, argnums, has_aux, kind: str) -> tuple[tuple[int, ...], bool]:
+def _selection(cand: Candidate, args, argnums, has_aux, kind: str) -> tuple[tuple[int, ...], bool]:
     """A prepared object is checked for the arguments it differentiates; explicit ``argnums`` / ``has_aux``
     must agree with it (else the comparison would be between different derivatives)."""
     if cand.argnums is not None:
@@ -772,7 +315,7 @@ def _selection(cand: _Candidate, args, argnums, has_aux, kind: str) -> tuple[tup
     return _norm_argnums(0 if argnums is None else argnums, len(args)), bool(has_aux)
 
 
-def _shape_mismatch(kind, want, got, cand: _Candidate, dtype) -> CheckReport:
+def _shape_mismatch(kind, want, got, cand: Candidate, dtype) -> CheckReport:
     return CheckReport(False, kind, "shape", tuple(got), str(np.dtype(dtype)), cand.num_colors, 0.0, 0.0,
                        float("inf"), float("inf"), candidate=cand.describe,
                        message=f"the {cand.describe} is {'×'.join(map(str, got))}, the function's {kind} is "
@@ -783,15 +326,15 @@ def _check(kind: str, f, args, obj, argnums, has_aux, method, probes, rtol, atol
            raise_on_error) -> CheckReport:
     """The comparison shared by :func:`check_jacobian` and :func:`check_hessian` once ``obj`` (the candidate)
     exists."""
-    cand = _candidate(obj, kind)
+    cand = candidate_of(obj, kind)
     argnums, has_aux = _selection(cand, args, argnums, has_aux, kind)
-    ref = _Reference(f, args, argnums, has_aux, kind)
+    ref = DenseReference(f, args, argnums, has_aux, kind)
     n = ref.n
     m = ref.out_size(args) if kind == "Jacobian" else n
     if cand.fixed:  # a matrix: its value is known now, at args
         try:
-            approx, pattern, cdtype = _to_csr(obj, m, n)
-        except _WrongShape as e:
+            approx, pattern, cdtype = to_csr(obj, m, n)
+        except WrongShape as e:
             return _finish(_shape_mismatch(kind, (m, n), e.shape, cand, ref.x_dtype), raise_on_error)
         cand.at, cand.pattern, cand.shape = (lambda pt: (approx, cdtype)), pattern, approx.shape
     if cand.shape is None or tuple(cand.shape) != (m, n):
