@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 
 from .core import import_rule
 from .replay import REPLAY_JVPS, replay
@@ -172,6 +173,10 @@ def _custom_call(ctx, op, args):
 
     target = ir.StringAttr(op.attributes["call_target_name"]).value
     if target in _IDENTITY_TARGETS:
+        rtypes = ctx.result_types(op)
+        if len(rtypes) > len(args) or any(tuple(t.shape) != tuple(np.shape(a)) for t, a in zip(rtypes, args)):
+            raise ctx.error(op, f"custom_call target '{target}' changes shapes (a sharded program); import the "
+                                "single-device program instead")
         return list(args)[:len(op.results)]
     if target == "shape_assertion":
         return []
