@@ -201,7 +201,7 @@ def _lower_text(prepared, module, platform: str) -> str:
     except Exception as e:
         raise InputError(f"could not build the derivative program of @{prepared.entry}: {type(e).__name__}: "
                          f"{str(e).splitlines()[0][:300]}") from None
-    if platform == "portable":
+    if platform == "portable":  # (with "portable-or-input" the module already runs on one platform only)
         foreign = foreign_targets(module, lowered_module)
         if foreign:
             raise InputError(f"the derivative program of @{prepared.entry} would call {', '.join(foreign)}, "

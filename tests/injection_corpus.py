@@ -15,9 +15,8 @@ Sources: openxla/stablehlo's testdata (``@main`` calls ``@inputs()`` / ``@expect
 ``check.expect_*``: :func:`testdata_function` turns the inputs into arguments and drops the checks) and JAX's
 export back-compat modules (:func:`backcompat_cases`).
 
-    python tests/injection_corpus.py --testdata DIR_OR_FILES... [--stride K]   # one JSON line per module
-    python tests/injection_corpus.py --backcompat NAME...
-    python tests/injection_corpus.py --run-all DIR                            # long run: workers, summary
+    python tests/injection_corpus.py FILE.mlir... BACKCOMPAT_NAME...     # one JSON line per module
+    python tests/injection_corpus.py --run-all DIR [STRIDE]            # the long run: workers, a summary
 
 Each line: ``{"name", "status", "detail", "ops", "injected_ops"}``; status ``ok``, ``nondiff``, ``mismatch``,
 ``foreign``, ``refused``, ``skipped``, ``error`` (an unexpected exception), ``crash`` (the worker died).
@@ -275,23 +274,26 @@ def _compare(f_exe, f, pt, values, info, float_args, float_results, low, rng):
 
 # ---------------------------------------------------------------------------------------------- workers
 def worker(argv) -> int:
+    """Check each module named in ``argv`` — a ``.mlir`` path (openxla testdata format) or a back-compat case
+    name — printing ``{"start": name}`` then its result, one JSON line each."""
     items = []
-    if argv[0] == "--testdata":
-        for path in argv[1:]:
-            with open(path, encoding="utf-8") as fh:
-                items.append((os.path.basename(path)[:-5], ("testdata", fh.read()), None))
-    elif argv[0] == "--backcompat":
-        wanted = set(argv[1:])
-        items = [(n, b, inp) for n, b, inp in backcompat_cases(cpu_or_neutral=False) if n in wanted]
-    else:
-        raise SystemExit(f"unknown source {argv[0]}")
+    wanted = [a for a in argv if not a.endswith(".mlir")]
+    compat = {n: (b, inp) for n, b, inp in backcompat_cases(cpu_or_neutral=False)} if wanted else {}
+    for a in argv:
+        if a.endswith(".mlir"):
+            with open(a, encoding="utf-8") as fh:
+                items.append((_key(a), fh.read(), None))
+        elif a in compat:
+            items.append((a, *compat[a]))
+        else:
+            print(json.dumps({"name": a, "status": "error", "detail": "no such module"}), flush=True)
     # modules that call no LAPACK first: one that does registers jaxlib's kernels in this process
-    items = sorted(items, key=lambda it: "lapack_" in str(it[1]))
+    items.sort(key=lambda it: "lapack_" in str(it[1]))
     for name, src, inputs in items:
         print(json.dumps({"start": name}), flush=True)
         try:
-            if isinstance(src, tuple):
-                text, inputs = testdata_function(src[1])
+            if isinstance(src, str):
+                text, inputs = testdata_function(src)
                 res = check_module(name, text, inputs)
             else:
                 res = check_module(name, src, inputs)
@@ -301,10 +303,13 @@ def worker(argv) -> int:
     return 0
 
 
-def run_workers(source: str, names: list[str], per_process: int = 25, timeout: float = 900,
-                log=None) -> list[dict]:
-    """Run the worker on ``names`` (paths for ``--testdata``, case names for ``--backcompat``), ``per_process``
-    per subprocess; a worker that dies marks the module it was on as ``crash`` and the rest run again.
+def _key(item: str) -> str:
+    return os.path.basename(item)[:-5] if item.endswith(".mlir") else item
+
+
+def run_workers(names: list[str], per_process: int = 25, timeout: float = 900, log=None) -> list[dict]:
+    """Run the worker on ``names`` (``.mlir`` paths in the testdata format, back-compat case names),
+    ``per_process`` per subprocess; a worker that dies marks the module it was on as ``crash`` and the rest run again.
     ``log``: a file each result is appended to as it comes."""
     results = _Results(log)
     todo = list(names)
@@ -313,7 +318,7 @@ def run_workers(source: str, names: list[str], per_process: int = 25, timeout: f
         env = dict(os.environ)
         env.setdefault("JAX_PLATFORMS", "cpu")
         try:
-            proc = subprocess.run([sys.executable, os.path.abspath(__file__), source, *chunk], capture_output=True,
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), *chunk], capture_output=True,
                                   text=True, timeout=timeout, env=env)
             stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
         except subprocess.TimeoutExpired as e:
@@ -334,8 +339,7 @@ def run_workers(source: str, names: list[str], per_process: int = 25, timeout: f
         if code != 0:
             results.append({"name": started or "?", "status": "timeout" if code == "timeout" else "crash",
                             "detail": f"worker exit {code}: {stderr.strip()[-300:]}"})
-            key = (lambda p: os.path.basename(p)[:-5]) if source == "--testdata" else (lambda p: p)
-            rest = [p for p in chunk if key(p) not in done and key(p) != started]
+            rest = [p for p in chunk if _key(p) not in done and _key(p) != started]
             todo = rest + todo
     return results
 
@@ -375,7 +379,7 @@ if __name__ == "__main__":
         paths = sorted(glob.glob(os.path.join(sys.argv[2], "*.mlir")))
         stride = int(sys.argv[3]) if len(sys.argv) > 3 else 1
         with open(os.environ.get("SHS_CORPUS_OUT", "corpus_results.jsonl"), "w") as fh:
-            out = run_workers("--testdata", paths[::stride], log=fh)
+            out = run_workers(paths[::stride], log=fh)
         print(summarize(out))
         raise SystemExit(0)
     raise SystemExit(worker(sys.argv[1:]))

@@ -11,11 +11,12 @@ not what the module's consumer compiles.)
 
 ``platform`` (the passes' option, the driver's ``--platform``):
 
-* ``"auto"`` (default) — ``"portable"`` when the input is, else ``"cpu"`` (a module that already calls LAPACK
-  runs only on CPU; its derivative may call LAPACK too);
-* ``"portable"`` — StableHLO ops only; a derivative that would need a custom call the input lacks is an
-  error naming the target;
-* ``"cpu"`` — JAX's CPU lowering (LAPACK calls allowed; often faster on CPU).
+* ``"auto"`` (default) — lowered as ``"portable"``; a platform-specific custom call the input lacks is an
+  error when the input is platform-neutral, and allowed when the input already calls that platform's
+  kernels (it runs only there anyway);
+* ``"portable"`` — StableHLO's own ops, and only the custom calls the input makes (the module's own LAPACK
+  calls, replayed, stay); a derivative that would need another platform-specific call is an error naming it;
+* ``"cpu"`` — JAX's CPU lowering (LAPACK calls allowed, e.g. ``lapack_strsm_ffi`` for a triangular solve).
 
 :func:`ensure_lapack_kernels` fills jaxlib's LAPACK kernel table, which JAX does lazily when it first lowers
 a linear-algebra op: a process that compiles or runs a ``lapack_*_ffi`` call before that dies with SIGSEGV.
@@ -74,7 +75,9 @@ def custom_call_targets(module_or_op) -> set[str]:
 
 
 def resolve_platform(platform: str | None, module) -> str:
-    """``"portable"`` or ``"cpu"``: what ``platform`` (see the module docstring) means for ``module``."""
+    """``"portable"``, ``"portable-or-input"`` (``auto`` for a module that already calls platform-specific
+    kernels: lowered portably, new calls of that kind allowed) or ``"cpu"``: what ``platform`` (see the
+    module docstring) means for ``module``."""
     from ..errors import InputError
 
     platform = platform or "auto"
@@ -82,8 +85,8 @@ def resolve_platform(platform: str | None, module) -> str:
         raise InputError(f"platform must be one of {', '.join(PLATFORMS)}, got {platform!r}")
     if platform != "auto":
         return platform
-    specific = sorted(t for t in custom_call_targets(module) if is_platform_specific(t))
-    return "cpu" if specific else "portable"
+    specific = any(is_platform_specific(t) for t in custom_call_targets(module))
+    return "portable-or-input" if specific else "portable"
 
 
 def _generic_rule_primitives():
@@ -99,7 +102,7 @@ def lowering_for(platform: str):
     asks for: ``"portable"`` sets aside JAX's CPU rules of :func:`_generic_rule_primitives`, so their generic
     rules (``stablehlo.triangular_solve``, ``stablehlo.cholesky``) apply; ``"cpu"`` changes nothing.  Not
     thread-safe (it edits JAX's lowering table for the duration of the block)."""
-    if platform != "portable":
+    if platform not in ("portable", "portable-or-input"):
         yield
         return
     from jax._src.interpreters import mlir
