@@ -33,10 +33,11 @@ __all__ = ["PLATFORMS", "ensure_lapack_kernels", "custom_call_targets", "is_plat
 #: the values of the ``platform`` option
 PLATFORMS = ("auto", "portable", "cpu")
 
-#: ``custom_call`` targets that exist in one platform's runtime only (jaxlib's CPU LAPACK, CUDA/ROCm solvers,
-#: BLAS, JAX's GPU kernels, TPU/Mosaic, Triton)
-_PLATFORM_SPECIFIC = re.compile(r"^(lapack_|cusolver|cublas|cu_|cuda|hipsolver|hipblas|hip_|rocm|tpu_|mosaic|"
-                                r"__gpu|triton|ducc_|Eigen|__cublas)")
+#: ``custom_call`` targets that exist in one platform's runtime only: jaxlib's CPU LAPACK, CUDA/ROCm solvers,
+#: BLAS and kernels, Mosaic/Triton kernels, and XLA's TPU linear-algebra expanders
+_PLATFORM_SPECIFIC = re.compile(r"^(lapack_|cusolver|cublas|cusparse|cu_|hipsolver|hipblas|hipsparse|hip_|tpu_|"
+                                r"mosaic|__gpu|triton)")
+_TPU_TARGETS = frozenset({"LuDecomposition", "Qr", "Eigh", "ProductOfElementaryHouseholderReflectors"})
 
 _LAPACK_READY = False
 
@@ -55,7 +56,7 @@ def ensure_lapack_kernels() -> None:
 
 def is_platform_specific(target: str) -> bool:
     """Whether a ``custom_call`` target exists in one platform's runtime only."""
-    return bool(_PLATFORM_SPECIFIC.match(target))
+    return bool(_PLATFORM_SPECIFIC.match(target)) or target in _TPU_TARGETS
 
 
 def custom_call_targets(module_or_op) -> set[str]:
