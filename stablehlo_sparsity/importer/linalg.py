@@ -5,8 +5,9 @@ computes the primal, with the derivative of the ``jax.lax.linalg`` function that
 factorization (:data:`LAPACK_JVPS`): ``getrf`` → ``lu``, ``potrf`` → ``cholesky``, ``trsm`` →
 ``triangular_solve``, ``syevd`` / ``heevd`` → ``eigh``.  The other factorizations (QR's ``geqrf`` /
 ``orgqr``, SVD, Schur …) replay faithfully but have no derivative rule here: differentiating them is an
-error naming the op.  Sharding markers are the identity; Python callbacks belong to the process that
-exported the module and cannot be replayed.
+error naming the op and its target.  Sharding markers are the identity (a shape-changing one —
+``SPMDFullToShardShape`` of a sharded program — is refused, as the analysis does); Python callbacks belong to
+the process that exported the module and cannot be replayed.
 """
 
 from __future__ import annotations

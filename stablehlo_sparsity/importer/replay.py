@@ -7,7 +7,10 @@ Derivatives: an op whose results are all integers or booleans has a zero derivat
 needs a JVP from :data:`REPLAY_JVPS` (keyed by what the importer registered, e.g. a LAPACK routine, which
 differentiates the ``jax.lax.linalg`` function computing the same factorization); without one,
 differentiating it raises :class:`~stablehlo_sparsity.importer.core.ImportError_` naming the op and its
-location.  Batching (``jax.vmap``) maps the op over the batch with ``lax.map``.
+location and, for a ``custom_call``, its target.  Batching (``jax.vmap``) maps the op over the batch with
+``lax.map``.  A replayed ``lapack_*`` call first registers jaxlib's LAPACK kernels
+(:func:`~.platforms.ensure_lapack_kernels`): JAX does it only when it lowers its own linear algebra, and XLA
+running the call against the empty kernel table crashes the process.
 """
 
 from __future__ import annotations
