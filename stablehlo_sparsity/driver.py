@@ -2,13 +2,15 @@
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
                            [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
-                           [--emit-bytecode] [--max-pattern-nnz=N]
+                           [--emit-bytecode] [--max-pattern-nnz=N] [--platform=auto|portable|cpu]
 
 Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
 ``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.  ``--max-pattern-nnz=N`` sets the limit on
 pattern size (default: from the memory available); ``--emit=pattern|json`` stream their text.
 ``--emit-bytecode`` (implied by ``-o OUT.mlirbc``) writes the module as MLIR bytecode, which the driver (and
-any MLIR tool) reads back.
+any MLIR tool) reads back.  ``--platform`` states the target of the functions ``--sparsity-jacobian`` /
+``--sparsity-hessian`` add (``portable``: StableHLO ops only; ``cpu``: LAPACK calls allowed; ``auto``: portable
+when the input module is).
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
 ``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
@@ -37,7 +39,8 @@ DEFAULT_SPLIT_MARKER = "// -----"
 
 # Options the argument parser owns (everything else starting with '-' is a pass flag).
 _DRIVER_OPTIONS = {
-    "o", "emit", "emit-bytecode", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file",
+    "o", "emit", "emit-bytecode", "entry", "wrt", "on-unknown", "platform", "max-pattern-nnz", "pass-pipeline",
+    "split-input-file",
     "mlir-print-debuginfo",
     "mlir-print-op-generic", "allow-unregistered-dialect", "version", "help", "h",
 }
@@ -111,6 +114,10 @@ def _make_parser() -> argparse.ArgumentParser:
                         "first argument, as jax.jacfwd and the Python API)")
     p.add_argument("--on-unknown", choices=["error", "conservative"], default="error",
                    help="ops without a sparsity rule: error (default) or conservative (dense, with a warning)")
+    p.add_argument("--platform", choices=["auto", "portable", "cpu"], default=None,
+                   help="target of the derivative functions sparsity-jacobian / sparsity-hessian add: auto (default: "
+                        "portable when the module is, cpu when it already calls LAPACK), portable (StableHLO ops "
+                        "only, any backend) or cpu (JAX's CPU lowering: LAPACK custom calls allowed)")
     p.add_argument("--max-pattern-nnz", default=None, metavar="N", type=_nonneg_int,
                    help="refuse patterns (and intermediate index sets) with more than N nonzeros, before allocating "
                         "them (default: what fits in three quarters of the available memory, at the analysis's "
@@ -176,7 +183,8 @@ def _pipeline_from_flags(flags, args) -> list:
 
 
 def _apply_defaults(elements, args, wrt) -> list:
-    """Driver-level --entry/--wrt/--on-unknown fill in annotate options not given explicitly."""
+    """Driver-level --entry/--wrt/--on-unknown (and --platform for the derivative passes) fill in pass options
+    not given explicitly."""
     out = []
     for el in elements:
         if el[0] == "ours" and el[1][0].argument in ("sparsity-jacobian", "sparsity-hessian"):
@@ -188,6 +196,8 @@ def _apply_defaults(elements, args, wrt) -> list:
                 opts.setdefault("wrt", wrt if isinstance(wrt, str) else ",".join(str(i) for i in wrt))
             if args.on_unknown != "error":
                 opts.setdefault("on-unknown", args.on_unknown)
+            if args.platform is not None:
+                opts.setdefault("platform", args.platform)
             el = ("ours", (info, opts))
         if el[0] == "ours" and el[1][0].argument == "sparsity-annotate":
             info, opts = el[1]

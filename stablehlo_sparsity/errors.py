@@ -45,11 +45,13 @@ class SparsityError(Exception):
 class UnsupportedOpError(SparsityError):
     """An op with no sparsity rule (pass ``on_unknown="conservative"`` to opt into the dense fallback)."""
 
-    def __init__(self, op_name: str, location: str | None = None, detail: str = ""):
+    def __init__(self, op_name: str, location: str | None = None, detail: str = "", *,
+                 conservative_helps: bool = True):
         msg = f"no sparsity rule for op '{op_name}'"
         if detail:
             msg += f" ({detail})"
-        msg += "; pass on_unknown='conservative' to treat it as dense"
+        if conservative_helps:  # (not when the dense fallback cannot apply either, e.g. a shape change)
+            msg += "; pass on_unknown='conservative' to treat it as dense"
         super().__init__(msg, location)
         self.op_name = op_name
 

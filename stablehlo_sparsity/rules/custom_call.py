@@ -213,7 +213,7 @@ def _identity(ctx, op, args):
     if len(rtypes) != len(args) or any(t.shape != tuple(a.shape) for t, a in zip(rtypes, args)):
         raise UnsupportedOpError("stablehlo.custom_call", ctx.location(op),
                                  f"target '{target_name(op)}' changes shapes (a sharded program); analyze the "
-                                 "single-device program instead")
+                                 "single-device program instead", conservative_helps=False)
     return [a.deps for a in args]
 
 
