@@ -25,7 +25,7 @@ from .folding.exactness import Undecided, result_uncertainties
 from .irtools import functions, region_captures, too_large
 from .lattice import Deps, nnz_budget
 from .options import AnalysisOptions
-from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, NotFoldable
+from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
@@ -102,7 +102,7 @@ class Interpreter:
 
     def call(self, name: str, args: list[AbstractValue]) -> list[AbstractValue]:
         """Analyze ``@name`` on the given abstract arguments (memoized per argument lattice)."""
-        key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty)) for a in args))
+        key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty), id(a.int_range)) for a in args))
         hit = self._call_cache.get(key)
         if hit is not None:
             return hit[1]
@@ -234,9 +234,24 @@ class Interpreter:
                     if not av.deps.is_empty:
                         av = av.with_deps(Deps.empty(t.size, self.n))
                 results.append(av)
+            range_rule = RANGE_RULES.get(name)
+            if range_rule is not None:
+                results = self._with_ranges(range_rule, op, args, results)
         if self.observer is not None:
             self.observer(op, results)
         return results
+
+    def _with_ranges(self, range_rule, op, args, results: list[AbstractValue]) -> list[AbstractValue]:
+        """Integer ranges of the results the constant lattice does not know (:mod:`.folding.ranges`)."""
+        if all(av.const is not None or av.int_range is not None or av.dtype.kind not in "iub" for av in results):
+            return results
+        try:
+            ranges = range_rule(self, op, args)
+        except NotFoldable:
+            return results
+        return [AbstractValue(av.type, av.deps, None, None, r)
+                if r is not None and av.const is None and av.int_range is None and av.dtype.kind in "iub" else av
+                for av, r in zip(results, ranges)]
 
     def _too_large(self, op, args, rtypes) -> list[AbstractValue]:
         """A value above ``max_pattern_nnz`` elements: refuse before any rule allocates per-element arrays.

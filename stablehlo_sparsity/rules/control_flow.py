@@ -81,6 +81,7 @@ import numpy as np
 from ..errors import SparsityWarning
 from ..folding.exactness import join as join_uncertainty
 from ..folding.exactness import same_uncertainty
+from ..folding.ranges import IntRange, known_bounds, make_range
 from ..irtools import functions, region_captures
 from ..lattice import Deps, cheap_nnz, deps_equal
 from ..lattice import loops as L
@@ -107,7 +108,7 @@ def _parts_subset(sub: Deps, sup: Deps) -> bool:
 
 def join(a: AbstractValue, b: AbstractValue) -> AbstractValue:
     """``a ⊔ b``: index sets united; the constant kept only where both agree (two different constants join
-    to unknown)."""
+    to unknown); integer ranges (of constants too) joined to their hull (:mod:`..folding.ranges`)."""
     if a is b:
         return a
     deps = a.deps if _parts_subset(b.deps, a.deps) else (b.deps if _parts_subset(a.deps, b.deps)
@@ -115,9 +116,20 @@ def join(a: AbstractValue, b: AbstractValue) -> AbstractValue:
     const = a.const if same_constant(a.const, b.const) else None
     # the same folded bits with different error bounds: widen (folding/exactness.py), so loops settle
     uncertainty = join_uncertainty(a.uncertainty, b.uncertainty) if const is not None else None
-    if deps is a.deps and const is a.const and uncertainty is a.uncertainty:
+    int_range = _join_ranges(a, b) if const is None else None
+    if deps is a.deps and const is a.const and uncertainty is a.uncertainty and int_range is a.int_range:
         return a
-    return AbstractValue(a.type, deps, const, uncertainty)
+    return AbstractValue(a.type, deps, const, uncertainty, int_range)
+
+
+def _join_ranges(a: AbstractValue, b: AbstractValue) -> IntRange | None:
+    """The hull of two integer values' bounds (a constant is its own range), ``None`` if either is unbounded."""
+    ka, kb = known_bounds(a), known_bounds(b)
+    if ka is None or kb is None:
+        return None
+    if a.int_range is not None and b.int_range is a.int_range:
+        return a.int_range
+    return make_range(np.minimum(ka[0], kb[0]), np.maximum(ka[1], kb[1]), a.dtype, a.shape)
 
 
 def _grew(old: AbstractValue, new: AbstractValue) -> bool:
@@ -160,14 +172,20 @@ def _deps_unchanged(old: list[AbstractValue], new: list[AbstractValue]) -> bool:
 # ---------------------------------------------------------------- regions
 def _condition(ctx, cond, carry) -> bool | None:
     """The value of the ``cond`` region on the carry: ``True``/``False`` when known, else ``None``."""
-    (res,) = ctx.run_region(cond, carry)
+    (res,) = ctx.run_region(cond, _without_ranges(carry))
     if res.const is None:
         return None
     return bool(np.asarray(res.const).reshape(-1)[0])
 
 
+def _without_ranges(carry: list[AbstractValue]) -> list[AbstractValue]:
+    """A loop's carry enters its regions without integer ranges: a range holds for one iterate, and the
+    loop machinery compares iterates by index sets and constants only, so none may leak into another."""
+    return [c.without_range() if isinstance(c, AbstractValue) else c for c in carry]
+
+
 def _run_body(ctx, body, carry, mark):
-    out = ctx.run_region(body, carry)
+    out = ctx.run_region(body, _without_ranges(carry))
     ctx.call_cache_trim(mark)
     return list(out)
 
@@ -621,9 +639,14 @@ def _cover_run(ctx, op, plan, state, result, cover, carried_block, acc_initial, 
                 "its counters only index scans), else a fixed point (sound)")
 def _while(ctx, op, args):
     """§while: exact abstract iterations, or the body's summary once the loop's plan and constants allow;
-    possible exits joined; early stop, cap and fixed point as in the module docstring."""
+    possible exits joined; early stop, cap and fixed point as in the module docstring.  Results carry no
+    integer ranges (see :func:`_without_ranges`)."""
+    return _without_ranges(_while_iterates(ctx, op, args))
+
+
+def _while_iterates(ctx, op, args):
     cond, body = op.regions[0], op.regions[1]
-    carry = list(args)
+    carry = _without_ranges(list(args))
     mark = _mark(ctx)
     cap = ctx.options.max_loop_iterations
     plan = _plan(ctx, op) if SUMMARIES else None

@@ -42,6 +42,7 @@ from ..folding.index_maps import (
     scatter_targets,
     window_union_matrix,
 )
+from ..folding.ranges import known_bounds
 from ..lattice import Deps, group_union, Groups
 from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float)
@@ -50,21 +51,68 @@ from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 
 
 
-def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
-    """Union ``deps`` over every clamped start along the ``free`` dims (unknown starts); warns.
+def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str, ranges=None):
+    """Union ``deps`` over every clamped start along the ``free`` dims (unknown starts, or starts bounded by
+    ``ranges[d] = (a, b)``); warns.
 
     Returns the collapsed lattice and its shape (``sizes[d]`` along free dims), on which a slice at
     start 0 along the free dims gives the sound result.
     """
     free = sorted(set(free))
+    ranges = ranges or {}
     if not free:
         return deps, tuple(shape)
+    bounded = {d: ranges[d] for d in free if d in ranges}
+    within = f" (starts within {bounded} by their integer ranges)" if bounded else " (conservative)"
     ctx.warn(op, f"{what} not known constants: each result element may read any operand element along "
-                 f"dimension(s) {free} (conservative)")
+                 f"dimension(s) {free} that a possible start reaches{within}")
     red_shape = tuple(int(sizes[d]) if d in free else int(shape[d]) for d in range(len(shape)))
     if deps.is_empty:
         return ctx.empty(num_elements(red_shape)), red_shape
-    return group_union(deps, Groups.from_matrix(window_union_matrix(shape, sizes, free))), red_shape
+    return group_union(deps, Groups.from_matrix(window_union_matrix(shape, sizes, free, ranges))), red_shape
+
+
+def _start_range(av, dim: int, size: int) -> int | tuple[int, int] | None:
+    """The clamped start(s) of a scalar start index along a dim of ``dim`` (§dynamic_slice clamps into
+    ``[0, dim - size]``): an int when known, ``(a, b)`` when its integer range bounds it, else ``None``."""
+    b = known_bounds(av)
+    if b is None:
+        return None
+    top = dim - size
+    lo, hi = (min(max(int(x.min() if i == 0 else x.max()), 0), top) for i, x in enumerate(b))
+    if lo == 0 and hi == top:
+        return None
+    return lo if lo == hi else (lo, hi)
+
+
+#: At most this many start combinations are tried for a gather or scatter whose indices have known ranges.
+MAX_INDEX_COMBINATIONS = 64
+
+
+def _index_choices(indices, index_vector_dim: int, clamp_top=None) -> list[np.ndarray] | None:
+    """Index arrays that together cover every value the bounded ``indices`` may take, element by element
+    (each element's options are all reached, since a gathered or scattered element depends only on its own
+    index vector); ``None`` when the indices are unbounded or the combinations exceed
+    :data:`MAX_INDEX_COMBINATIONS`.  ``clamp_top[c]``: gather's clamp of component ``c`` into
+    ``[0, clamp_top[c]]`` (it narrows the choices; scatter does not clamp)."""
+    b = known_bounds(indices)
+    if b is None:
+        return None
+    lo, hi = (np.asarray(x, np.int64) for x in b)
+    implicit = index_vector_dim >= lo.ndim
+    lo = lo[..., None] if implicit else np.moveaxis(lo, index_vector_dim, -1)
+    hi = hi[..., None] if implicit else np.moveaxis(hi, index_vector_dim, -1)
+    if clamp_top is not None:
+        top = np.asarray(clamp_top, np.int64)
+        lo, hi = np.clip(lo, 0, top), np.clip(hi, 0, top)
+    widths = (hi - lo).reshape(-1, lo.shape[-1]).max(axis=0, initial=0) + 1
+    if int(np.prod(widths, dtype=np.float64)) > MAX_INDEX_COMBINATIONS:
+        return None
+    out = []
+    for shift in np.ndindex(*(int(w) for w in widths)):
+        idx = np.minimum(lo + np.asarray(shift, np.int64), hi)
+        out.append(idx[..., 0] if implicit else np.moveaxis(idx, -1, index_vector_dim))
+    return out
 
 
 # ====================================================================== gather
@@ -80,6 +128,13 @@ def _gather(ctx, op, args):
         return [ctx.empty(t.size)]
     if indices.const is not None:
         return [operand.deps.gather_rows(gather_index_map(operand.shape, indices.const, dims, t.shape).ravel())]
+    tops = [operand.shape[d] - dims.slice_sizes[d] for d in dims.start_index_map]
+    choices = _index_choices(indices, dims.index_vector_dim, tops)
+    if choices is not None:
+        ctx.warn(op, "gather start indices are not known constants: each result element reads the elements "
+                     "its start index may reach within its integer range")
+        return [Deps.union(*[operand.deps.gather_rows(gather_index_map(operand.shape, c, dims, t.shape).ravel())
+                             for c in choices])]
     free = [d for d in dims.start_index_map if operand.shape[d] > dims.slice_sizes[d]]
     deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, dims.slice_sizes, free,
                                 "gather start indices are")
@@ -97,7 +152,8 @@ def _gather_fold(ctx, op, consts):
 
 # ====================================================================== dynamic_slice
 def _known_starts(operand_shape, sizes, start_args):
-    """Clamped start per dim, or ``None`` where unknown (a dim the slice covers entirely is known: 0)."""
+    """Clamped start per dim: an int where known (a dim the slice covers entirely is known: 0), a range
+    ``(a, b)`` where the start's integer range bounds it, ``None`` where unknown."""
     out = []
     for d, a in enumerate(start_args):
         dim, size = int(operand_shape[d]), int(sizes[d])
@@ -106,7 +162,7 @@ def _known_starts(operand_shape, sizes, start_args):
         elif a.const is not None:
             out.append(clamp_starts([a.const], [dim], [size])[0])
         else:
-            out.append(None)
+            out.append(_start_range(a, dim, size))
     return out
 
 
@@ -121,9 +177,11 @@ def _dynamic_slice(ctx, op, args):
     if operand.deps.is_empty:
         return [ctx.empty(t.size)]
     known = _known_starts(operand.shape, sizes, starts)
-    free = [d for d, s in enumerate(known) if s is None]
-    deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, sizes, free, "dynamic_slice start indices are")
-    m = dynamic_slice_index_map(red_shape, [0 if s is None else s for s in known], sizes)
+    free = [d for d, s in enumerate(known) if not isinstance(s, int)]
+    ranges = {d: s for d, s in enumerate(known) if isinstance(s, tuple)}
+    deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, sizes, free, "dynamic_slice start indices are",
+                                ranges)
+    m = dynamic_slice_index_map(red_shape, [s if isinstance(s, int) else 0 for s in known], sizes)
     return [deps.gather_rows(m.ravel())]
 
 
@@ -150,20 +208,23 @@ def _dynamic_update_slice(ctx, op, args):
     known = _known_starts(operand.shape, update.shape, starts)
     certain = np.ones((), bool)
     for d, (dim, size, s) in enumerate(zip(operand.shape, update.shape, known)):
-        lo, hi = (s, s + size) if s is not None else (dim - size, size)
+        a, b = (s, s) if isinstance(s, int) else (s if s is not None else (0, dim - size))
+        lo, hi = b, a + size  # covered by every possible start
         c = np.arange(dim)
         certain = np.logical_and.outer(certain, (c >= lo) & (c < hi)) if d else (c >= lo) & (c < hi)
     certain = np.broadcast_to(certain, operand.shape).ravel()
     kept = operand.deps.mask_rows(~certain)
     if update.deps.is_empty:
         return [kept]
-    free = [d for d, s in enumerate(known) if s is None]
+    free = [d for d, s in enumerate(known) if not isinstance(s, int)]
     if not free:
         inv = np.full(operand.size, -1, np.int64)
         inv[dynamic_slice_index_map(operand.shape, known, update.shape).ravel()] = np.arange(update.size)
         return [Deps.union(kept, update.deps.gather_rows(inv))]
+    bounded = {d: s for d, s in enumerate(known) if isinstance(s, tuple)}
+    within = f" within the starts {bounded} their integer ranges allow" if bounded else " (conservative)"
     ctx.warn(op, f"dynamic_update_slice start indices are not known constants: the update may land anywhere "
-                 f"along dimension(s) {free} (conservative)")
+                 f"along dimension(s) {free}{within}")
     box = Groups.from_matrix(box_matrix(operand.shape, update.shape, known))
     return [Deps.union(kept, group_union(update.deps, box))]
 
@@ -292,6 +353,16 @@ def _scatter(ctx, op, args):
 
         def scattered(d: Deps) -> Deps:
             return d.gather_rows(inv) if inv is not None else group_union(d, Groups.from_matrix(group))
+    elif (choices := _index_choices(indices, dims.index_vector_dim)) is not None:
+        # Indices bounded by their integer ranges: every update lands where one of its possible indices puts
+        # it, and replaces nothing for certain (which one lands is not known).
+        ctx.warn(op, "scatter indices are not known constants: updates may land wherever their integer ranges "
+                     "allow and never replace (conservative)")
+        tgs = [scatter_targets(shape, c, updates[0].shape, dims) for c in choices]
+        possible, certain = np.logical_or.reduce([tg.written(k) for tg in tgs]), np.zeros(k, bool)
+
+        def scattered(d: Deps) -> Deps:
+            return Deps.union(*[group_union(d, Groups.from_matrix(tg.group_matrix(k))) for tg in tgs])
     else:
         free = sorted(set(dims.scatter_dims_to_operand_dims))
         ctx.warn(op, f"scatter indices are not known constants: updates may land anywhere along dimension(s) "

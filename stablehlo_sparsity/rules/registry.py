@@ -11,6 +11,9 @@
   each folded result may be from what XLA computes on any backend (see
   :mod:`~stablehlo_sparsity.folding.exactness`).  It raises ``Undecided`` when an integer or boolean result
   hangs on an uncertain float.
+* ``RANGE_RULES[name](ctx, op, args) -> list[IntRange | None]`` (:data:`RangeRule`) — bounds of each integer
+  or boolean result the constant lattice does not know, from the operands' constants and ranges (see
+  :mod:`~stablehlo_sparsity.folding.ranges`); ``None`` where nothing is known.
 * ``COVERAGE[name]`` — what kind of rule the op has (:data:`EXACT` …) and a one-line note: the source of
   ``docs/coverage.md`` (``tools/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
   and why.
@@ -30,12 +33,14 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..folding.exactness import Uncertainty
+    from ..folding.ranges import IntRange
     from ..options import AnalysisOptions
     from ..lattice import Deps
     from ..values import AbstractValue, TensorType
 
 __all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
-           "FOLD_RULES", "ERROR_RULES", "COVERAGE", "REFUSED", "deps_rule", "fold_rule", "error_rule", "refuse",
+           "FOLD_RULES", "ERROR_RULES", "RANGE_RULES", "RangeRule", "range_rule", "COVERAGE", "REFUSED",
+           "deps_rule", "fold_rule", "error_rule", "refuse",
            "EXACT", "VALUE_AWARE", "CONSERVATIVE", "ZERO", "ERROR", "PER_TARGET", "KINDS"]
 
 
@@ -67,6 +72,7 @@ class RuleContext(Protocol):
 
 DepsRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[Deps | AbstractValue]"]
 FoldRule = Callable[[RuleContext, Any, "list[np.ndarray]"], "Sequence[np.ndarray]"]
+RangeRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[IntRange | None]"]
 ErrorRule = Callable[[RuleContext, Any, "list[AbstractValue]", "list[np.ndarray]"], "Sequence[Uncertainty | None]"]
 
 #: Kinds of index-set rules (``docs/coverage.md`` explains them).
@@ -89,6 +95,7 @@ class Coverage:
 DEPS_RULES: dict[str, DepsRule] = {}
 FOLD_RULES: dict[str, FoldRule] = {}
 ERROR_RULES: dict[str, ErrorRule] = {}
+RANGE_RULES: dict[str, RangeRule] = {}
 COVERAGE: dict[str, Coverage] = {}
 REFUSED: dict[str, str] = {}
 
@@ -138,6 +145,20 @@ def error_rule(*names: str):
             if name in ERROR_RULES:
                 raise RuntimeError(f"duplicate error rule for {name}")
             ERROR_RULES[name] = fn
+        return fn
+
+    return register
+
+
+def range_rule(*names: str):
+    """Register the integer range rule of the given ops (:mod:`~stablehlo_sparsity.folding.ranges`)."""
+
+    def register(fn: RangeRule) -> RangeRule:
+        for name in names:
+            _check_name(name)
+            if name in RANGE_RULES:
+                raise RuntimeError(f"duplicate range rule for {name}")
+            RANGE_RULES[name] = fn
         return fn
 
     return register
