@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InputError, SparsityError, SparsityWarning
+from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
@@ -217,9 +217,8 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
                 return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
                                                    observer, annotate)
             except Exception as e:
-                # The inner lowering reports JAX's refusal as an InputError; any other analysis error stands.
-                cannot_form = isinstance(e, InputError) and str(e.message).startswith("could not lower")
-                if not auto or (isinstance(e, SparsityError) and not cannot_form):
+                # The inner lowering reports JAX's refusal as a LoweringError; any other analysis error stands.
+                if not auto or (isinstance(e, SparsityError) and not isinstance(e, LoweringError)):
                     raise
                 # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
                 # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
@@ -231,7 +230,7 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
     except SparsityError:
         raise
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
-        raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
+        raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     module = lowered.compiler_ir("stablehlo")
 
     # Flat argument leaves (positional leaves come first, then traced kwargs); the selected ones are the
