@@ -93,17 +93,6 @@ def as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def _sorted_unique(a: np.ndarray) -> np.ndarray:
-    """``np.unique`` by sort + neighbour mask: NumPy 2.x's hash-based ``np.unique`` is ~20× slower here."""
-    a = np.sort(a)
-    if len(a) < 2:
-        return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
-
-
 def _empty_csr(k: int, n: int) -> sp.csr_array:
     return make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
 
