@@ -208,12 +208,12 @@ class Interpreter:
             rule = DEPS_RULES.get(name)
             if rule is None:
                 if self.options.on_unknown == "conservative":
-                    out = self._conservative(op, args, rtypes)
+                    out: list[Deps | AbstractValue] = list(self._conservative(op, args, rtypes))
                 else:
                     raise UnsupportedOpError(name, self.location(op))
             else:
                 try:
-                    out = rule(self, op, args)
+                    out = list(rule(self, op, args))
                 except PatternTooLargeError as e:
                     if e.location is not None:
                         raise

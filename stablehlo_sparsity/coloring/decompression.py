@@ -137,8 +137,8 @@ class DecompressionPlan:
             cc, rc, kc, kr = _split_colors(coloring)
             src = bidirectional_sources(csr, coloring)
             fwd = src < m * kc
-            self.blocks = ((kc, m), (kr, n))
-            self.source = np.where(fwd, (src % max(kc, 1)) * m + src // max(kc, 1), src)
+            self.blocks: tuple[tuple[int, int], ...] = ((kc, m), (kr, n))
+            self.source: np.ndarray | None = np.where(fwd, (src % max(kc, 1)) * m + src // max(kc, 1), src)
             return
         c, k = _plain_colors(coloring)
         if kind in (ColoringKind.COLUMN, ColoringKind.ROW, ColoringKind.STAR):
@@ -194,7 +194,8 @@ class DecompressionPlan:
     # ------------------------------------------------------------------ shapes and layouts
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(int(s) for s in self.pattern.shape)
+        m, n = self.pattern.shape
+        return int(m), int(n)
 
     @property
     def nnz(self) -> int:
@@ -219,7 +220,7 @@ class DecompressionPlan:
             dt = np.result_type(b, cmat)
             return np.concatenate([b.T.ravel(), cmat.ravel()]).astype(dt, copy=False)
         a = np.asarray(compressed)
-        (k, w), = self.blocks
+        ((k, w),) = self.blocks[:1]
         if self.kind == ColoringKind.ROW:
             self._expect(a, (k, w), "C = Sᵀ J")
             return a.ravel()

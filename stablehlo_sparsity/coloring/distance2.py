@@ -21,7 +21,7 @@ def color_bipartite(csr, side: ColoringKind, order: str = "best", recolor: str =
     check_recolor(recolor)
     side = ColoringKind.parse(side)
     g = bipartite(csr, side.value, csc=csc)
-    shape = tuple(int(s) for s in csr.shape)
+    shape = (int(csr.shape[0]), int(csr.shape[1]))
     if csr.nnz == 0:
         return Coloring(np.zeros(g.nv, np.int32), 0, side, shape, "empty", 0)
     colors, k, how, lb, tried = color_distance2(g, g.lower_bound, order, recolor, seed, iterations,
@@ -70,6 +70,7 @@ def color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations:
             best = (colors, k, name)
         if k <= lb:
             break
+    assert best is not None  # at least one ordering ran
     colors, k, how = best
     if len(names) > 1 and not large:
         report(f"{how}: {k} colors (lower bound {lb}), {time.perf_counter() - start:.2f} s")

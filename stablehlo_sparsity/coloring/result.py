@@ -73,8 +73,8 @@ class Bicoloring(Coloring):
     vertices of the bipartite graph.  :meth:`seed_matrix` returns the pair ``(S_c, S_r)``.
     """
 
-    column_colors: np.ndarray = None
-    row_colors: np.ndarray = None
+    column_colors: np.ndarray = None  # type: ignore[assignment]  # always given (from_sides)
+    row_colors: np.ndarray = None  # type: ignore[assignment]
     num_column_colors: int = 0
     num_row_colors: int = 0
 
@@ -89,7 +89,8 @@ class Bicoloring(Coloring):
         kr = int(rc.max()) + 1 if len(rc) else 0
         kc, kr = max(kc, 0), max(kr, 0)
         both = np.concatenate([cc, np.where(rc >= 0, rc + kc, -1)]).astype(np.int32)
-        return cls(both, kc + kr, ColoringKind.BIDIRECTIONAL, tuple(int(s) for s in shape), order, lower_bound,
+        m, n = shape
+        return cls(both, kc + kr, ColoringKind.BIDIRECTIONAL, (int(m), int(n)), order, lower_bound,
                    tried or {}, cc, rc, kc, kr)
 
     @property

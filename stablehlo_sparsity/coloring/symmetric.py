@@ -96,7 +96,9 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
             best = (colors, k, name)
         if k <= lb:
             break
+    assert best is not None  # at least one ordering ran
     colors, k, how = best
+    greedy_k = k
     if k > lb and recolor != "none":
         rng = np.random.default_rng(seed)
         improved = False
@@ -120,5 +122,5 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
                 colors, k = c2, k2
         if improved:
             how += "+iterated"
-            reporter(progress, f"variables ({kind})")(f"iterated recoloring: {k} colors (greedy: {best[1]})")
+            reporter(progress, f"variables ({kind})")(f"iterated recoloring: {k} colors (greedy: {greedy_k})")
     return Coloring(canonical(colors), int(k), kind, shape, how, lb, tried)

@@ -417,7 +417,7 @@ def _summarize(ctx, op, plan, state: list[AbstractValue], steps: int):
         writes = {k: _starts(ctx, w.starts, values, trips) for k, w in plan.accums.items()}
     except NotEvaluable:
         return None
-    rels = {k: L.Relation.split(outs[k].deps, lay.blocks) for k in carried_block}
+    rels: dict = {k: L.Relation.split(outs[k].deps, lay.blocks) for k in carried_block}
     acc_info = {}
     for k in plan.accums:
         dims = tuple(d for d, e in enumerate(plan.accums[k].starts) if e is not None)
@@ -435,7 +435,7 @@ def _summarize(ctx, op, plan, state: list[AbstractValue], steps: int):
     current = {k: state[k].deps for k in carried_block}
     fixed = {b: ctx.value(v).deps for v, b in outer_block.items()}
     sources = {key: (state[key[1]] if key[0] == "slot" else ctx.value(key[1])).deps for key in scanned}
-    acc_writes = {k: [] for k in plan.accums}
+    acc_writes: dict = {k: [] for k in plan.accums}
     acc_initial = {k: state[k].deps for k in plan.accums}
     observe = getattr(ctx, "observer", None) is not None
     cover = {k: state[k].deps for k in carried_block} if observe else None

@@ -82,6 +82,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
     # Contributions of lhs's elements (their derivative is a value of rhs, and vice versa).
     if not lhs.deps.is_empty:
         if rhs_known:
+            assert rhs_nz is not None
             known = rhs_nz.reshape(-1)[R]                                           # (B, J, C)
             parts.append(_known_rows_lhs(ctx, op, known, lhs.deps, L, I, J))
         else:
@@ -90,6 +91,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
             parts.append(grouped.gather_rows(row))
     if not rhs.deps.is_empty:
         if lhs_known:
+            assert lhs_nz is not None
             known = lhs_nz.reshape(-1)[L]                                           # (B, I, C)
             parts.append(_known_side(ctx, op, known, rhs.deps, R.transpose(0, 2, 1), I, J))
         else:
@@ -126,8 +128,8 @@ def _dot_general(ctx, op, args):
 def contraction_np(lhs: np.ndarray, rhs: np.ndarray, lb, rb, lc, rc, dtype=None) -> np.ndarray:
     """§dot_general with NumPy: ``einsum`` with shared letters for batch and contracting dimensions."""
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    ls = [None] * lhs.ndim
-    rs = [None] * rhs.ndim
+    ls: list[str | None] = [None] * lhs.ndim
+    rs: list[str | None] = [None] * rhs.ndim
     for a, b in zip(list(lb) + list(lc), list(rb) + list(rc)):
         ls[a] = rs[b] = next(letters)
     for d in range(lhs.ndim):
@@ -140,7 +142,7 @@ def contraction_np(lhs: np.ndarray, rhs: np.ndarray, lb, rb, lc, rc, dtype=None)
         + [rs[d] for d in range(rhs.ndim) if d not in rb and d not in rc]
     if dtype is not None:
         lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
-    spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
+    spec = f"{''.join(map(str, ls))},{''.join(map(str, rs))}->{''.join(map(str, out))}"
     return np.einsum(spec, lhs, rhs, optimize=True)
 
 

@@ -601,9 +601,9 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
             if ctx.value(v).size != size:
                 in_place = False
         first = ctx.value(src.operands[0]) if len(src.operands) else None
-        if name in _NO_BITS or (name == "stablehlo.convert" and _is_floaty(first.dtype)):
+        if name in _NO_BITS or (name == "stablehlo.convert" and first is not None and _is_floaty(first.dtype)):
             continue
-        if name == "stablehlo.bitcast_convert" and _is_floaty(first.dtype):
+        if name == "stablehlo.bitcast_convert" and first is not None and _is_floaty(first.dtype):
             sources.append(first)
             in_place &= first.size == size
             continue

@@ -288,15 +288,18 @@ class _BodySummary:
                 defs[r] = inner
         if term is None or len(term.operands) != n:
             raise NotFoldable  # malformed body; verified IR never gets here
-        direct_in, direct_up, self.outer, self.kind = [], [], [], []
+        direct_in: list[set[int]] = []
+        direct_up: list[set[int]] = []
+        self.outer: list[list] = []
+        self.kind: list = []
         for j, v in enumerate(term.operands):
             if v in arg_pos:
-                reach, outs = frozenset([arg_pos[v]]), ()
+                reached, outside = frozenset([arg_pos[v]]), ()
             else:
-                reach, outs = local.get(v, (frozenset(), (v,)))
-            direct_in.append({i for i in reach if i < n})
-            direct_up.append({i - n for i in reach if i >= n})
-            self.outer.append(list(outs))
+                reached, outside = local.get(v, (frozenset(), (v,)))
+            direct_in.append({i for i in reached if i < n})
+            direct_up.append({i - n for i in reached if i >= n})
+            self.outer.append(list(outside))
             self.kind.append(_kind(v, j, n, arg_pos, defs))
         # Close over inputs: the current value of input i is itself a result of earlier updates.
         self.reads_inputs, self.reads_updates = [], []

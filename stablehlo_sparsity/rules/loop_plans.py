@@ -360,7 +360,8 @@ def plan_of(op, functions) -> LoopPlan | None:
             continue                              # the accumulator's next value
         walker.spoil(r)
         walker.spoiled.add(("slot", k))           # a carried value the body changes is not scanned
-    scanned, scan_dims = {}, {}
+    scanned: dict = {}
+    scan_dims: dict = {}
     for key, starts, sizes in walker.reads:
         at = tuple(d for d, e in enumerate(starts) if e.slots & moving)
         if not at:
@@ -394,13 +395,13 @@ def counter_values(plan: LoopPlan, start: dict, ts) -> dict:
 
 def _room(plan: LoopPlan, start: dict) -> int:
     """Iterations before some counter would wrap around its type."""
-    room = None
+    room: int | None = None
     for k, step in plan.counters.items():
         info = np.iinfo(plan.dtypes[k])
         c0 = int(start[k])
         r = (info.max - c0) // step if step > 0 else (c0 - info.min) // (-step)
         room = r if room is None else min(room, r)
-    return room
+    return 0 if room is None else room
 
 
 def _closed_form(plan: LoopPlan, start: dict, slots: dict, outer) -> int | None:

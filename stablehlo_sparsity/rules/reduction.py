@@ -199,7 +199,7 @@ def eval_body_trusted(ctx, region, values: list) -> list:
         (out,) = FOLD_RULES[name](ctx, bop, [np.asarray(a.const) for a in ins])
         out = np.asarray(out)
         (u,) = result_uncertainties(ERROR_RULES.get(name), ctx, bop, ins, [out])
-        env[bop.results[0]] = AbstractValue(TensorType(out.shape, out.dtype), None, out, u)
+        env[bop.results[0]] = AbstractValue(TensorType(out.shape, out.dtype), None, out, u)  # type: ignore[arg-type]
     raise NotFoldable
 
 
@@ -324,7 +324,7 @@ def grouped_trust(ctx, op, args, consts, k: int, reduce_groups, group_size: int)
         if all(a.is_exact for a in args + captured) and not body_rounds(region):
             return [finalize(c, 0.0) for c in consts]
         return untrusted(ctx, op, args + captured, consts)
-    out = []
+    out: list = []
     for fn, x, init, c in zip(fns, inputs, inits, consts):
         exact_in = x.is_exact and init.is_exact
         if not is_float(c.dtype) or (exact_in and fn in (np.bitwise_and, np.bitwise_or)):

@@ -90,7 +90,7 @@ def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k
                     err = np.broadcast_to(e[sel], (b, m, m)).copy()
                     err[:, np.arange(m), np.arange(m)] = 0.0
                     u = Uncertainty(err)
-                pairs.append(AbstractValue(TensorType(xp.shape, xp.dtype), None, xp, u))
+                pairs.append(AbstractValue(TensorType(xp.shape, xp.dtype), None, xp, u))  # type: ignore[arg-type]
     try:
         with np.errstate(all="ignore"):
             if trusted:
@@ -174,7 +174,7 @@ def _sort_fold(ctx, op, consts):
 
 def _exact_key(c) -> AbstractValue:
     c = np.asarray(c)
-    return AbstractValue(TensorType(c.shape, c.dtype), None, c)
+    return AbstractValue(TensorType(c.shape, c.dtype), None, c)  # type: ignore[arg-type]  # never read
 
 
 @error_rule("stablehlo.sort")
