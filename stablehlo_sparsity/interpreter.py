@@ -79,6 +79,28 @@ class Interpreter:
         """The abstract value of an SSA value (also reachable from nested regions)."""
         return self._lookup_outer(v)
 
+    @property
+    def observing(self) -> bool:
+        """Whether an observer records every op's values (the annotate and fold-constants passes)."""
+        return self.observer is not None
+
+    def run_region_unreported(self, region, args: list[AbstractValue]) -> list[AbstractValue]:
+        """:meth:`run_region` for a run that is not the program's (e.g. a loop's cover run for an observer):
+        its warnings are neither shown nor recorded."""
+        mark = len(self.warned)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SparsityWarning)
+                return self.run_region(region, args)
+        finally:
+            del self.warned[mark:]
+
+    def recover(self) -> None:
+        """Forget the frames and calls of an interpretation that raised, so that the next :meth:`call` starts
+        clean (the fold-constants pass goes on with the module's other functions)."""
+        self._frames.clear()
+        self._call_stack.clear()
+
     def memo(self, name: str) -> dict:
         """A table that lives as long as this analysis, for a rule's answers that depend only on the IR
         (e.g. what a reduction body reaches): loops re-run ops, and each answer is computed once."""

@@ -28,6 +28,8 @@ from ..folding.exactness import error_array, finalize, is_float, surely
 from ..irtools import nested_ops, region_captures
 from ..lattice import Deps, group_union, Groups
 from .registry import CONSERVATIVE, EXACT, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 
 
@@ -46,16 +48,16 @@ def _values(arg, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(arg.const), shape).ravel()
 
 
-def _union_rule(ctx, op, args):
+def _union_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (t,) = ctx.result_types(op)
     return [Deps.union(*[_rows(a, t.size) for a in args])]
 
 
-def _drop_rule(ctx, op, args):
+def _drop_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
-def _complex_rule(ctx, op, args):
+def _complex_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """sign/imag: a derivative only when the operand is complex."""
     if args[0].dtype.kind == "c":
         return _union_rule(ctx, op, args)
@@ -306,7 +308,7 @@ ZERO_WHERE: dict[str, dict[int, tuple[int, object]]] = {
 }
 
 
-def _value_aware_rule(ctx, op, args):
+def _value_aware_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """A union rule that drops an operand's rows where a known other operand makes its derivative zero."""
     (t,) = ctx.result_types(op)
     table = ZERO_WHERE[op.operation.name]
@@ -328,7 +330,7 @@ _EXACT_COMPLEX = frozenset({"stablehlo.real", "stablehlo.imag", "stablehlo.compl
 
 
 def _make_folder(fn, name):
-    def fold(ctx, op, consts):
+    def fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
         (t,) = ctx.result_types(op)
         if name not in _EXACT_COMPLEX and any(c.dtype.kind == "c" and not np.isfinite(c).all() for c in consts):
             raise NotFoldable
@@ -423,7 +425,7 @@ def _either(t, deps: Deps, truth, decided, a, ea, b, eb):
 
 # ---------------------------------------------------------------- select, clamp
 @deps_rule("stablehlo.select", kind=VALUE_AWARE, note="a known predicate takes one side per element")
-def _select(ctx, op, args):
+def _select(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§select: ``pred ? on_true : on_false`` (``pred`` may be a scalar); a known predicate takes one side
     per element.  No derivative flows through the boolean predicate.
 
@@ -451,13 +453,13 @@ def _select(ctx, op, args):
 
 
 @fold_rule("stablehlo.select")
-def _select_fold(ctx, op, consts):
+def _select_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     pred, a, b = consts
     return [np.where(pred, a, b)]
 
 
 @deps_rule("stablehlo.clamp", kind=VALUE_AWARE, note="depends on operand, min and max; known min ≥ max: constant")
-def _clamp(ctx, op, args):
+def _clamp(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§clamp: ``minimum(maximum(operand, min), max)`` depends on all three (``min``/``max`` may be scalars):
     on the operand between the bounds, on a bound where it is active.  Where both bounds are known and
     ``min >= max`` the result is the constant ``max``, so the operand's rows are dropped there."""
@@ -474,7 +476,7 @@ def _clamp(ctx, op, args):
 
 
 @fold_rule("stablehlo.clamp")
-def _clamp_fold(ctx, op, consts):
+def _clamp_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     lo, x, hi = consts
     if x.dtype.kind == "c":
         raise NotFoldable
@@ -496,13 +498,13 @@ def _total_order_key(a):
 
 
 @deps_rule("stablehlo.compare", kind=ZERO, note="boolean result")
-def _compare(ctx, op, args):
+def _compare(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§compare: a boolean result, zero derivative."""
     return _drop_rule(ctx, op, args)
 
 
 @fold_rule("stablehlo.compare")
-def _compare_fold(ctx, op, consts):
+def _compare_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§compare: integers and booleans compare by their element type; floats with FLOAT (IEEE quiet
     comparisons) or TOTALORDER (as XLA: -0 < +0, NaNs ordered by their bits); complex lexicographically.
     A ``compare_type`` that does not fit the element type is invalid (XLA rejects it): not folded."""
@@ -523,7 +525,7 @@ def _compare_fold(ctx, op, consts):
 @deps_rule("stablehlo.reduce_precision", kind=EXACT, note="elementwise")
 @deps_rule("stablehlo.bitcast_convert", kind=CONSERVATIVE,
            note="same width: elementwise; width change: grouped elements")
-def _convert(ctx, op, args):
+def _convert(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§convert / §reduce_precision / §bitcast_convert: element ``e`` keeps its dependencies (to an integer
     or boolean type: none, by the interpreter).  reduce_precision is a rounding, but keeps them as JAX's own
     derivative does (identity on tangents).  bitcast_convert between float types of one width is treated
@@ -639,7 +641,7 @@ def _elem_is_floaty(mlir_type) -> bool:
         return False
 
 
-def _has_float_bitcast(ctx, op, visited: set) -> bool:
+def _has_float_bitcast(ctx: RuleContext, op: Op, visited: set) -> bool:
     """Whether a float-to-integer ``bitcast_convert`` occurs inside ``op`` (its regions, or its callee)."""
     from jaxlib.mlir import ir
 
@@ -672,7 +674,7 @@ def _float_to_int(a, dt: np.dtype) -> np.ndarray:
 
 
 @fold_rule("stablehlo.convert")
-def _convert_fold(ctx, op, consts):
+def _convert_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§convert: to bool ``x != 0``; float -> int truncates (saturating); complex -> real drops the
     imaginary part; int -> int wraps; everything else rounds to nearest even (NumPy's casts)."""
     (a,) = consts
@@ -690,7 +692,7 @@ def _convert_fold(ctx, op, consts):
 
 
 @fold_rule("stablehlo.bitcast_convert")
-def _bitcast_fold(ctx, op, consts):
+def _bitcast_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     (a,) = consts
     (t,) = ctx.result_types(op)
     if a.dtype == np.bool_ or t.dtype == np.bool_:
@@ -702,7 +704,7 @@ _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 
 
 @fold_rule("stablehlo.reduce_precision")
-def _reduce_precision_fold(ctx, op, consts):
+def _reduce_precision_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§reduce_precision on the bit pattern: round the mantissa to ``mantissa_bits`` (ties to even), then
     overflow to ±inf / underflow to ±0 outside the range of ``exponent_bits`` (XLA's algorithm, checked
     against the reference interpreter and XLA)."""

@@ -44,14 +44,16 @@ from ..folding.index_maps import (
 )
 from ..folding.ranges import known_bounds
 from ..lattice import Deps, group_union, Groups
-from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
+from ..folding.exactness import (AddTree, Uncertainty, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float)
 from .structural import moved_uncertainty
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 
 
-def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str, ranges=None):
+def _collapse(ctx: RuleContext, op: Op, deps: Deps, shape, sizes, free, what: str, ranges=None):
     """Union ``deps`` over every clamped start along the ``free`` dims (unknown starts, or starts bounded by
     ``ranges[d] = (a, b)``); warns.
 
@@ -118,7 +120,7 @@ def _index_choices(indices, index_vector_dim: int, clamp_top=None) -> list[np.nd
 # ====================================================================== gather
 @deps_rule("stablehlo.gather", kind=VALUE_AWARE,
            note="known indices: exact index map; unknown: any element along the indexed dims (warns)")
-def _gather(ctx, op, args):
+def _gather(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§gather: rows by the index map of the clamped start indices; unknown indices read any element along
     the indexed dimensions (``start_index_map``) and only those."""
     operand, indices = args
@@ -143,7 +145,7 @@ def _gather(ctx, op, args):
 
 
 @fold_rule("stablehlo.gather")
-def _gather_fold(ctx, op, consts):
+def _gather_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     operand, indices = consts
     (t,) = ctx.result_types(op)
     m = gather_index_map(operand.shape, indices, GatherDims.from_op(op), t.shape)
@@ -168,7 +170,7 @@ def _known_starts(operand_shape, sizes, start_args):
 
 @deps_rule("stablehlo.dynamic_slice", kind=VALUE_AWARE,
            note="known starts: exact; unknown: along the sliced dims (warns)")
-def _dynamic_slice(ctx, op, args):
+def _dynamic_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_slice: rows by the index map of the clamped slice; an unknown start along a dim reads any
     coordinate ``[o, o + dim - size]`` there (conservative, warns)."""
     operand, starts = args[0], args[1:]
@@ -186,7 +188,7 @@ def _dynamic_slice(ctx, op, args):
 
 
 @fold_rule("stablehlo.dynamic_slice")
-def _dynamic_slice_fold(ctx, op, consts):
+def _dynamic_slice_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     operand, starts = consts[0], consts[1:]
     sizes = i64_list(op, "slice_sizes")
     s = clamp_starts(starts, operand.shape, sizes)
@@ -196,7 +198,7 @@ def _dynamic_slice_fold(ctx, op, consts):
 # ====================================================================== dynamic_update_slice
 @deps_rule("stablehlo.dynamic_update_slice", kind=VALUE_AWARE,
            note="known starts: exact; unknown: along the updated dims (warns)")
-def _dynamic_update_slice(ctx, op, args):
+def _dynamic_update_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_update_slice: the update replaces a clamped box of the operand.
 
     Unknown starts (conservative, warns): an operand element may receive any update element that some clamped
@@ -206,7 +208,7 @@ def _dynamic_update_slice(ctx, op, args):
     operand, update, starts = args[0], args[1], args[2:]
     (t,) = ctx.result_types(op)
     known = _known_starts(operand.shape, update.shape, starts)
-    certain = np.ones((), bool)
+    certain: np.ndarray = np.ones((), bool)
     for d, (dim, size, s) in enumerate(zip(operand.shape, update.shape, known)):
         a, b = (s, s) if isinstance(s, int) else (s if s is not None else (0, dim - size))
         lo, hi = b, a + size  # covered by every possible start
@@ -230,7 +232,7 @@ def _dynamic_update_slice(ctx, op, args):
 
 
 @fold_rule("stablehlo.dynamic_update_slice")
-def _dynamic_update_slice_fold(ctx, op, consts):
+def _dynamic_update_slice_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     operand, update, starts = consts[0], consts[1], consts[2:]
     s = clamp_starts(starts, operand.shape, update.shape)
     out = np.array(operand, copy=True)
@@ -340,7 +342,7 @@ def _kind(v, j, n, arg_pos, defs):
 
 @deps_rule("stablehlo.scatter", kind=VALUE_AWARE,
            note="known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)")
-def _scatter(ctx, op, args):
+def _scatter(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§scatter (multi-operand): index maps and group unions of the updates, combined per the body summary."""
     n = (len(args) - 1) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
@@ -394,7 +396,7 @@ def _scatter(ctx, op, args):
 
 
 @fold_rule("stablehlo.scatter")
-def _scatter_fold(ctx, op, consts):
+def _scatter_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """Fold a scatter whose body is recognized (replace, keep, or one commutative combiner), when the result
     does not depend on implementation choices (partly out-of-bounds windows, duplicate-order effects)."""
     n = (len(consts) - 1) // 2
@@ -443,14 +445,14 @@ def _check_exact_accumulation(res, t, u, ufunc):
 
 # ====================================================================== trust (folding/exactness.py)
 @error_rule("stablehlo.gather", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice")
-def _moved(ctx, op, args, consts):
+def _moved(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """Gathers and slices copy elements (their indices are integers, hence exact)."""
     data = (0, 1) if op.operation.name == "stablehlo.dynamic_update_slice" else (0,)
     return moved_uncertainty(ctx, op, args, data=data)
 
 
 @error_rule("stablehlo.scatter")
-def _scatter_trust(ctx, op, args, consts):
+def _scatter_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§scatter: replaced and kept elements carry their source's bound; a combiner is one more node per
     update — ``max``/``min`` keep the largest bound, ``add`` is a sum (exact on one grid, see
     :func:`~stablehlo_sparsity.folding.exactness.sum_is_exact`), any other combiner is trusted only on
@@ -458,9 +460,10 @@ def _scatter_trust(ctx, op, args, consts):
     n = (len(args) - 1) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
     body = _BodySummary(op, n)
+    assert indices.const is not None  # error rules run on folded values
     tg = scatter_targets(inputs[0].shape, indices.const, updates[0].shape, ScatterDims.from_op(op))
     t = tg.target[tg.certain]
-    out = []
+    out: list[Uncertainty | None] = []
     for j, c in enumerate(consts):
         x, u, kind = inputs[j], updates[j], body.kind[j]
         exact_in = x.is_exact and u.is_exact

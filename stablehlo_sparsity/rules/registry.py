@@ -27,7 +27,7 @@ above its registration, in the file of its op family.  Rules talk to the analysi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeAlias
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 __all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
            "FOLD_RULES", "ERROR_RULES", "RANGE_RULES", "RangeRule", "range_rule", "COVERAGE", "REFUSED",
            "deps_rule", "fold_rule", "error_rule", "refuse",
-           "EXACT", "VALUE_AWARE", "CONSERVATIVE", "ZERO", "ERROR", "PER_TARGET", "KINDS"]
+           "Op", "DepsResult", "FoldResult",
+           "ErrorResult", "RangeResult", "EXACT", "VALUE_AWARE", "CONSERVATIVE", "ZERO", "ERROR", "PER_TARGET", "KINDS"]
 
 
 class NotFoldable(Exception):
@@ -55,6 +56,11 @@ class RuleContext(Protocol):
     options: "AnalysisOptions"
     module: Any
 
+    @property
+    def observing(self) -> bool:
+        """Whether an observer records every op's values (the annotate and fold-constants passes)."""
+        ...
+
     def result_types(self, op) -> "list[TensorType]": ...
     def value(self, v) -> "AbstractValue": ...
     def empty(self, rows: int) -> "Deps": ...
@@ -63,12 +69,22 @@ class RuleContext(Protocol):
     def function(self, name: str) -> Any: ...
     def call(self, name: str, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
     def run_region(self, region, args: "list[AbstractValue]", new_frame: bool = False) -> "list[AbstractValue]": ...
+    def run_region_unreported(self, region, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
     def interpret_symbolically(self, region, args: "list[AbstractValue]", outer: dict,
                                width: int) -> "list[AbstractValue]": ...
     def memo(self, name: str) -> dict: ...
     def call_cache_mark(self) -> int: ...
     def call_cache_trim(self, mark: int) -> None: ...
 
+
+#: An MLIR operation as the rules see it (jaxlib's bindings carry no usable types: ``op.operation.name``,
+#: ``op.operands``, ``op.results``, ``op.regions``, ``op.attributes``).
+Op: TypeAlias = Any
+#: What the rules return: one entry per result of the op.
+DepsResult: TypeAlias = "Sequence[Deps | AbstractValue]"
+FoldResult: TypeAlias = "Sequence[np.ndarray]"
+ErrorResult: TypeAlias = "Sequence[Uncertainty | None]"
+RangeResult: TypeAlias = "Sequence[IntRange | None]"
 
 DepsRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[Deps | AbstractValue]"]
 FoldRule = Callable[[RuleContext, Any, "list[np.ndarray]"], "Sequence[np.ndarray]"]
