@@ -250,38 +250,14 @@ class _Walker:
         return []
 
     def op(self, op, name, ds, desc) -> list:
+        """The descriptions of ``op``'s results (``None``: not an integer program of the carry)."""
         nres = len(op.results)
         if op.regions and any(len(r.blocks) for r in op.regions):
-            from ..irtools import region_ops
-
-            for r in op.regions:  # values read inside nested regions are used by this op
-                for inner in region_ops(r):
-                    for v in inner.operands:
-                        self.spoil(desc(v))
-            for d in ds:
-                self.spoil(d)
-            return [None] * nres
+            return self._nested(op, ds, desc)
         if name == "func.call":
-            from jaxlib.mlir import ir
-
-            callee = self.functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-            if callee is None or not len(callee.regions[0].blocks) or self.depth > 64:
-                for d in ds:
-                    self.spoil(d)
-                return [None] * nres
-            self.depth += 1
-            try:
-                out = self.block(callee.regions[0].blocks[0], ds)
-            finally:
-                self.depth -= 1
-            return list(out) + [None] * (nres - len(out))
+            return self._call(op, ds)
         if name == "stablehlo.constant":
-            dt = _int_scalar(op.results[0].type)
-            if dt is not None:
-                arr = dense_array(op.attributes["value"])
-                if arr is not None and np.asarray(arr).size == 1:
-                    return [Expr("const", dt, ref=np.asarray(arr).astype(dt).reshape(()))]
-            return [None]
+            return [_int_literal(op)]
         if name == "stablehlo.dynamic_slice" and isinstance(ds[0], _Src) and \
                 all(isinstance(d, Expr) for d in ds[1:]):
             from ..attrs import i64_list
@@ -294,13 +270,62 @@ class _Walker:
             self.writes.append((ds[0].key[1], tuple(ds[2:]), _shape(op.operands[1].type),
                                 _shape(op.operands[0].type)))
             return [_Acc(ds[0].key[1])]
-        if name in EVALUATORS and nres == 1 and all(isinstance(d, Expr) for d in ds):
-            dt = _int_scalar(op.results[0].type)
-            if dt is not None and all(_int_scalar(v.type) is not None for v in op.operands):
-                return [Expr(name, dt, tuple(ds), attrs={"op": op}, slots=frozenset().union(*[d.slots for d in ds]))]
+        expr = _integer_expr(op, name, ds)
+        if expr is not None:
+            return [expr]
         for d in ds:
             self.spoil(d)
         return [None] * nres
+
+    def _nested(self, op, ds, desc) -> list:
+        """An op with regions: whatever it or its regions read is used, and its results are not described."""
+        from ..irtools import region_ops
+
+        for r in op.regions:  # values read inside nested regions are used by this op
+            for inner in region_ops(r):
+                for v in inner.operands:
+                    self.spoil(desc(v))
+        for d in ds:
+            self.spoil(d)
+        return [None] * len(op.results)
+
+    def _call(self, op, ds) -> list:
+        """``func.call``: the callee walked on the arguments' descriptions."""
+        from jaxlib.mlir import ir
+
+        nres = len(op.results)
+        callee = self.functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        if callee is None or not len(callee.regions[0].blocks) or self.depth > 64:
+            for d in ds:
+                self.spoil(d)
+            return [None] * nres
+        self.depth += 1
+        try:
+            out = self.block(callee.regions[0].blocks[0], ds)
+        finally:
+            self.depth -= 1
+        return list(out) + [None] * (nres - len(out))
+
+
+def _int_literal(op) -> "Expr | None":
+    """An integer scalar ``stablehlo.constant`` as an expression."""
+    dt = _int_scalar(op.results[0].type)
+    if dt is None:
+        return None
+    arr = dense_array(op.attributes["value"])
+    if arr is None or np.asarray(arr).size != 1:
+        return None
+    return Expr("const", dt, ref=np.asarray(arr).astype(dt).reshape(()))
+
+
+def _integer_expr(op, name: str, ds: list) -> "Expr | None":
+    """An integer scalar op of :data:`EVALUATORS` on described operands, as an expression."""
+    if name not in EVALUATORS or len(op.results) != 1 or not all(isinstance(d, Expr) for d in ds):
+        return None
+    dt = _int_scalar(op.results[0].type)
+    if dt is None or not all(_int_scalar(v.type) is not None for v in op.operands):
+        return None
+    return Expr(name, dt, tuple(ds), attrs={"op": op}, slots=frozenset().union(*[d.slots for d in ds]))
 
 
 def _step(e: Expr, k: int) -> int | None:
@@ -318,6 +343,29 @@ def _step(e: Expr, k: int) -> int | None:
 
 def plan_of(op, functions) -> LoopPlan | None:
     """The plan of a ``stablehlo.while`` op, or ``None`` (see the module docstring)."""
+    walked = _walk_loop(op, functions)
+    if walked is None:
+        return None
+    walker, bdesc, out, cond = walked
+    found = _counters(bdesc, out)
+    if found is None:
+        return None
+    counters, dtypes = found
+    moving = frozenset(counters)
+    if walker.escapes & moving or not (cond.slots & moving):
+        return None
+    _spoil_changed_carries(walker, bdesc, out)
+    scans = _scans(walker, moving)
+    accums = _accumulators(walker, moving)
+    if scans is None or accums is None or not _used_only_as_planned(walker, scans[0], accums, out):
+        return None
+    return LoopPlan(counters, dtypes, cond, scans[0], scans[1], accums)
+
+
+def _walk_loop(op, functions):
+    """Walk the body and the condition on descriptions of the carried values: ``(walker, body arguments,
+    body results, condition)``, or ``None`` when the regions are not single blocks or the condition is not an
+    integer program of the carry."""
     cond, body = op.regions[0], op.regions[1]
     if len(cond.blocks) != 1 or len(body.blocks) != 1:
         return None
@@ -335,6 +383,12 @@ def plan_of(op, functions) -> LoopPlan | None:
     cout = walker.block(cond.blocks[0], descs(cond.blocks[0]), env_outer=walker.outer)
     if len(cout) != 1 or not isinstance(cout[0], Expr) or len(out) != len(bdesc):
         return None
+    return walker, bdesc, out, cout[0]
+
+
+def _counters(bdesc: list, out: list) -> tuple[dict, dict] | None:
+    """The counters (integer slots moving by a literal step) and the integer slots' dtypes; ``None`` when an
+    integer slot moves otherwise, or nothing counts."""
     counters, dtypes = {}, {}
     for k, (d, r) in enumerate(zip(bdesc, out)):
         if not isinstance(d, Expr):
@@ -346,11 +400,11 @@ def plan_of(op, functions) -> LoopPlan | None:
         if not s:
             return None                           # an integer that moves otherwise: no plan
         counters[k] = s
-    if not counters:
-        return None
-    moving = frozenset(counters)
-    if walker.escapes & moving or not (cout[0].slots & moving):
-        return None
+    return (counters, dtypes) if counters else None
+
+
+def _spoil_changed_carries(walker: "_Walker", bdesc: list, out: list) -> None:
+    """A carried array the body changes (other than an accumulator's write) is not scanned."""
     for k, (d, r) in enumerate(zip(bdesc, out)):
         if isinstance(d, Expr):
             continue
@@ -359,7 +413,12 @@ def plan_of(op, functions) -> LoopPlan | None:
         if isinstance(r, _Acc) and r.slot == k:
             continue                              # the accumulator's next value
         walker.spoil(r)
-        walker.spoiled.add(("slot", k))           # a carried value the body changes is not scanned
+        walker.spoiled.add(("slot", k))
+
+
+def _scans(walker: "_Walker", moving: frozenset) -> tuple[dict, dict] | None:
+    """The reads at the counters (size 1 along the counter dims, the same dims every time):
+    ``(scanned, scan_dims)``; ``None`` for a read at the counters of another shape."""
     scanned: dict = {}
     scan_dims: dict = {}
     for key, starts, sizes in walker.reads:
@@ -370,6 +429,11 @@ def plan_of(op, functions) -> LoopPlan | None:
         if any(sizes[d] != 1 for d in at) or scan_dims.setdefault(key, at) != at:
             return None
         scanned.setdefault(key, []).append(ScanRead(tuple(e if d in at else None for d, e in enumerate(starts))))
+    return scanned, scan_dims
+
+
+def _accumulators(walker: "_Walker", moving: frozenset) -> dict | None:
+    """The writes at the counters (one per carried array, a full slice along the other dims)."""
     accums = {}
     for k, starts, ushape, shape in walker.writes:
         at = tuple(d for d, e in enumerate(starts) if e.slots & moving)
@@ -377,13 +441,18 @@ def plan_of(op, functions) -> LoopPlan | None:
                                         for d, (u, s) in enumerate(zip(ushape, shape))):
             return None
         accums[k] = AccumWrite(tuple(e if d in at else None for d, e in enumerate(starts)))
+    return accums
+
+
+def _used_only_as_planned(walker: "_Walker", scanned: dict, accums: dict, out: list) -> bool:
+    """Scanned arrays are read only at the counters, accumulators only written there."""
     for key in scanned:
         if key in walker.spoiled or (key[0] == "slot" and key[1] in accums):
-            return None                           # read at the counters, but used otherwise too
+            return False                          # read at the counters, but used otherwise too
     for k in accums:
         if k in walker.bad_acc or ("slot", k) in walker.spoiled or not isinstance(out[k], _Acc):
-            return None
-    return LoopPlan(counters, dtypes, cout[0], scanned, scan_dims, accums)
+            return False
+    return True
 
 
 # ====================================================================== trip counts
