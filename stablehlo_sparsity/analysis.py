@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
+from .irtools import functions
 from .lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
@@ -332,13 +333,10 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
     from jaxlib.mlir import ir
 
     with module.context:
-        fn = None
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
-                fn = op
+        funcs = functions(module)
+        fn = funcs.get(entry)
         if fn is None:
-            names = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
-                     if op.operation.name == "func.func"]
+            names = list(funcs)
             raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
         from .errors import format_location
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..irtools import index_dtype
 from .bounds import lower_bound
 from .distance2 import color_bipartite, color_columns, color_distance2
 from .graph import Bipartite, as_csr
@@ -55,20 +56,20 @@ def _side(nv: int, nother: int, other: np.ndarray, vert: np.ndarray, sel: np.nda
     active)``: handle ``h < nother`` lists the active vertices of ``other`` row ``h``, handle
     ``nother + h`` its selected ones; a vertex walks to the "active" handle of every other-side index
     where it is selected and to the "selected" handle where it is only active."""
-    t = np.int32 if max(len(vert), nv, 2 * nother) < 2**31 - 1 else np.int64
+    t = index_dtype(len(vert), nv, 2 * nother)
     active = np.bincount(vert[sel], minlength=nv) > 0
     in_a = active[vert]
     n_a = np.bincount(other[in_a], minlength=nother)
     n_s = np.bincount(other[sel], minlength=nother)
-    optr = np.zeros(2 * nother + 1, t)
+    optr: np.ndarray = np.zeros(2 * nother + 1, t)
     np.cumsum(np.concatenate([n_a, n_s]), out=optr[1:])
-    onbr = np.concatenate([vert[in_a], vert[sel]]).astype(t)
+    onbr: np.ndarray = np.concatenate([vert[in_a], vert[sel]]).astype(t)
     # an active vertex read on the other side walks to the selected list of that row: skip empty lists
     walk = in_a & (sel | (n_s[other] > 0))
     handle = np.where(sel, other, nother + other)[walk]
     owner = vert[walk]
     order = np.argsort(owner, kind="stable")
-    ptr = np.zeros(nv + 1, t)
+    ptr: np.ndarray = np.zeros(nv + 1, t)
     np.cumsum(np.bincount(owner, minlength=nv), out=ptr[1:])
     g = Bipartite(nv, ptr, handle[order].astype(t), optr, onbr)
     return g, _side_bound(n_a, n_s), active

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..irtools import index_dtype
 from .check import InvalidColoringError, bidirectional_sources, check_coloring, star_sources
 from .graph import adjacency, as_csr, symmetrize
 from .kinds import ColoringKind
@@ -265,7 +266,7 @@ class DecompressionPlan:
 
         def gather(x, idx):
             idx = np.asarray(idx)
-            t = np.int32 if len(x.shape) == 1 and x.shape[0] < 2**31 - 1 else np.int64
+            t = index_dtype(x.shape[0]) if len(x.shape) == 1 else np.int64
             dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
             return lax.gather(x, idx.astype(t)[:, None], dn, slice_sizes=(1,),
                               mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)

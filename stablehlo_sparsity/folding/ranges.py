@@ -18,12 +18,22 @@ hold for any backend because integer ops are exact.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ..values import AbstractValue
+
+class _Value(Protocol):
+    """What the range queries read of an abstract value (``values.AbstractValue``)."""
+
+    @property
+    def const(self) -> Any: ...
+    @property
+    def int_range(self) -> "IntRange | None": ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
 
 __all__ = ["IntRange", "LIMIT", "WIDE", "bounds", "type_bounds", "known_bounds", "make_range", "hull_range"]
 
@@ -58,7 +68,7 @@ def type_bounds(dtype: np.dtype) -> tuple[int, int] | None:
     return max(int(info.min), -LIMIT), min(int(info.max), LIMIT)
 
 
-def known_bounds(av: "AbstractValue") -> tuple[np.ndarray, np.ndarray] | None:
+def known_bounds(av: _Value) -> tuple[np.ndarray, np.ndarray] | None:
     """``(lo, hi)`` of an integer or boolean value from its constant or its range; ``None`` if neither is known
     (or the constant leaves ``±LIMIT``)."""
     if not _is_integer(av.dtype):
@@ -81,7 +91,7 @@ def known_bounds(av: "AbstractValue") -> tuple[np.ndarray, np.ndarray] | None:
 WIDE = 2**40
 
 
-def bounds(av: "AbstractValue") -> tuple[np.ndarray, np.ndarray] | None:
+def bounds(av: _Value) -> tuple[np.ndarray, np.ndarray] | None:
     """``(lo, hi)`` of an integer or boolean value: its known bounds, else its element type's (``±WIDE`` for
     types wider than ``LIMIT``); ``None`` for other types."""
     known = known_bounds(av)
