@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .attrs import function_results
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .irtools import functions
@@ -330,7 +331,6 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
     ``values`` (internal, for local patterns): per entry argument, a known value (its abstract value holds it
     as an exact constant, see :mod:`.folding.exactness`) or ``None`` (unknown).  An argument in ``wrt`` must be
     unknown: the constant lattice's invariant is that a known value has no dependencies."""
-    from jaxlib.mlir import ir
 
     with module.context:
         funcs = functions(module)
@@ -367,7 +367,7 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
             const = None if values is None or i in col_of else _known_argument(values[i], t)
             args.append(AbstractValue(t, deps, const, None if const is None else literal_uncertainty(const)))
         results = interp.call(entry, args)
-        res_types = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+        res_types = function_results(fn)
         results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
         if num_outputs is not None:
             results = results[:num_outputs]

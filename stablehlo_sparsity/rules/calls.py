@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from jaxlib.mlir import ir
 
+from ..attrs import symbol_ref
 from ..irtools import region_captures
 from ..lattice import Deps
 from ..values import AbstractValue, tensor_type
@@ -21,15 +21,13 @@ from .registry import RuleContext, Op, DepsResult  # the rule contract
 
 @deps_rule("func.call", kind=EXACT, note="the callee on the caller's lattices (memoized)")
 def _call(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
-    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    return ctx.call(callee, args)
+    return ctx.call(symbol_ref(op, "callee"), args)
 
 
 @deps_rule("stablehlo.composite", kind=EXACT, note="its decomposition function")
 def _composite(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§composite: the op *is* its ``decomposition`` function."""
-    callee = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
-    return ctx.call(callee, args)
+    return ctx.call(symbol_ref(op, "decomposition"), args)
 
 
 @deps_rule("stablehlo.map", kind=EXACT, note="union of the operands the computation reaches")

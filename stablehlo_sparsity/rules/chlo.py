@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, i64_list, positions, scalar_attr
+from ..attrs import dense_attr, i64_list, positions, scalar_attr
 from ..folding.exactness import error_array, finalize, literal_uncertainty, unknown_float
 from ..lattice import Deps
 from ..values import AbstractValue
@@ -115,7 +115,7 @@ def _constant_like(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsR
 @deps_rule("chlo.constant", kind=ZERO, note="a constant")
 def _chlo_constant(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (t,) = ctx.result_types(op)
-    arr = dense_array(op.attributes["value"])
+    arr = dense_attr(op, "value")
     const = None if arr is None else np.asarray(arr).reshape(t.shape).astype(t.dtype)
     return [AbstractValue(t, ctx.empty(t.size), const, None if const is None else literal_uncertainty(const))]
 

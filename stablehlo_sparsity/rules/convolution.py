@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import bool_list, dense_array, i64_list, int_attr, positions
+from ..attrs import bool_list, dense_attr, i64_list, int_attr, positions
 from ..errors import InputError
 from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
@@ -62,7 +62,7 @@ class ConvGeometry:
         self.rhs_perm = [dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension] + ksp
         self.out_perm = [dn.output_batch_dimension, dn.output_feature_dimension] + osp
         strides = i64_list(op, "window_strides", [1] * nsp)
-        pad = dense_array(op.attributes["padding"]) if "padding" in op.attributes else None
+        pad = dense_attr(op, "padding")
         pad = np.zeros((nsp, 2), np.int64) if pad is None else np.asarray(pad, np.int64).reshape(nsp, 2)
         lhs_dil = i64_list(op, "lhs_dilation", [1] * nsp)
         rhs_dil = i64_list(op, "rhs_dilation", [1] * nsp)

@@ -41,7 +41,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import dict_attr
+from ..attrs import dict_attr, string_attr
 from ..errors import UnsupportedOpError
 from ..lattice import Deps, Groups, group_union
 from ..values import is_differentiable
@@ -55,9 +55,7 @@ __all__ = ["CUSTOM_CALL_TARGETS", "target_name", "custom_call_rule"]
 
 # ====================================================================== attribute access
 def target_name(op) -> str:
-    from jaxlib.mlir import ir
-
-    return ir.StringAttr(op.attributes["call_target_name"]).value
+    return string_attr(op, "call_target_name")
 
 
 def _num_batch_dims(op, args, core_rank: int = 2) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, replica_group_sizes
+from ..attrs import dense_attr, replica_group_sizes
 from ..errors import UnsupportedOpError
 from .registry import EXACT, ZERO, deps_rule
 from .registry import RuleContext, Op, DepsResult  # the rule contract
@@ -68,7 +68,7 @@ def _collective_identity(ctx: RuleContext, op: Op, args: list[AbstractValue]) ->
            note="identity when every process group has one member; cross-device: error")
 def _collective_permute(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§collective_permute: with pairs ``[[0, 0]]`` the identity; a process no pair targets gets zeros."""
-    pairs = dense_array(op.attributes["source_target_pairs"])
+    pairs = dense_attr(op, "source_target_pairs")
     pairs = np.asarray(pairs).reshape(-1, 2) if pairs is not None else None
     (t,) = ctx.result_types(op)
     if pairs is None or len(pairs) == 0:

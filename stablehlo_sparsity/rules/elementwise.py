@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import enum_text
+from ..attrs import enum_text, symbol_ref
 from ..folding.exactness import error_array, finalize, is_float, surely
 from ..irtools import nested_ops, region_captures
 from ..lattice import Deps, group_union, Groups
@@ -643,11 +643,10 @@ def _elem_is_floaty(mlir_type) -> bool:
 
 def _has_float_bitcast(ctx: RuleContext, op: Op, visited: set) -> bool:
     """Whether a float-to-integer ``bitcast_convert`` occurs inside ``op`` (its regions, or its callee)."""
-    from jaxlib.mlir import ir
 
     ops = nested_ops(op)
     if op.operation.name == "func.call":
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        callee = symbol_ref(op, "callee")
         if callee in visited:
             return False
         visited.add(callee)

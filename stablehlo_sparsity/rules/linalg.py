@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..irtools import num_elements
-from ..attrs import enum_text, i64_list, positions
+from ..attrs import bool_attr, enum_text, i64_list, positions
 from ..lattice import Deps, group_union, Groups, prefix_union
 from ..folding.exactness import untrusted
 from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
@@ -213,9 +213,7 @@ def _triangular_solve(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> De
 
 
 def _bool_attr(op, name: str) -> bool:
-    from jaxlib.mlir import ir
-
-    return bool(ir.BoolAttr(op.attributes[name]).value)
+    return bool_attr(op, name)
 
 
 # ====================================================================== cholesky

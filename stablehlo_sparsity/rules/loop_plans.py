@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import dense_array, enum_text
+from ..attrs import dense_attr, enum_text, symbol_ref
 from ..values import element_dtype
 
 __all__ = ["Expr", "LoopPlan", "ScanRead", "AccumWrite", "plan_of", "evaluate", "NotEvaluable", "EVALUATORS",
@@ -291,10 +291,9 @@ class _Walker:
 
     def _call(self, op, ds) -> list:
         """``func.call``: the callee walked on the arguments' descriptions."""
-        from jaxlib.mlir import ir
 
         nres = len(op.results)
-        callee = self.functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        callee = self.functions.get(symbol_ref(op, "callee"))
         if callee is None or not len(callee.regions[0].blocks) or self.depth > 64:
             for d in ds:
                 self.spoil(d)
@@ -312,7 +311,7 @@ def _int_literal(op) -> "Expr | None":
     dt = _int_scalar(op.results[0].type)
     if dt is None:
         return None
-    arr = dense_array(op.attributes["value"])
+    arr = dense_attr(op, "value")
     if arr is None or np.asarray(arr).size != 1:
         return None
     return Expr("const", dt, ref=np.asarray(arr).astype(dt).reshape(()))

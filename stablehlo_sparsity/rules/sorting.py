@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import int_attr
+from ..attrs import bool_attr, int_attr
 from ..lattice import slice_union
 from ..values import AbstractValue
 from ..folding.exactness import Uncertainty, Undecided, error_array
@@ -117,9 +117,7 @@ def sort_permutation(ctx: RuleContext, op: Op,
 
 
 def _is_stable(op) -> bool:
-    from jaxlib.mlir import ir
-
-    return "is_stable" in op.attributes and ir.BoolAttr(op.attributes["is_stable"]).value
+    return bool_attr(op, "is_stable")
 
 
 def _operand_dtype(ctx: RuleContext, op: Op, i):

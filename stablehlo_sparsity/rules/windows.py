@@ -43,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import dense_array, i64_list
+from ..attrs import dense_attr, i64_list
 from ..irtools import region_captures
 from ..lattice import Deps, Groups, group_union, relation_along, window_union
 from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
@@ -60,10 +60,8 @@ def _window_attrs(op, rank: int, with_dilations: bool = True):
     strides = i64_list(op, "window_strides", ones)
     base = i64_list(op, "base_dilations", ones) if with_dilations else ones
     wdil = i64_list(op, "window_dilations", ones) if with_dilations else ones
-    if "padding" in op.attributes:
-        pad = np.asarray(dense_array(op.attributes["padding"]), dtype=np.int64).reshape(rank, 2)
-    else:
-        pad = np.zeros((rank, 2), np.int64)
+    padding = dense_attr(op, "padding")
+    pad = np.zeros((rank, 2), np.int64) if padding is None else np.asarray(padding, np.int64).reshape(rank, 2)
     return wdims, strides, base, wdil, pad
 
 
