@@ -558,45 +558,57 @@ def _scan_slice(sources, scan_inner, scan_offs, key, t):
 def _iterate(ctx: RuleContext, op: Op, summary: LoopSummary, run: _LoopRun, trips: int, budget: int):
     """Iterate the summary with lattice moves: a row map is raised to the trip count, a cycling carry skips
     whole periods, and a carry that does neither past the budget gets the summary's fixed point."""
-    n = ctx.n
-    lay, rels, carried_block, acc_info = summary.layout, summary.rels, summary.carried_block, summary.acc_info
-    current = run.current
-    scans = bool(summary.scan_offs) or bool(acc_info)
-    if not scans and not carried_block:
+    scans = bool(summary.scan_offs) or bool(summary.acc_info)
+    if not scans and not summary.carried_block:
         return {}
     if not scans and run.cover is None:
-        stacked = _functional(lay, rels, carried_block)
-        if stacked is not None:
-            order, offsets, pmap = stacked
-            total = L.row_map_power(pmap, trips)
-            allrows = Deps.vstack([current[k] for k in order]).gather_rows(total)
-            return {k: allrows.gather_rows(np.arange(off, off + current[k].rows)) for k, off in zip(order, offsets)}
+        powered = _row_map_power(summary, run.current, trips)
+        if powered is not None:
+            return powered
+    current = run.current
     check = None if scans else L.CycleCheck()
     t = 0
     while t < trips:
         if t >= budget and not scans:
             return _summary_fixed_point(ctx, op, summary, current, run.fixed, run.cover)
-        scan_t = {key: _scan_slice(run.sources, summary.scan_inner, summary.scan_offs, key, t)
-                  for key in summary.scan_offs}
-        blocks = _block_deps(lay, current, run.fixed, scan_t)
-        new = {k: L.apply(rels[k], blocks, n) for k in carried_block}
-        for k, (inner, offs) in acc_info.items():
-            run.acc_writes[k].append((offs[t] + inner, L.apply(rels[("acc", k)], blocks, n)))
-        current = new
+        current = _step(summary, run, current, t, ctx.n)
         t += 1
-        if run.cover is not None:
-            for k in carried_block:
-                run.cover[k] = Deps.union(run.cover[k], new[k])
         if check is not None:
-            period = check.see(t, [current[k] for k in carried_block])
+            period = check.see(t, [current[k] for k in summary.carried_block])
             if period is not None:
-                left = (trips - t) % period
-                trips = t + left
+                trips = t + (trips - t) % period
                 check = None
     final = dict(current)
-    for k in acc_info:
+    for k in summary.acc_info:
         final[("acc", k)] = L.assemble_writes(run.acc_initial[k], run.acc_writes[k])
     return final
+
+
+def _row_map_power(summary: LoopSummary, current: dict, trips: int) -> dict | None:
+    """All iterations at once when every carried row reads at most one carried symbol: the stacked row map
+    raised to the trip count (``None`` otherwise)."""
+    stacked = _functional(summary.layout, summary.rels, summary.carried_block)
+    if stacked is None:
+        return None
+    order, offsets, pmap = stacked
+    total = L.row_map_power(pmap, trips)
+    allrows = Deps.vstack([current[k] for k in order]).gather_rows(total)
+    return {k: allrows.gather_rows(np.arange(off, off + current[k].rows)) for k, off in zip(order, offsets)}
+
+
+def _step(summary: LoopSummary, run: _LoopRun, current: dict, t: int, n: int) -> dict:
+    """Iteration ``t``: the next carry from the symbol blocks (carry, captures, this iteration's scanned
+    slices); the accumulators' writes and the observer's cover recorded in ``run``."""
+    scan_t = {key: _scan_slice(run.sources, summary.scan_inner, summary.scan_offs, key, t)
+              for key in summary.scan_offs}
+    blocks = _block_deps(summary.layout, current, run.fixed, scan_t)
+    new = {k: L.apply(summary.rels[k], blocks, n) for k in summary.carried_block}
+    for k, (inner, offs) in summary.acc_info.items():
+        run.acc_writes[k].append((offs[t] + inner, L.apply(summary.rels[("acc", k)], blocks, n)))
+    if run.cover is not None:
+        for k in summary.carried_block:
+            run.cover[k] = Deps.union(run.cover[k], new[k])
+    return new
 
 
 def _functional(lay, rels, carried_block):
@@ -651,31 +663,15 @@ def _summary_fixed_point(ctx: RuleContext, op: Op, summary: LoopSummary, current
 
 def _iterate_small(summary: LoopSummary, run: _LoopRun, trips: int, n: int):
     """:func:`_iterate` for a small symbol space: rows as sorted arrays, one union per distinct group."""
-    lay, rels, carried_block, acc_info = summary.layout, summary.rels, summary.carried_block, summary.acc_info
-    scan_inner, scan_offs, cover = summary.scan_inner, summary.scan_offs, run.cover
-    keys = list(rels)
-    engine = L.SmallState([rels[k] for k in keys], lay.blocks)
+    carried_block, acc_info, cover = summary.carried_block, summary.acc_info, run.cover
+    keys = list(summary.rels)
+    engine = L.SmallState([summary.rels[k] for k in keys], summary.layout.blocks)
     rows = {k: L.rows_of(run.current[k]) for k in carried_block}
     fixed_rows = {b: L.rows_of(d) for b, d in run.fixed.items()}
     source_rows = {key: L.rows_of(d) for key, d in run.sources.items()}
     slot = {k: i for i, k in enumerate(keys)}
     for t in range(trips):
-        symbol_rows = []
-        for b, kind in enumerate(lay.kinds):
-            if kind[0] == "carry":
-                symbol_rows.extend(rows[kind[1]])
-            elif kind[0] == "outer":
-                symbol_rows.extend(fixed_rows[b])
-            else:
-                key = kind[1]
-                src = source_rows[key]
-                inner = scan_inner[key]
-                reads = [offs[t] + inner for offs in scan_offs[key]]
-                if len(reads) == 1:
-                    symbol_rows.extend(src[i] for i in reads[0])
-                else:
-                    symbol_rows.extend(L.union_rows([src[r[j]] for r in reads]) for j in range(len(inner)))
-        out = engine.step(symbol_rows)
+        out = engine.step(_symbol_rows(summary, rows, fixed_rows, source_rows, t))
         for k in carried_block:
             rows[k] = out[slot[k]]
         for k, (inner, offs) in acc_info.items():
@@ -687,6 +683,26 @@ def _iterate_small(summary: LoopSummary, run: _LoopRun, trips: int, n: int):
     for k in acc_info:
         final[("acc", k)] = L.assemble_rows(L.rows_of(run.acc_initial[k]), run.acc_writes[k], n)
     return final
+
+
+def _symbol_rows(summary: LoopSummary, rows: dict, fixed_rows: dict, source_rows: dict, t: int) -> list:
+    """The real rows of every symbol in iteration ``t``, block after block (carry, capture, scanned slice)."""
+    symbol_rows: list = []
+    for b, kind in enumerate(summary.layout.kinds):
+        if kind[0] == "carry":
+            symbol_rows.extend(rows[kind[1]])
+        elif kind[0] == "outer":
+            symbol_rows.extend(fixed_rows[b])
+        else:
+            key = kind[1]
+            src = source_rows[key]
+            inner = summary.scan_inner[key]
+            reads = [offs[t] + inner for offs in summary.scan_offs[key]]
+            if len(reads) == 1:
+                symbol_rows.extend(src[i] for i in reads[0])
+            else:
+                symbol_rows.extend(L.union_rows([src[r[j]] for r in reads]) for j in range(len(inner)))
+    return symbol_rows
 
 
 def _cover_run(ctx: RuleContext, op: Op, plan, state: list[AbstractValue], result: list[AbstractValue],
