@@ -75,6 +75,7 @@ only when every branch agrees).  The index itself is an integer and carries no d
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 import numpy as np
@@ -742,55 +743,81 @@ def _while(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return _without_ranges(list(_while_iterates(ctx, op, args)))
 
 
+@dataclass
+class _WhileRun:
+    """The state of the exact iterations of one ``while``: the join of the possible exits so far, the plan
+    (dropped once the values rule a summary out), and the back-off of the attempts to settle."""
+
+    plan: Any
+    exits: list | None = None  #: join of the carries at which the loop may stop (the condition was unknown)
+    needed: list | None = None  #: per result, whether its constant may matter (computed on first use)
+    steps: int = 0
+    next_try: int = 0
+    retry: int = 1  #: exponential back-off after a failed attempt to settle
+
+    def with_exits(self, state: list[AbstractValue]) -> list[AbstractValue]:
+        return state if self.exits is None else [join(e, c) for e, c in zip(self.exits, state)]
+
+
 def _while_iterates(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     cond, body = op.regions[0], op.regions[1]
     carry = _without_ranges(list(args))
     mark = _mark(ctx)
-    cap = ctx.options.max_loop_iterations
-    plan = _plan(ctx, op) if SUMMARIES else None
-    needed = None
-    exits = None  # join of the carries at which the loop may stop (the condition was unknown there)
-    steps, next_try, retry = 0, 0, 1  # exponential back-off after a failed attempt to settle
-
-    def with_exits(state):
-        return state if exits is None else [join(e, c) for e, c in zip(exits, state)]
-
+    w = _WhileRun(plan=_plan(ctx, op) if SUMMARIES else None)
     while True:
         go = _condition(ctx, cond, carry)
         if go is False:
-            return with_exits(carry)
+            return w.with_exits(carry)
         if go is None:
-            grown = with_exits(carry)
-            if exits is not None and not any(_grew(e, g) for e, g in zip(exits, grown)):
-                # This iterate adds nothing to the possible exits (the iterates cycle, or the pattern is
-                # full): the fixed point from here covers every later one.
-                return _fixed_point(ctx, op, cond, body, grown, mark)
-            exits = grown
-        if steps >= cap:
+            done = _possible_exit(ctx, op, w, carry, mark)
+            if done is not None:
+                return done
+        if w.steps >= ctx.options.max_loop_iterations:
             break
         new = _run_body(ctx, body, carry, mark)
-        steps += 1
-        moving = [not same_constant(a.const, b.const) and not (a.const is None and b.const is None)
-                  for a, b in zip(carry, new)]
-        if plan is not None and go is True and exits is None and _stable(carry, new, plan.counters):
-            summarized = _summarize(ctx, op, plan, new, steps)
-            if summarized is not None:
-                return summarized
-            plan = None  # the values do not allow a summary: iterate exactly
-        if exits is not None and not any(moving):
-            # A data-dependent exit and no constant that could ever decide it: exact iterates would only
-            # re-derive the fixed point (and could cycle, e.g. a repeated roll), so go there directly.
-            return _fixed_point(ctx, op, cond, body, with_exits(new), mark)
-        if _deps_unchanged(carry, new) and steps >= next_try:
-            if needed is None:
-                needed = _consts_needed(op)
-            if exits is not None or not any(m and nd for m, nd in zip(moving, needed)):
-                settled = _settle(ctx, cond, body, [join(a, b) for a, b in zip(carry, new)], mark)
-                if settled is not None:
-                    return with_exits(settled)
-            next_try, retry = steps + retry, retry * 2
+        w.steps += 1
+        done = _after_iteration(ctx, op, w, carry, new, go, mark)
+        if done is not None:
+            return done
         carry = new
-    return _fixed_point(ctx, op, cond, body, with_exits(carry), mark)
+    return _fixed_point(ctx, op, cond, body, w.with_exits(carry), mark)
+
+
+def _possible_exit(ctx: RuleContext, op: Op, w: _WhileRun, carry: list[AbstractValue], mark):
+    """The loop may stop here (unknown condition): join the carry into the exits; when it adds nothing (the
+    iterates cycle, or the pattern is full) the fixed point from here covers every later one."""
+    grown = w.with_exits(carry)
+    if w.exits is not None and not any(_grew(e, g) for e, g in zip(w.exits, grown)):
+        return _fixed_point(ctx, op, op.regions[0], op.regions[1], grown, mark)
+    w.exits = grown
+    return None
+
+
+def _after_iteration(ctx: RuleContext, op: Op, w: _WhileRun, carry: list[AbstractValue],
+                     new: list[AbstractValue], go: bool | None, mark):
+    """After one exact iteration: the body's summary when the plan and the values allow it, the fixed point
+    when nothing could ever decide a data-dependent exit, a settled state when the index sets stopped
+    moving; ``None`` to go on iterating."""
+    moving = [not same_constant(a.const, b.const) and not (a.const is None and b.const is None)
+              for a, b in zip(carry, new)]
+    if w.plan is not None and go is True and w.exits is None and _stable(carry, new, w.plan.counters):
+        summarized = _summarize(ctx, op, w.plan, new, w.steps)
+        if summarized is not None:
+            return summarized
+        w.plan = None  # the values do not allow a summary: iterate exactly
+    if w.exits is not None and not any(moving):
+        # A data-dependent exit and no constant that could ever decide it: exact iterates would only
+        # re-derive the fixed point (and could cycle, e.g. a repeated roll), so go there directly.
+        return _fixed_point(ctx, op, op.regions[0], op.regions[1], w.with_exits(new), mark)
+    if _deps_unchanged(carry, new) and w.steps >= w.next_try:
+        if w.needed is None:
+            w.needed = _consts_needed(op)
+        if w.exits is not None or not any(m and nd for m, nd in zip(moving, w.needed)):
+            settled = _settle(ctx, op.regions[0], op.regions[1], [join(a, b) for a, b in zip(carry, new)], mark)
+            if settled is not None:
+                return w.with_exits(settled)
+        w.next_try, w.retry = w.steps + w.retry, w.retry * 2
+    return None
 
 
 # ---------------------------------------------------------------- case / if
