@@ -475,6 +475,20 @@ def _room(plan: LoopPlan, start: dict) -> int:
 def _closed_form(plan: LoopPlan, start: dict, slots: dict, outer) -> int | None:
     """The trip count of ``counter ⋈ bound`` (or ``bound ⋈ counter``) with a loop-constant bound, solved
     exactly; ``None`` for any other condition (or one that never turns false)."""
+    found = _counter_comparison(plan)
+    if found is None:
+        return None
+    counter, bound_expr, direction = found
+    try:
+        bound = int(np.asarray(evaluate(bound_expr, slots, outer)).reshape(()))
+    except NotEvaluable:
+        return None
+    return _solve_trips(direction, int(start[counter.ref]), bound, plan.counters[counter.ref])
+
+
+def _counter_comparison(plan: LoopPlan):
+    """``(counter, bound, direction)`` when the condition compares a counter with a loop constant (the
+    counter on the left: ``bound ⋈ counter`` is turned around), else ``None``."""
     e = plan.cond
     if e.kind != "stablehlo.compare":
         return None
@@ -482,27 +496,27 @@ def _closed_form(plan: LoopPlan, start: dict, slots: dict, outer) -> int | None:
     direction = enum_text(e.attrs["op"], "comparison_direction")
     is_counter = lambda x: x.kind == "slot" and x.ref in plan.counters  # noqa: E731
     if not (is_counter(a) and not (b.slots & set(plan.counters))):
-        if is_counter(b) and not (a.slots & set(plan.counters)):
-            a, b = b, a
-            direction = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(direction, direction)
-        else:
+        if not (is_counter(b) and not (a.slots & set(plan.counters))):
             return None
+        a, b = b, a
+        direction = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(direction, direction)
     if a.dtype != plan.dtypes[a.ref]:
         return None
-    try:
-        bound = int(np.asarray(evaluate(b, slots, outer)).reshape(()))
-    except NotEvaluable:
-        return None
-    c0, s = int(start[a.ref]), plan.counters[a.ref]
+    return a, b, direction
+
+
+def _solve_trips(direction: str, c0: int, bound: int, s: int) -> int | None:
+    """The first ``k ≥ 0`` at which ``c0 + k·s ⋈ bound`` is false (``None``: never)."""
+    if direction in ("GT", "GE"):  # c > bound is -c < -bound
+        c0, bound, s = -c0, -bound, -s
+        direction = "LT" if direction == "GT" else "LE"
     d = bound - c0
-    if direction == "LT":      # runs while c < bound
-        return None if (c0 < bound and s < 0) else max(0, -(-d // s)) if s > 0 else 0
-    if direction == "LE":
-        return None if (c0 <= bound and s < 0) else max(0, d // s + 1) if s > 0 else 0
-    if direction == "GT":
-        return None if (c0 > bound and s > 0) else max(0, -(d // (-s))) if s < 0 else 0
-    if direction == "GE":
-        return None if (c0 >= bound and s > 0) else max(0, (-d) // (-s) + 1) if s < 0 else 0
+    if direction in ("LT", "LE"):  # runs while c < bound (c ≤ bound)
+        if (c0 < bound or (direction == "LE" and c0 == bound)) and s < 0:
+            return None
+        if s <= 0:
+            return 0
+        return max(0, -(-d // s)) if direction == "LT" else max(0, d // s + 1)
     if direction == "NE":
         return d // s if d % s == 0 and d // s >= 0 else None
     if direction == "EQ":
