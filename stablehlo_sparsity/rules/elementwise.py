@@ -580,56 +580,81 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
     loop or branch body it continues into the enclosing op's inputs the same way.  Per element when every
     op on the way keeps elements in place; otherwise every element gets the union of all sources (sound,
     coarse).  Programs without such bitcasts pay one short walk per integer-to-float conversion."""
-    from jaxlib.mlir import ir
+    walk = _BitsWalk(ctx, size)
+    walk.run(value)
+    if not walk.sources:
+        return ctx.empty(size)
+    if walk.in_place:
+        return Deps.union(*[a.deps for a in walk.sources])
+    return Deps.union(*[a.deps.reduce_all() for a in walk.sources]).broadcast_row(size)
 
-    sources, in_place, seen, stack = [], True, set(), [value]
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        if not isinstance(v, ir.OpResult):
-            # A block argument: inside a loop or branch body, follow the enclosing op's inputs (its carried
-            # values start there); a function's own arguments carry no bits from here (a callee's caller is
-            # not known in a memoized call — documented gap).
-            parent = v.owner.owner
-            if parent is None or parent.operation.name == "func.func":
+
+class _BitsWalk:
+    """The backward walk of :func:`_float_bits_provenance`: the float values whose bits reach ``value``
+    (``sources``), and whether every op on the way keeps elements in place."""
+
+    def __init__(self, ctx: RuleContext, size: int):
+        self.ctx, self.size = ctx, size
+        self.sources: list = []
+        self.in_place = True
+
+    def run(self, value) -> None:
+        seen: set = set()
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if v in seen:
                 continue
-            src, name = parent, parent.operation.name
-            in_place = False
-        else:
-            src = v.owner
-            name = src.operation.name
-            if ctx.value(v).size != size:
-                in_place = False
-        first = ctx.value(src.operands[0]) if len(src.operands) else None
-        if name in _NO_BITS or (name == "stablehlo.convert" and first is not None and _is_floaty(first.dtype)):
-            continue
-        if name == "stablehlo.bitcast_convert" and first is not None and _is_floaty(first.dtype):
-            sources.append(first)
-            in_place &= first.size == size
-            continue
+            seen.add(v)
+            found = self._defining_op(v)
+            if found is not None:
+                stack.extend(self._integer_inputs(*found))
+
+    def _defining_op(self, v):
+        """``(op, name)`` that defines ``v`` — for a block argument of a loop or branch body, the enclosing op
+        (its carried values start there); ``None`` for a function's own arguments (a callee's caller is not
+        known in a memoized call — documented gap)."""
+        from jaxlib.mlir import ir
+
+        if isinstance(v, ir.OpResult):
+            if self.ctx.value(v).size != self.size:
+                self.in_place = False
+            return v.owner, v.owner.operation.name
+        parent = v.owner.owner
+        if parent is None or parent.operation.name == "func.func":
+            return None
+        self.in_place = False
+        return parent, parent.operation.name
+
+    def _integer_inputs(self, src, name: str) -> list:
+        """The integer values to walk on from ``src``; float-to-integer bitcasts become sources."""
+        first = self.ctx.value(src.operands[0]) if len(src.operands) else None
+        floaty_first = first is not None and _is_floaty(first.dtype)
+        if name in _NO_BITS or (name == "stablehlo.convert" and floaty_first):
+            return []
+        if name == "stablehlo.bitcast_convert" and floaty_first:
+            assert first is not None
+            self.sources.append(first)
+            self.in_place &= first.size == self.size
+            return []
         inputs, inside = list(src.operands), False
         if len(src.regions) or name == "func.call":
-            in_place = False
+            self.in_place = False
             inputs += region_captures(src)
-            inside = _has_float_bitcast(ctx, src, set())
+            inside = _has_float_bitcast(self.ctx, src, set())
         elif name not in _IN_PLACE:
-            in_place = False
+            self.in_place = False
+        out = []
         for operand in inputs:
-            av = ctx.value(operand)
+            av = self.ctx.value(operand)
             if av.const is not None:
                 continue
             if not _is_floaty(av.dtype):
-                stack.append(operand)
+                out.append(operand)
             elif inside:
-                sources.append(av)
-                in_place = False
-    if not sources:
-        return ctx.empty(size)
-    if in_place:
-        return Deps.union(*[a.deps for a in sources])
-    return Deps.union(*[a.deps.reduce_all() for a in sources]).broadcast_row(size)
+                self.sources.append(av)
+                self.in_place = False
+        return out
 
 
 def _elem_is_floaty(mlir_type) -> bool:
