@@ -97,17 +97,21 @@ def test_two_dimensional_start_and_select_on_known_ranges():
 
 
 def test_ranges_do_not_leak_through_loop_iterations():
-    """A carried index whose range differs per iterate: the loop's results keep no range, so the slice after
-    the loop reads every start (sound), and the one inside reads what each iterate's index allows."""
+    """A carried index whose range grows with every iterate of a loop with a data-dependent trip count: the
+    fixed point compares iterates by index sets and constants, so a range kept from an early iterate would
+    claim ``i ∈ [0, 2]`` where it reaches 4.  Carries enter and leave ``while`` without ranges."""
     def f(x):
-        def body(k, carry):
-            i, acc = carry
-            i = jnp.minimum(i + jnp.argmax(x[:2]).astype(jnp.int32), 4)
-            return i, acc + lax.dynamic_slice(x, (i,), (2,))
-        i, acc = lax.fori_loop(0, 3, body, (jnp.int32(0), jnp.zeros(2)))
-        return jnp.concatenate([acc, lax.dynamic_slice(x, (i,), (2,))])
+        n_iter = jnp.argmax(x[2:6]).astype(jnp.int32) + 1
 
-    assert_sound(f, jnp.ones(6), points=16, jit=True)
+        def body(c):
+            k, i = c
+            return k + 1, i + 1
+
+        _, i = lax.while_loop(lambda c: c[0] < n_iter, body, (jnp.int32(0), jnp.argmax(x[:2]).astype(jnp.int32)))
+        return lax.dynamic_slice(x, (i,), (2,))
+
+    p = _dense(assert_sound(f, jnp.ones(10), points=40, jit=True))
+    assert p[0, :9].all() and p[1, 1:].all()
 
 
 def test_scatter_with_ranged_duplicate_indices_stays_conservative():
@@ -153,3 +157,14 @@ def test_jacfwd_agrees_at_random_points_on_random_ranged_indices():
 
         assert_sound(f, jnp.ones(n), points=12, jit=True)
         jax.clear_caches()
+
+
+def test_a_function_called_with_different_ranges_is_analyzed_for_each():
+    """``jnp.take`` is one private function called twice, with indices in ``[0, 1]`` then in ``[3, 4]``: the
+    call summaries are keyed by the arguments' ranges too."""
+    def f(x):
+        i = jnp.argmax(x[:2])
+        return jnp.take(x, i[None]) * jnp.take(x, i[None] + 3)
+
+    p = _dense(assert_sound(f, jnp.ones(6), points=12, jit=True, exact=True))
+    assert np.array_equal(p, np.array([[1, 1, 0, 1, 1, 0]], bool))
