@@ -14,7 +14,12 @@ Unknown (input-dependent) start indices stay sound and as tight as the op allows
 dimension of size ``dim`` a slice of ``size`` at an unknown clamped start reads any coordinate in
 ``[o, o + dim - size]`` — along the indexed dimensions only; a scatter with unknown indices may write
 anywhere along the scattered dimensions and never *replaces* (old dependencies are kept).  Each such op
-raises a :class:`~stablehlo_sparsity.errors.SparsityWarning` naming it.
+raises a :class:`~stablehlo_sparsity.errors.SparsityWarning` naming it.  A start computed from the inputs
+whose integer range is known (:mod:`~stablehlo_sparsity.folding.ranges`: an ``argmax``, a predicate turned
+into ``0/1`` …) narrows this to the starts the range reaches (after the spec's clamping): dynamic_slice and
+dynamic_update_slice by a band of starts per dim, gather and scatter by trying each start combination (at
+most :data:`MAX_INDEX_COMBINATIONS`); a bounded scatter still never replaces, since which update lands is
+not known.
 
 Scatter's update computation (a region of ``2N`` scalar arguments: the current values of the ``N`` inputs,
 then the ``N`` updates) is summarized per result ``j`` by which arguments its return value reaches through
@@ -119,7 +124,8 @@ def _index_choices(indices, index_vector_dim: int, clamp_top=None) -> list[np.nd
 
 # ====================================================================== gather
 @deps_rule("stablehlo.gather", kind=VALUE_AWARE,
-           note="known indices: exact index map; unknown: any element along the indexed dims (warns)")
+           note="known indices: exact index map; bounded (integer ranges): the elements they reach; "
+                "unknown: any element along the indexed dims (warns)")
 def _gather(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§gather: rows by the index map of the clamped start indices; unknown indices read any element along
     the indexed dimensions (``start_index_map``) and only those."""
@@ -169,7 +175,8 @@ def _known_starts(operand_shape, sizes, start_args):
 
 
 @deps_rule("stablehlo.dynamic_slice", kind=VALUE_AWARE,
-           note="known starts: exact; unknown: along the sliced dims (warns)")
+           note="known starts: exact; bounded: the starts their ranges reach; unknown: along the sliced dims "
+                "(warns)")
 def _dynamic_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_slice: rows by the index map of the clamped slice; an unknown start along a dim reads any
     coordinate ``[o, o + dim - size]`` there (conservative, warns)."""
@@ -197,7 +204,8 @@ def _dynamic_slice_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> F
 
 # ====================================================================== dynamic_update_slice
 @deps_rule("stablehlo.dynamic_update_slice", kind=VALUE_AWARE,
-           note="known starts: exact; unknown: along the updated dims (warns)")
+           note="known starts: exact; bounded: the starts their ranges reach; unknown: along the updated dims "
+                "(warns)")
 def _dynamic_update_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_update_slice: the update replaces a clamped box of the operand.
 
@@ -341,7 +349,8 @@ def _kind(v, j, n, arg_pos, defs):
 
 
 @deps_rule("stablehlo.scatter", kind=VALUE_AWARE,
-           note="known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)")
+           note="known indices: exact (replace vs combine bodies); bounded: where their ranges reach, never "
+                "replacing; unknown: along the scattered dims (warns)")
 def _scatter(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§scatter (multi-operand): index maps and group unions of the updates, combined per the body summary."""
     n = (len(args) - 1) // 2
