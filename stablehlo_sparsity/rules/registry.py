@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..folding.exactness import Uncertainty
     from ..folding.ranges import IntRange
     from ..options import AnalysisOptions
-    from ..lattice import Deps
+    from ..lattice.core import Deps
     from ..values import AbstractValue, TensorType
 
 __all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
@@ -61,18 +61,19 @@ class RuleContext(Protocol):
         """Whether an observer records every op's values (the annotate and fold-constants passes)."""
         ...
 
-    def result_types(self, op) -> "list[TensorType]": ...
-    def value(self, v) -> "AbstractValue": ...
+    def result_types(self, op: Any) -> "list[TensorType]": ...
+    def value(self, v: Any) -> "AbstractValue": ...
     def empty(self, rows: int) -> "Deps": ...
-    def location(self, op) -> str: ...
-    def warn(self, op, message: str) -> None: ...
+    def location(self, op: Any) -> str: ...
+    def warn(self, op: Any, message: str) -> None: ...
     def function(self, name: str) -> Any: ...
     def call(self, name: str, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
-    def run_region(self, region, args: "list[AbstractValue]", new_frame: bool = False) -> "list[AbstractValue]": ...
-    def run_region_unreported(self, region, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
-    def interpret_symbolically(self, region, args: "list[AbstractValue]", outer: dict,
+    def run_region(self, region: Any, args: "list[AbstractValue]",
+                   new_frame: bool = False) -> "list[AbstractValue]": ...
+    def run_region_unreported(self, region: Any, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
+    def interpret_symbolically(self, region: Any, args: "list[AbstractValue]", outer: dict[Any, "AbstractValue"],
                                width: int) -> "list[AbstractValue]": ...
-    def memo(self, name: str) -> dict: ...
+    def memo(self, name: str) -> dict[Any, Any]: ...
     def call_cache_mark(self) -> int: ...
     def call_cache_trim(self, mark: int) -> None: ...
 
@@ -121,7 +122,7 @@ def _check_name(name: str) -> None:
         raise ValueError(f"rules are registered under the full op name, e.g. 'stablehlo.add', not {name!r}")
 
 
-def deps_rule(*names: str, kind: str, note: str = ""):
+def deps_rule(*names: str, kind: str, note: str = "") -> Callable[[DepsRule], DepsRule]:
     """Register the index-set rule of the given ops, with its coverage kind and a one-line note."""
     if kind not in KINDS:
         raise ValueError(f"unknown rule kind {kind!r}")
@@ -138,7 +139,7 @@ def deps_rule(*names: str, kind: str, note: str = ""):
     return register
 
 
-def fold_rule(*names: str):
+def fold_rule(*names: str) -> Callable[[FoldRule], FoldRule]:
     """Register the constant-folding evaluator of the given ops."""
 
     def register(fn: FoldRule) -> FoldRule:
@@ -152,7 +153,7 @@ def fold_rule(*names: str):
     return register
 
 
-def error_rule(*names: str):
+def error_rule(*names: str) -> Callable[[ErrorRule], ErrorRule]:
     """Register the error model (trust) of the given ops' folded results."""
 
     def register(fn: ErrorRule) -> ErrorRule:
@@ -166,7 +167,7 @@ def error_rule(*names: str):
     return register
 
 
-def range_rule(*names: str):
+def range_rule(*names: str) -> Callable[[RangeRule], RangeRule]:
     """Register the integer range rule of the given ops (:mod:`~stablehlo_sparsity.folding.ranges`)."""
 
     def register(fn: RangeRule) -> RangeRule:

@@ -203,7 +203,7 @@ def _compare(ctx: RuleContext, op: Any, args: list[AbstractValue]) -> list[IntRa
 _SELECTING = ("stablehlo.select", "stablehlo.maximum", "stablehlo.minimum")
 
 
-def _selects_argument(value: Any, allowed: set, arg_pos: dict, depth: int = 8) -> bool:
+def _selects_argument(value: Any, allowed: set[int], arg_pos: dict[Any, int], depth: int = 8) -> bool:
     """Whether ``value`` is always one of the block arguments in ``allowed`` (through selecting ops)."""
     if value in arg_pos:
         return arg_pos[value] in allowed
