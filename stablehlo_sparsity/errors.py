@@ -11,6 +11,7 @@ __all__ = [
     "DynamicShapeError",
     "PatternTooLargeError",
     "InputError",
+    "LoweringError",
     "SparsityWarning",
     "format_location",
 ]
@@ -70,6 +71,10 @@ class PatternTooLargeError(SparsityError):
 
 class InputError(SparsityError):
     """Malformed input: bad argument shapes, unknown entry function, unparsable module."""
+
+
+class LoweringError(InputError):
+    """JAX could not trace or lower the function with the given arguments (shapes, dtypes, tracing errors)."""
 
 
 class SparsityWarning(UserWarning):
