@@ -105,34 +105,6 @@ class CompiledFunction:
         return f"CompiledFunction(@{self.entry}({sig}) on {self.backend.platform})"
 
 
-def _as_main(module, entry: str):
-    """A copy of ``module`` in which ``@entry`` is the public ``@main`` (what XLA compiles)."""
-    from jaxlib.mlir import ir
-
-    from .importer import entry_function
-    from .irtools import functions
-
-    with module.context:
-        entry_function(module, entry)  # (an InputError listing the functions when there is none)
-        copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-        if entry != "main":
-            names = set(functions(copy))
-            fns = functions(copy)
-            if "main" in names:
-                other, k = "main_", 0
-                while other in names:
-                    k += 1
-                    other = f"main_{k}"
-                ir.SymbolTable.replace_all_symbol_uses("main", other, copy.operation)
-                ir.SymbolTable.set_symbol_name(fns["main"], other)
-            ir.SymbolTable.replace_all_symbol_uses(entry, "main", copy.operation)
-            ir.SymbolTable.set_symbol_name(fns[entry], "main")
-            fn = fns[entry]
-            if "sym_visibility" in fn.attributes:
-                del fn.attributes["sym_visibility"]
-    return copy
-
-
 def compile_module(module, entry: str = "main", *, backend: str | None = None) -> CompiledFunction:
     """Compile the function ``entry`` of ``module`` with XLA and return it as a Python callable.
 
@@ -141,18 +113,22 @@ def compile_module(module, entry: str = "main", *, backend: str | None = None) -
     module — e.g. ``"main_jacobian"`` after the ``sparsity-jacobian`` pass.  ``backend``: an XLA platform name
     (``"cpu"``, ``"gpu"`` …; default: JAX's default backend).  XLA's refusals become :class:`InputError`."""
     import jax.extend
+    from jaxlib.mlir import ir
 
-    from .importer import ImportedFunction
+    from .importer import ImportedFunction, entry_function
+    from .importer.xla import entry_as_main_text, register_kernels_for
 
     m = _load(module)
-    copy = _as_main(m, entry)
-    signature = ImportedFunction(copy, "main")
+    with m.context:
+        entry_function(m, entry)  # (an InputError listing the functions when there is none)
+    text = entry_as_main_text(m, entry)
+    register_kernels_for(text)
+    with m.context:
+        signature = ImportedFunction(ir.Module.parse(text), "main")
     try:
         be = jax.extend.backend.get_backend(backend)
     except RuntimeError as e:
         raise InputError(f"no XLA backend {backend!r}: {e}") from None
-    with copy.context:
-        text = copy.operation.get_asm(enable_debug_info=False)
     try:
         exe = be.compile_and_load(text, be.devices()[:1], jax.extend.backend.get_compile_options(1, 1))
     except Exception as e:  # XLA's own errors (an op it does not lower, a custom call it does not know)

@@ -181,3 +181,35 @@ def test_driver_bytecode_refusals(tmp_path, capsys, flags, message):
     src.write_text(MODEL)
     assert main([str(src), *flags, "-o", str(tmp_path / "x.out")]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_compile_module_of_a_lapack_calling_derivative_runs_in_a_fresh_process(tmp_path):
+    """``compile_module`` registers jaxlib's LAPACK kernels before XLA compiles a ``lapack_*`` call: in a process
+    that ran no JAX linear algebra, the CPU-lowered derivative of a Cholesky module must run, not segfault."""
+    import subprocess
+    import sys
+
+    module = (
+        "func.func public @main(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+        '  %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<4x4xf32>) -> tensor<4x4xf32>\n'
+        "  return %0 : tensor<4x4xf32>\n}\n")
+    from stablehlo_sparsity.parsing import parse_module
+    from stablehlo_sparsity.passes.jacobian import inject_jacobian
+
+    m = parse_module(module)
+    inject_jacobian(m, platform="cpu")  # (in this process: the CPU lowering of JAX's Cholesky derivative)
+    path = tmp_path / "chol.mlir"
+    path.write_text(str(m))
+    assert "lapack_" in path.read_text(), "the CPU lowering should call LAPACK"
+    script = f"""
+import numpy as np, stablehlo_sparsity as ss
+f = ss.compile_module({str(path)!r}, entry="main_jacobian")
+info = ss.read_injected({str(path)!r}, "main_jacobian")
+a = np.eye(4, dtype=np.float32) * 2 + 0.1
+J = info.to_scipy(f(a))
+assert np.all(np.isfinite(J.data)) and J.nnz == info.nnz
+print("ok", J.shape)
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.startswith("ok")

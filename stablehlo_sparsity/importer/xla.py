@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["compile_module", "run_module"]
+__all__ = ["compile_module", "run_module", "entry_as_main_text", "register_kernels_for"]
 
 
-def _prepare_text(module, entry: str) -> str:
+def entry_as_main_text(module, entry: str) -> str:
     """The module's text with ``entry`` renamed ``main`` (public) and every function it does not reach removed
     (``symbol-dce``): XLA compiles exactly the program a consumer of that function would."""
     from jax._src.interpreters import mlir as jax_mlir
@@ -43,6 +43,15 @@ def _prepare_text(module, entry: str) -> str:
         return m.operation.get_asm(enable_debug_info=False)
 
 
+def register_kernels_for(text: str) -> None:
+    """Register jaxlib's LAPACK kernels when the program ``text`` calls one: XLA running a ``lapack_*`` custom
+    call in a process where no JAX linear-algebra op ran first dies with SIGSEGV (TOOLCHAIN.md)."""
+    if "lapack_" in text:
+        from .platforms import ensure_lapack_kernels
+
+        ensure_lapack_kernels()
+
+
 def compile_module(module_or_text, entry: str = "main"):
     """An XLA executable (CPU) of the module's ``entry`` function (jaxlib's LAPACK kernels registered first
     when the program calls LAPACK)."""
@@ -56,11 +65,8 @@ def compile_module(module_or_text, entry: str = "main"):
         from ..parsing import parse_module
 
         module_or_text = parse_module(module_or_text)
-    text = _prepare_text(module_or_text, entry)
-    if "lapack_" in text:  # jaxlib's LAPACK kernels must be registered before XLA runs such a call
-        from .platforms import ensure_lapack_kernels
-
-        ensure_lapack_kernels()
+    text = entry_as_main_text(module_or_text, entry)
+    register_kernels_for(text)
     backend = xla_bridge.get_backend("cpu")
     devices = jax.devices("cpu")
     with jax_mlir.make_ir_context():
