@@ -9,6 +9,7 @@ from .analysis import (CUSTOM_RULE_PRIMITIVES, Analysis, _norm_argnums, _traceab
                        analyze_entry, custom_rule_primitives, lower_and_analyze_global, resolve_options,
                        resolve_wrt)
 from .errors import InputError
+from .keywords import refuse_library_keywords, refuse_unknown_keywords
 from .local import local_analysis, module_local_analysis
 from .options import AnalysisOptions
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
@@ -46,6 +47,7 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``{"max_elements": 16}``): ``.module`` is a copy of the analyzed module carrying the analysis as
     ``sparsity.*`` attributes (the ``sparsity-annotate`` pass; print it with ``str(analysis.module)``).
     """
+    refuse_library_keywords("lower_and_analyze", kwargs)
     if local:
         if not args:
             raise InputError("lower_and_analyze needs at least one argument to differentiate")
@@ -70,6 +72,7 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits), ``on_unknown``,
     ``derivatives`` and ``local`` are the library's; every other keyword argument is ``f``'s (see
     :func:`lower_and_analyze`)."""
+    refuse_library_keywords("jacobian_sparsity", kwargs)
     return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                              derivatives=derivatives, local=local, **kwargs).pattern
 
@@ -77,8 +80,9 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
 def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
                    num_outputs: int | None = None, on_unknown: str = "error",
                    options: AnalysisOptions | None = None, observer: Callable | None = None,
-                   local_point: Sequence | None = None) -> Analysis:
-    """Analyze a StableHLO module (an ``ir.Module`` or its text) with no JAX function.
+                   local_point: Sequence | None = None, **unknown) -> Analysis:
+    """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, or a path to a file holding either —
+    see :func:`stablehlo_sparsity.parsing.as_module`) with no JAX function.
 
     wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
     only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:
@@ -87,6 +91,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
     (see :func:`stablehlo_sparsity.local.module_local_analysis` and docs/guarantees.md "Local patterns").
     """
+    refuse_unknown_keywords("analyze_module", unknown)
     module = as_module(module_or_text)
     if num_outputs is not None and int(num_outputs) < 0:
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")

@@ -245,6 +245,9 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
     import jax.numpy as jnp
 
     from .jacobian import SparseJacobian, _bind_selected, _float_outputs
+    from .keywords import refuse_library_keywords
+
+    refuse_library_keywords("check_jacobian", kwargs)
 
     if jacobian is None:
         sj = SparseJacobian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux), mode=mode,
@@ -300,9 +303,10 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
 def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None, has_aux: bool | None = None,
                   method: str = "auto", probes: int = 4, rtol: float | None = None, atol: float | None = None,
                   seed: int = 0, dense_limit: int = 1_000_000, raise_on_error: bool = True, hessian=None,
-                  on_unknown: str = "error", options=None, **kwargs) -> CheckReport:
+                  on_unknown: str = "error", options=None, mode: str = "direct", **kwargs) -> CheckReport:
     """Compare the sparse Hessian of the scalar ``f`` at ``args`` with dense AD of ``f`` (see
-    :func:`check_jacobian`; ``hessian`` is an already prepared :class:`~stablehlo_sparsity.SparseHessian`)."""
+    :func:`check_jacobian`; ``hessian`` is an already prepared :class:`~stablehlo_sparsity.SparseHessian`;
+    ``mode`` is the recovery of the Hessian prepared when ``hessian`` is not given)."""
     import functools
 
     import jax
@@ -310,10 +314,12 @@ def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None
 
     from .hessian import SparseHessian, _scalar
     from .jacobian import _bind_selected
+    from .keywords import refuse_library_keywords
 
+    refuse_library_keywords("check_hessian", kwargs)
     if hessian is None:
         sh = SparseHessian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
-                           output="values", kwargs=kwargs, on_unknown=on_unknown, options=options)
+                           output="values", kwargs=kwargs, on_unknown=on_unknown, options=options, mode=mode)
     else:
         sh = hessian
         _same_selection(sh, args, argnums, has_aux, "Hessian")

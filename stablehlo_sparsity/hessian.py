@@ -39,6 +39,7 @@ import numpy as np
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_star, star_sources, symmetrize
 from .errors import InputError
+from .keywords import refuse_library_keywords
 from .evaluation import EvaluationPlan, Side
 from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_f_kwargs, _check_inputs, _check_strategy,
                        _flat, _index_dtype, _Prepared, _struct, _warn_float64, seed_factory)
@@ -80,7 +81,8 @@ def _gradient_program(f, argnums, has_aux, kwargs):
 
 
 def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                     on_unknown: str = "error", options=None, local: bool = False, **kwargs) -> SparsityPattern:
+                     on_unknown: str = "error", options=None, local: bool = False, derivatives: str = "auto",
+                     **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
     ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
@@ -90,17 +92,23 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
     (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
     0`` and never exceeds the global pattern (docs/guarantees.md "Local patterns").
+
+    ``derivatives``: which program of the gradient the analysis reads (see
+    :func:`~stablehlo_sparsity.lower_and_analyze`).  Library keywords this function does not take (``mode``,
+    ``output`` …) are refused (:mod:`stablehlo_sparsity.keywords`).
     """
-    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local)[0]
+    refuse_library_keywords("hessian_sparsity", kwargs)
+    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
 
 
-def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False):
+def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False,
+            derivatives: str = "auto"):
     if not args:
         raise InputError("hessian_sparsity needs at least one argument to differentiate")
     argnums_t = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
     grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
     analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
-                                 options=options, local=local)
+                                 options=options, local=local, derivatives=derivatives)
     return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
 
 
@@ -112,6 +120,7 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     import jax
     import jax.numpy as jnp
 
+    refuse_library_keywords("hessian_coloring", kwargs)
     pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                                **kwargs)
     sel = [args[i] for i in dict.fromkeys(_norm_argnums(argnums, len(args)))]
@@ -311,6 +320,7 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
     devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
     arguments of ``f``."""
+    refuse_library_keywords("sparse_hessian", kwargs)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
                          on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options,
@@ -324,6 +334,7 @@ def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 
                              strategy: str = "auto", chunk_size: int | None = None, devices=None,
                              **kwargs) -> SparseHessian:
     """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
+    refuse_library_keywords("value_and_sparse_hessian", kwargs)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from .api import _norm_argnums, lower_and_analyze
 from .coloring import Coloring, color_columns, color_rows
 from .errors import InputError, SparsityWarning
+from .keywords import refuse_library_keywords
 from .evaluation import STRATEGIES, EvaluationPlan, Side, colors_constant, seed_leaves, static_gather
 from .pattern import SparsityPattern
 
@@ -147,25 +148,9 @@ def _flat(tree):
     return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
-#: Keywords of the analysis entry points that a prepared derivative does not take: passed to
-#: ``sparse_jacobian`` / ``sparse_hessian`` they would be read as static arguments of ``f`` — or, worse, reach
-#: the detection (``local=True`` would compile a pattern that holds at one point into a program called at
-#: every point).
-ANALYSIS_ONLY_KEYWORDS = {
-    "local": "a compressed derivative is evaluated at every point it is called at, so it needs the global "
-             "pattern; local patterns are local_analysis(f, x) or jacobian_sparsity(f, x, local=True)",
-    "derivatives": "the prepared program differentiates what JAX differentiates",
-    "annotate": "the annotated module is lower_and_analyze(f, x, annotate=True).module",
-    "observer": "observers are an option of lower_and_analyze",
-}
-
-
 def _check_f_kwargs(kwargs: dict, what: str) -> None:
-    """Refuse keywords that look like options of the analysis (see :data:`ANALYSIS_ONLY_KEYWORDS`)."""
-    for k in kwargs:
-        if k in ANALYSIS_ONLY_KEYWORDS:
-            raise InputError(f"{what} has no {k}= option ({ANALYSIS_ONLY_KEYWORDS[k]}); to pass {k}= to f as a "
-                             f"static argument, bind it first: functools.partial(f, {k}=...)")
+    """Refuse library keywords that ``what`` does not take (see :mod:`stablehlo_sparsity.keywords`)."""
+    refuse_library_keywords(what, kwargs)
 
 
 def mode_of(coloring: Coloring) -> str:
@@ -311,6 +296,7 @@ def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     both for ``"bidirectional"`` (a :class:`~stablehlo_sparsity.coloring.Bicoloring`), the fewest products
     for ``"auto"``).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions`; other keyword arguments
     are ``f``'s."""
+    refuse_library_keywords("jacobian_coloring", kwargs)
     pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                                 **kwargs).pattern
     return _choose_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
@@ -879,6 +865,7 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     ``f`` (bind one whose name is also a keyword here, e.g. ``mode`` or ``options``, with
     ``functools.partial``).
     """
+    refuse_library_keywords("sparse_jacobian", kwargs)
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                           kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,
@@ -893,6 +880,7 @@ def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] =
                               **kwargs) -> SparseJacobian:
     """Like :func:`sparse_jacobian`, but each call returns ``(f(x), J)`` (``((f(x), aux), J)`` with
     ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs."""
+    refuse_library_keywords("value_and_sparse_jacobian", kwargs)
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                           kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,

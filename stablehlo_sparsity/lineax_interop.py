@@ -256,7 +256,9 @@ def sparse_jacobian_operator(fn: Callable, y, args=None, *, tags=frozenset(), op
     analyzed program (unknown values, so the pattern holds for all of them); other leaves (functions, Python
     numbers) are static.  Preparation is cached by ``fn``'s code, the static leaves and the shapes."""
     from .jacobian import sparse_jacobian
+    from .keywords import refuse_library_keywords
 
+    refuse_library_keywords("sparse_jacobian_operator", prepare_kwargs)
     dyn, static = eqx.partition(args, eqx.is_array)
     code = getattr(fn, "__code__", None)
     key = (code if code is not None else _static_key(fn),

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 
 from .api import analyze_module
 from .checks import CheckReport, check_hessian, check_jacobian
@@ -43,34 +42,17 @@ from .errors import InputError
 from .hessian import SparseHessian
 from .importer import ImportedFunction, import_module
 from .interpreter import AnalysisOptions
+from .keywords import parse_indices, refuse_unknown_keywords
 from .jacobian import OUTPUTS, ColoringOptions, SparseJacobian, _check_inputs, _choose_coloring, mode_of
 
 __all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_module", "check_hessian_module",
            "ModuleSparseJacobian", "ModuleSparseHessian", "normalize_wrt"]
 
 
-def normalize_wrt(wrt, nargs: int) -> tuple[int, ...]:
-    """``None`` → ``(0,)``; ``"all"`` → every argument; an int or a sequence of ints (negative from the end)."""
-    if wrt is None:
-        wrt = (0,)
-    elif isinstance(wrt, str):
-        if wrt.strip() != "all":
-            try:
-                wrt = [int(x) for x in wrt.split(",") if x.strip()]
-            except ValueError:
-                raise InputError(f"wrt must be argument indices or 'all', got {wrt!r}") from None
-        else:
-            wrt = range(nargs)
-    elif isinstance(wrt, (int, np.integer)):
-        wrt = (int(wrt),)
-    out = []
-    for i in wrt:
-        if not isinstance(i, (int, np.integer)) or not -nargs <= int(i) < nargs:
-            raise InputError(f"wrt index {i!r} out of range for an entry function with {nargs} arguments")
-        out.append(int(i) % nargs)
-    if not out and nargs:
-        raise InputError("wrt selects no argument")
-    return tuple(dict.fromkeys(out))
+def normalize_wrt(wrt, nargs: int, owner: str = "the entry function") -> tuple[int, ...]:
+    """``None`` → ``(0,)``; ``"all"`` → every argument; an int, ``"0,2"`` or a sequence of ints (negative from
+    the end); repeats dropped, an empty selection refused (:func:`stablehlo_sparsity.keywords.parse_indices`)."""
+    return parse_indices(wrt, nargs, name="wrt", owner=owner, unique=True, allow_text=True, allow_empty=False)
 
 
 def _imported(module_or_text, entry: str) -> ImportedFunction:
@@ -119,7 +101,7 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
             raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         f = _imported(module_or_text, entry)
         self.function, self.module, self.entry = f, f.module, f.entry
-        self.wrt = self.argnums = normalize_wrt(wrt, len(f.arg_types))
+        self.wrt = self.argnums = normalize_wrt(wrt, len(f.arg_types), f"@{f.entry}")
         self.constant_seeds = constant_seeds
         self.has_aux = False
         self.output = output
@@ -154,50 +136,46 @@ class ModuleSparseHessian(_KeepUnused, SparseHessian):
     def __init__(self, module_or_text, entry: str = "main", wrt=None, *, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, on_unknown: str = "error",
-                 constant_seeds: bool | None = None):
+                 constant_seeds: bool | None = None, mode: str = "direct", options: AnalysisOptions | None = None):
         f = _imported(module_or_text, entry)
         if len(f.result_types) != 1 or f.result_types[0].size != 1:
             shapes = [t.shape for t in f.result_types]
             raise InputError(f"a Hessian needs a scalar function; @{f.entry} returns {shapes}")
         self.function, self.module, self.entry = f, f.module, f.entry
-        self.wrt = normalize_wrt(wrt, len(f.arg_types))
+        self.wrt = normalize_wrt(wrt, len(f.arg_types), f"@{f.entry}")
         if _has_while(f.module):
             raise InputError(f"@{f.entry} contains a stablehlo.while loop: its Hessian-vector products need reverse "
                              "mode, and JAX cannot differentiate a while loop in reverse mode")
         super().__init__(f, f.example_args(), argnums=self.wrt, output=output, with_value=with_value,
                          coloring=coloring, coloring_options=coloring_options, on_unknown=on_unknown,
-                         constant_seeds=constant_seeds)
+                         constant_seeds=constant_seeds, mode=mode, options=options)
 
 
 def sparse_jacobian_module(module, entry: str = "main", wrt=None, *, mode: str = "auto", output: str = "bcoo",
                            order: str = "best", recolor: str = "auto", seed: int = 0,
                            coloring: Coloring | None = None, on_unknown: str = "error",
                            constant_seeds: bool | None = None,
-                           options: AnalysisOptions | None = None) -> ModuleSparseJacobian:
+                           options: AnalysisOptions | None = None, **unknown) -> ModuleSparseJacobian:
     """Prepare the sparse Jacobian of a StableHLO module's ``entry`` (an ``ir.Module``, text, bytecode, a
     portable artifact or a serialized ``jax.export`` artifact): detection on the module, coloring, and the
     compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`."""
+    refuse_unknown_keywords("sparse_jacobian_module", unknown)
     return ModuleSparseJacobian(module, entry, wrt, mode=mode, output=output, coloring=coloring,
                                 coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
                                 constant_seeds=constant_seeds, options=options)
 
 
-def value_and_sparse_jacobian_module(module, entry: str = "main", wrt=None, **kwargs) -> ModuleSparseJacobian:
-    """Like :func:`sparse_jacobian_module`; each call returns ``(results, J)``."""
-    opts = {k: kwargs.pop(k) for k in ("order", "recolor", "seed") if k in kwargs}
-    return ModuleSparseJacobian(module, entry, wrt, with_value=True,
-                                coloring_options=ColoringOptions(**opts), **kwargs)
-
-
 def sparse_hessian_module(module, entry: str = "main", wrt=None, *, output: str = "bcoo", order: str = "best",
                           recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
-                          on_unknown: str = "error", constant_seeds: bool | None = None) -> ModuleSparseHessian:
+                          on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct",
+                          options: AnalysisOptions | None = None, **unknown) -> ModuleSparseHessian:
     """Prepare the sparse Hessian of a module's scalar ``entry`` (options as
     :func:`~stablehlo_sparsity.sparse_hessian`); the values are the full symmetric matrix in the CSR order of
     its pattern."""
+    refuse_unknown_keywords("sparse_hessian_module", unknown)
     return ModuleSparseHessian(module, entry, wrt, output=output, coloring=coloring,
                                coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
-                               constant_seeds=constant_seeds)
+                               constant_seeds=constant_seeds, mode=mode, options=options)
 
 
 def _points(f: ImportedFunction, args, points: int, seed: int):
@@ -209,11 +187,13 @@ def _points(f: ImportedFunction, args, points: int, seed: int):
 def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
                           mode: str = "auto", method: str = "auto", probes: int = 4, rtol: float | None = None,
                           atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
-                          raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None) -> CheckReport:
+                          raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None,
+                          **unknown) -> CheckReport:
     """The oracle for a module from any producer: the detected pattern and the compressed Jacobian against
     dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points (or at
     ``args``).  Returns the worst :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside
     the pattern counts in ``missing`` and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`)."""
+    refuse_unknown_keywords("check_jacobian_module", unknown)
     sj = jacobian if jacobian is not None else ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values")
     return _worst(check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
                                  dense_limit=dense_limit, raise_on_error=raise_on_error, jacobian=sj)
@@ -223,9 +203,11 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
                          method: str = "auto", probes: int = 4, rtol: float | None = None,
                          atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
-                         raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None) -> CheckReport:
+                         raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None,
+                         mode: str = "direct", **unknown) -> CheckReport:
     """:func:`check_jacobian_module` for the Hessian of a scalar module."""
-    sh = hessian if hessian is not None else ModuleSparseHessian(module, entry, wrt, output="values")
+    refuse_unknown_keywords("check_hessian_module", unknown)
+    sh = hessian if hessian is not None else ModuleSparseHessian(module, entry, wrt, output="values", mode=mode)
     return _worst(check_hessian(sh.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
                                 dense_limit=dense_limit, raise_on_error=raise_on_error, hessian=sh)
                   for pt in _points(sh.function, args, points, seed))

@@ -273,8 +273,37 @@ def parse_shipped(data: bytes, name: str = "<input>"):
     return parse_module(exp.mlir_module())
 
 
+#: How MLIR text can begin (after leading whitespace): a module, a function, an attribute alias, a comment.
+_TEXT_STARTS = ("module", "func", "#", "//")
+
+
+def read_source(source):
+    """A module source as it is parsed: a ``pathlib.Path`` / ``os.PathLike`` is always a file to read; a ``str``
+    is MLIR text when it contains ``{`` or starts with ``module``, ``func``, ``#`` or ``//``, and otherwise
+    the path of a file that must exist; anything else is returned as is."""
+    import os
+
+    if isinstance(source, str) and ("{" in source or source.lstrip().startswith(_TEXT_STARTS)):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not os.path.isfile(path):
+            raise InputError(f"no such file: {path!r} (a str is read as a path unless it looks like MLIR text: "
+                             "it contains '{' or starts with module, func, # or //)")
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError as e:
+            raise InputError(f"could not read {path!r}: {e}") from None
+    return source
+
+
 def as_module(module_or_text):
-    """An ``ir.Module`` from a module, StableHLO text, or bytes in any of the forms of :func:`parse_shipped`."""
+    """An ``ir.Module`` from a module, StableHLO text, bytes in any of the forms of :func:`parse_shipped`, or
+    a path to a file holding any of these (the rule: :func:`read_source`)."""
+    module_or_text = read_source(module_or_text)
     if isinstance(module_or_text, (bytes, bytearray, memoryview)):
         data = bytes(module_or_text)
         shipped = parse_shipped(data)
