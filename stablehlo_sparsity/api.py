@@ -11,6 +11,7 @@ from .analysis import (CUSTOM_RULE_PRIMITIVES, Analysis, _norm_argnums, _traceab
 from .errors import InputError
 from .keywords import refuse_library_keywords, refuse_unknown_keywords
 from .local import local_analysis, module_local_analysis
+from .prepared.inputs import arrays_only_aux
 from .options import AnalysisOptions
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
@@ -48,6 +49,8 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``sparsity.*`` attributes (the ``sparsity-annotate`` pass; print it with ``str(analysis.module)``).
     """
     refuse_library_keywords("lower_and_analyze", kwargs)
+    if has_aux:  # auxiliary data that is not an array (a string, an object) passes through, never lowered
+        f = arrays_only_aux(f)
     if local:
         if not args:
             raise InputError("lower_and_analyze needs at least one argument to differentiate")

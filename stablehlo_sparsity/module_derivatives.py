@@ -38,12 +38,15 @@ from typing import Sequence
 from .api import analyze_module
 from .checks import CheckReport, check_hessian, check_jacobian
 from .coloring import Coloring
+from .coloring.kinds import ColoringKind
 from .errors import InputError
 from .hessian import SparseHessian
 from .importer import ImportedFunction, import_module
 from .interpreter import AnalysisOptions
 from .keywords import parse_indices, refuse_unknown_keywords
-from .jacobian import OUTPUTS, ColoringOptions, SparseJacobian, _check_inputs, _choose_coloring, mode_of
+from .jacobian import ColoringOptions, SparseJacobian
+from .prepared.inputs import check_differentiable
+from .prepared.modes import JacobianMode
 
 __all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_module", "check_hessian_module",
            "ModuleSparseJacobian", "ModuleSparseHessian", "normalize_wrt"]
@@ -80,11 +83,20 @@ class _KeepUnused:
     """Lowering keeps every entry argument (``jax.jit`` would prune unused ones): the compressed program has
     the entry's exact signature, which the injection pass relies on."""
 
-    def lower(self, *args, output: str | None = None):
+    def _lower_jit(self, fn):
         import jax
 
-        out = output or ("values" if self.output == "scipy" else self.output)
-        return jax.jit(self._with_output(out), keep_unused=True).lower(*(args or self._example))
+        return jax.jit(fn, keep_unused=True)
+
+    def _extra_meta(self) -> dict:
+        return {"entry": self.entry}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)  # type: ignore[misc]
+        # a restored module derivative evaluates its saved program; the module itself is not kept
+        self.function = self.module = None
+        self.entry = state["meta"].get("entry", "main")
+        self.wrt = self.argnums
 
 
 class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
@@ -97,33 +109,24 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, on_unknown: str = "error",
                  constant_seeds: bool | None = None, options: AnalysisOptions | None = None):
-        if output not in OUTPUTS:
-            raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         f = _imported(module_or_text, entry)
         self.function, self.module, self.entry = f, f.module, f.entry
-        self.wrt = self.argnums = normalize_wrt(wrt, len(f.arg_types), f"@{f.entry}")
-        self.constant_seeds = constant_seeds
-        self.has_aux = False
-        self.output = output
-        self.with_value = bool(with_value)
-        self._fn = f
-        self._example = f.example_args()
-        import jax
-
-        self._in_tree = jax.tree_util.tree_structure(self._example)
-        _check_inputs([self._example[i] for i in self.argnums], "sparse_jacobian_module")
-        self.analysis = analyze_module(f.module, entry=f.entry, wrt=list(self.argnums),
-                                       options=options or AnalysisOptions(on_unknown=on_unknown))
-        self.pattern = self.analysis.pattern
+        self.wrt = normalize_wrt(wrt, len(f.arg_types), f"@{f.entry}")
+        example = f.example_args()
+        self.bind(f, example, self.wrt, has_aux=False, output=output, with_value=with_value,
+                  constant_seeds=constant_seeds)
+        check_differentiable([example[i] for i in self.wrt], "sparse_jacobian_module")
+        analysis = analyze_module(f.module, entry=f.entry, wrt=list(self.wrt),
+                                  options=options or AnalysisOptions(on_unknown=on_unknown))
         if _has_while(f.module):
             # JAX transposes no lax.while_loop (a StableHLO while replays as one): forward mode only
-            if mode == "reverse" or (coloring is not None and coloring.kind in ("row", "bidirectional")):
+            if (mode == JacobianMode.REVERSE
+                    or (coloring is not None and coloring.kind in (ColoringKind.ROW, ColoringKind.BIDIRECTIONAL))):
                 raise InputError(f"@{f.entry} contains a stablehlo.while loop, which JAX cannot differentiate in "
                                  "reverse mode; use mode='forward'")
-            mode = "forward"
-        self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
-        self.mode = mode_of(self.coloring)  # (a bidirectional coloring once ran as VJPs only: wrong values)
-        self._prepare_constants()
+            mode = JacobianMode.FORWARD
+        # (a bidirectional coloring once ran as VJPs only: wrong values — the mode comes from the coloring)
+        self.prepare(analysis, mode, coloring, coloring_options)
 
     def __repr__(self) -> str:
         return "Module" + super().__repr__().replace("SparseJacobian(", f"SparseJacobian(@{self.entry}, ", 1)
