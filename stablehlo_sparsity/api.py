@@ -11,7 +11,7 @@ from .analysis import (CUSTOM_RULE_PRIMITIVES, Analysis, _norm_argnums, _traceab
 from .errors import InputError
 from .keywords import refuse_library_keywords, refuse_unknown_keywords
 from .local import local_analysis, module_local_analysis
-from .prepared.inputs import arrays_only_aux
+from .prepared.inputs import AuxSplit
 from .options import AnalysisOptions
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
@@ -103,3 +103,16 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
         return module_local_analysis(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs,
                                      options=opts, observer=observer)
     return analyze_entry(module, entry, wrt, num_outputs, opts, observer)
+
+
+def arrays_only_aux(f: Callable) -> Callable:
+    """``f`` (returning ``(output, aux)``) with the auxiliary data cut to its array leaves — what a detection
+    lowers: the pattern does not depend on aux, and JAX cannot lower a string or an object."""
+
+    def g(*args, **kwargs):
+        out = f(*args, **kwargs)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            return out  # the analysis reports that has_aux needs a pair
+        return out[0], AuxSplit().strip(out[1])
+
+    return g

@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .api import lower_and_analyze
+from .api import arrays_only_aux, lower_and_analyze
 from .coloring import Coloring, color_star, symmetrize
 from .coloring.kinds import ColoringKind
 from .errors import InputError
@@ -45,7 +45,7 @@ from .jacobian import ColoringOptions
 from .keywords import parse_indices, refuse_library_keywords
 from .pattern import SparsityPattern
 from .prepared.base import PreparedDerivative
-from .prepared.inputs import arrays_only_aux, bind_selected, check_differentiable, flat, warn_float64
+from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
 from .prepared.modes import HessianMode, parse_mode
 from .prepared.seeds import hessian_decompression, seed_factory
 

@@ -61,7 +61,7 @@ class ConstraintJacobian:
 
     def __call__(self, x) -> np.ndarray:
         """The nonzeros at ``x`` in :meth:`structure` order; IPOPT's ``jacobian``."""
-        return np.asarray(self.sparse_jacobian.values(np.asarray(x, self.sparse_jacobian._example[0].dtype)))
+        return np.asarray(self.sparse_jacobian.values(np.asarray(x, self.sparse_jacobian.example_args[0].dtype)))
 
 
 class LagrangianHessian:

@@ -39,7 +39,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .api import lower_and_analyze
+from .analysis import lower_and_analyze_global
+from .api import arrays_only_aux, lower_and_analyze
 from .coloring import Coloring, color_columns, color_rows
 from .coloring.kinds import ColoringKind
 from .errors import InputError
@@ -171,8 +172,11 @@ class SparseJacobian(PreparedDerivative):
                   strategy=strategy, chunk_size=chunk_size, devices=devices)
         sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
         check_differentiable(sel_leaves)
-        analysis = lower_and_analyze(f, *args, argnums=self.argnums, has_aux=has_aux,
-                                     on_unknown=on_unknown, options=options, **(kwargs or {}))
+        # the global pattern (a prepared derivative is evaluated everywhere: local= is refused above); aux
+        # data that is not an array is not lowered
+        detected = arrays_only_aux(f) if has_aux else f
+        analysis = lower_and_analyze_global(detected, *args, argnums=self.argnums, has_aux=has_aux,
+                                            on_unknown=on_unknown, options=options, **(kwargs or {}))
         warn_float64(sel_leaves)
         self.prepare(analysis, mode, coloring, coloring_options)
 
@@ -183,15 +187,17 @@ class SparseJacobian(PreparedDerivative):
         self.analysis = analysis
         self.pattern = analysis.pattern
         self._out_tree, self._out_shapes = analysis.out_tree, list(analysis.output_shapes)
-        self.coloring = choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
-        self.replan()
+        self.coloring = coloring = choose_coloring(self.pattern, mode, coloring,
+                                                   coloring_options or ColoringOptions())
+        rows, cols = self.pattern.to_coo()
+        self.mode, sides, source = jacobian_decompression(self.pattern, coloring, rows, cols)
+        self.set_plan(sides, source, rows, cols)
 
     def replan(self) -> None:
-        """The mode and the evaluation plan from :attr:`pattern` and :attr:`coloring` (as they are now: a
-        coloring assigned afterwards is not checked — the checks' tests damage one on purpose)."""
-        self.mode = mode_of(self.coloring)
+        """The mode and the evaluation plan from :attr:`pattern` and :attr:`coloring` as they are now (a
+        coloring assigned afterwards is not checked: the checks' tests damage one on purpose)."""
         rows, cols = self.pattern.to_coo()
-        sides, source = jacobian_decompression(self.pattern, self.coloring, rows, cols)
+        self.mode, sides, source = jacobian_decompression(self.pattern, self.coloring, rows, cols)
         self.set_plan(sides, source, rows, cols)
 
     def _mode_from_text(self, text: str):

@@ -228,8 +228,8 @@ def operator_from_prepared(prepared, *args, tags=frozenset()) -> SparseJacobianO
     ``args``: the values are one call of the compressed program."""
     sel = tuple(args[i] for i in prepared.argnums)
     in_struct = jax.eval_shape(lambda: sel[0] if len(sel) == 1 else sel)
-    out_struct = jax.tree_util.tree_unflatten(prepared._out_tree, [
-        jax.ShapeDtypeStruct(s, jnp.result_type(*jax.tree_util.tree_leaves(sel))) for s in prepared._out_shapes])
+    out_struct = jax.tree_util.tree_unflatten(prepared.out_tree, [
+        jax.ShapeDtypeStruct(s, jnp.result_type(*jax.tree_util.tree_leaves(sel))) for s in prepared.out_shapes])
     return SparseJacobianOperator(prepared.values(*args), _PatternRef(prepared.pattern), in_struct, out_struct,
                                   False, frozenset(tags))
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Sequence
 
 
-from .api import analyze_module
+from .analysis import analyze_entry, resolve_options
 from .checks import CheckReport, check_hessian, check_jacobian
 from .coloring import Coloring
 from .coloring.kinds import ColoringKind
@@ -111,13 +111,14 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
                  constant_seeds: bool | None = None, options: AnalysisOptions | None = None):
         f = _imported(module_or_text, entry)
         self.function, self.module, self.entry = f, f.module, f.entry
-        self.wrt = normalize_wrt(wrt, len(f.arg_types), f"@{f.entry}")
+        self.wrt = parse_indices(wrt, len(f.arg_types), name="wrt", owner=f"@{f.entry}", unique=True,
+                                 allow_text=True, allow_empty=False)
         example = f.example_args()
+        check_differentiable([example[i] for i in self.wrt], "sparse_jacobian_module")
         self.bind(f, example, self.wrt, has_aux=False, output=output, with_value=with_value,
                   constant_seeds=constant_seeds)
-        check_differentiable([example[i] for i in self.wrt], "sparse_jacobian_module")
-        analysis = analyze_module(f.module, entry=f.entry, wrt=list(self.wrt),
-                                  options=options or AnalysisOptions(on_unknown=on_unknown))
+        # the module's own global pattern, as analyze_module (and the driver's --emit=pattern) finds it
+        analysis = analyze_entry(f.module, f.entry, list(self.wrt), None, resolve_options(options, on_unknown))
         if _has_while(f.module):
             # JAX transposes no lax.while_loop (a StableHLO while replays as one): forward mode only
             if (mode == JacobianMode.REVERSE

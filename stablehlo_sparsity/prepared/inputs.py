@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InputError, SparsityWarning
 
 __all__ = ["struct", "check_differentiable", "check_call_arguments", "Float64Warning", "warn_float64",
-           "float_outputs", "bind_selected", "flat", "index_dtype", "AuxSplit", "arrays_only_aux"]
+           "float_outputs", "bind_selected", "flat", "index_dtype", "AuxSplit"]
 
 
 def struct(a):
@@ -178,15 +178,3 @@ class AuxSplit:
     def has_static(self) -> bool:
         return bool(self.static)
 
-
-def arrays_only_aux(f):
-    """``f`` (returning ``(output, aux)``) with the auxiliary data cut to its array leaves — what a detection
-    lowers: the pattern does not depend on aux, and JAX cannot lower a string."""
-
-    def g(*args, **kwargs):
-        out = f(*args, **kwargs)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            return out  # the analysis reports that has_aux needs a pair
-        return out[0], AuxSplit().strip(out[1])
-
-    return g

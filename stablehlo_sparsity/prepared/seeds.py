@@ -16,6 +16,7 @@ import numpy as np
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
 from ..evaluation import Side, colors_constant, seed_leaves
+from .modes import JacobianMode
 
 __all__ = ["SEED_CONSTANT_LIMIT", "seed_factory", "constant_seeds", "jacobian_decompression",
            "hessian_decompression"]
@@ -58,8 +59,8 @@ def seed_factory(colors: np.ndarray, k: int, leaves, tree, default_constant: boo
 
 
 def jacobian_decompression(pattern, coloring, rows: np.ndarray, cols: np.ndarray):
-    """``(sides, source)`` of a Jacobian coloring: the products (one :class:`Side` per direction) and, per
-    nonzero in CSR order, its flat index in the stacked products."""
+    """``(mode, sides, source)`` of a Jacobian coloring: the products it asks for (:class:`JacobianMode`), one
+    :class:`Side` per direction, and per nonzero in CSR order its flat index in the stacked products."""
     m, n = pattern.shape
     kind = ColoringKind(coloring.kind)
     if kind is ColoringKind.BIDIRECTIONAL:
@@ -67,14 +68,16 @@ def jacobian_decompression(pattern, coloring, rows: np.ndarray, cols: np.ndarray
 
         sides = [Side(coloring.column_colors.astype(np.int32), coloring.num_column_colors, m, "jvp"),
                  Side(coloring.row_colors.astype(np.int32), coloring.num_row_colors, n, "vjp")]
-        return sides, DecompressionPlan(pattern, coloring).source
+        return JacobianMode.BIDIRECTIONAL, sides, DecompressionPlan(pattern, coloring).source
     k = coloring.num_colors
     c = coloring.colors.astype(np.int64)
     if kind is ColoringKind.COLUMN:
         # compressed Bᵀ is (k, m): J[i, j] = Bᵀ[c[j], i]
-        return [Side(coloring.colors.astype(np.int32), k, m, "jvp")], c[cols] * m + rows
+        return JacobianMode.FORWARD, [Side(coloring.colors.astype(np.int32), k, m, "jvp")], c[cols] * m + rows
+    if kind is not ColoringKind.ROW:
+        raise InputError(f"a Jacobian needs a column, row or bidirectional coloring, got {kind}")
     # compressed C is (k, n): J[i, j] = C[r[i], j]
-    return [Side(coloring.colors.astype(np.int32), k, n, "vjp")], c[rows] * n + cols
+    return JacobianMode.REVERSE, [Side(coloring.colors.astype(np.int32), k, n, "vjp")], c[rows] * n + cols
 
 
 def hessian_decompression(pattern, coloring):
