@@ -32,7 +32,7 @@ flattened selected arguments in ``wrt`` order; rows the flattened results in ord
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 
 from .analysis import analyze_entry, resolve_options
@@ -41,7 +41,6 @@ from .coloring import Coloring
 from .coloring.kinds import ColoringKind
 from .errors import InputError
 from .hessian import SparseHessian
-from .importer import ImportedFunction, import_module
 from .interpreter import AnalysisOptions
 from .keywords import parse_indices, refuse_unknown_keywords
 from .jacobian import ColoringOptions, SparseJacobian
@@ -58,7 +57,15 @@ def normalize_wrt(wrt, nargs: int, owner: str = "the entry function") -> tuple[i
     return parse_indices(wrt, nargs, name="wrt", owner=owner, unique=True, allow_text=True, allow_empty=False)
 
 
+if TYPE_CHECKING:
+    from .importer import ImportedFunction
+
+
 def _imported(module_or_text, entry: str) -> ImportedFunction:
+    # (imported here: the importer's tables take a noticeable part of `import stablehlo_sparsity`, and
+    # a user of JAX functions never needs them)
+    from .importer import ImportedFunction, import_module
+
     if isinstance(module_or_text, ImportedFunction):
         return module_or_text
     return import_module(module_or_text, entry)
