@@ -149,3 +149,24 @@ def test_parse_wrt_one_rule():
         ss.analyze_module(TEXT, wrt=3)
     with pytest.raises(InputError, match="argument index 3 out of range: @main has 1 arguments"):
         ss.sparse_jacobian_module(TEXT, wrt=3)
+
+
+def test_pass_options_and_driver_share_the_wrt_rule(tmp_path):
+    import subprocess
+    import sys
+
+    from stablehlo_sparsity.passes import run_pipeline
+
+    text = """func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  %c = stablehlo.multiply %a, %b : tensor<2xf32>
+  func.return %c : tensor<2xf32>
+}"""
+    for option in ("wrt=all", "wrt=0,-1"):
+        module = ss.parse_module(text)
+        run_pipeline(module, f"builtin.module(sparsity-annotate{{{option}}})")
+        assert str(module).count("sparsity.offset") >= 3, option  # both arguments and the result
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    out = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.driver", "--emit=json", "--wrt=ALL", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and '"shape": [2, 4]' in out.stdout.replace("\n", " "), out.stderr[-500:]

@@ -180,3 +180,22 @@ def test_string_aux_pickles_but_does_not_save(tmp_path):
     assert aux["name"] == "residual" and float(aux["norm"]) == 14.0
     with pytest.raises(ss.InputError, match="not arrays.*pickle keeps them"):
         jac.save(str(tmp_path / "aux.npz"))
+
+
+def test_python_callbacks_cannot_be_saved_and_say_so(tmp_path):
+    @jax.custom_jvp
+    def host_sin(v):
+        return jax.pure_callback(np.sin, jax.ShapeDtypeStruct(v.shape, v.dtype), v, vmap_method="sequential")
+
+    @host_sin.defjvp
+    def _(primals, tangents):
+        return host_sin(primals[0]), jnp.cos(primals[0]) * tangents[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ss.SparsityWarning)
+        jac = ss.sparse_jacobian(lambda v: host_sin(v) * v, jnp.linspace(0.1, 1.0, 5), on_unknown="conservative")
+    assert jac(jnp.ones(5)).shape == (5, 5)  # it evaluates here ...
+    with pytest.raises(ss.InputError, match="calls back into Python"):  # ... but has nothing to ship
+        jac.save(str(tmp_path / "cb.npz"))
+    with pytest.raises(ss.InputError, match="calls back into Python"):
+        pickle.dumps(jac)

@@ -241,7 +241,7 @@ class PreparedDerivative:
     def lower(self, *args, output: str | None = None):
         """``jax.jit(...).lower(...)`` of the compressed program (at the prepared shapes by default), the
         container built inside it (``output`` overrides it; ``"values"`` gives the bare data vector)."""
-        out = output or ("values" if self.output == "scipy" else self.output)
+        out = output or (self.output if output_named(self.output).in_program is not None else "values")
         return self._lower_jit(self.with_output(out)).lower(*(args or self._example))
 
     def as_text(self, *args, output: str | None = None, debug_info: bool = False,

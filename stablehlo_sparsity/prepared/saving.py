@@ -73,8 +73,13 @@ def export_program(fn, example, what: str) -> tuple[bytes, str | None]:
         try:
             exp = jexport.export(jitted)(*example)
         except Exception as e:
+            why = str(e).splitlines()[0][:200]
+            if "host_callback" in why:  # jax.pure_callback / io_callback: Python code of this process
+                raise InputError(f"this sparse {what} cannot be saved or pickled: its program calls back into "
+                                 "Python (jax.pure_callback / io_callback), which jax.export cannot serialize; "
+                                 "prepare it again in the other process") from e
             raise InputError(f"this sparse {what} cannot be saved or pickled: jax.export could not export its "
-                             f"program ({type(e).__name__}: {str(e).splitlines()[0][:200]})") from e
+                             f"program ({type(e).__name__}: {why})") from e
     try:
         return bytes(exp.serialize(vjp_order=1)), None
     except ImportError as e:  # pragma: no cover - flatbuffers is a dependency
