@@ -51,9 +51,15 @@ def test_prepared_objects_refuse_wrong_arguments(bad, match):
 
 
 def test_other_float_width_and_integer_side_arguments_still_work():
+    import pickle
+
     x = jnp.linspace(0.1, 1.0, 5, dtype=jnp.float32)
     jac = ss.sparse_jacobian(lambda v, k: v * k, x, jnp.int32(3), output="dense")
-    np.testing.assert_allclose(np.asarray(jac(np.ones(5, np.float64), np.int32(2))), 2 * np.eye(5))
+    restored = pickle.loads(pickle.dumps(jac))
+    for obj in (jac, restored):  # a restored program takes its saved dtypes: a float64 array is converted
+        np.testing.assert_allclose(np.asarray(obj(np.ones(5, np.float64), np.int32(2))), 2 * np.eye(5))
+    with pytest.raises(InputError, match="dtype int32"):
+        restored(np.ones(5, np.int32), np.int32(2))
 
 
 # ------------------------------------------------------------------ module sources as paths

@@ -167,14 +167,24 @@ class PreparedDerivative:
     def _values_on(self, args, shard=None):  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
-    def check_args(self, args) -> None:
-        """The pattern and the program are specific to the prepared structure, shapes and kinds of dtype."""
+    def check_args(self, args) -> tuple:
+        """The pattern and the program are specific to the prepared structure, shapes and kinds of dtype;
+        returns the arguments (a restored program takes exactly its saved dtypes: other float widths are
+        converted)."""
         import jax
 
         leaves, tree = jax.tree_util.tree_flatten(args)
         if tree != self._in_tree:
             raise InputError(f"arguments have structure {tree}, the {self.kind} was prepared for {self._in_tree}")
-        check_call_arguments(leaves, jax.tree_util.tree_leaves(self._example), self.kind)
+        examples = jax.tree_util.tree_leaves(self._example)
+        check_call_arguments(leaves, examples, self.kind)
+        if self._fn is None:  # restored from its serialized program
+            import jax.numpy as jnp
+
+            leaves = [leaf if getattr(leaf, "dtype", None) == want.dtype else jnp.asarray(leaf, want.dtype)
+                      for leaf, want in zip(leaves, examples)]
+            return tuple(jax.tree_util.tree_unflatten(tree, leaves))
+        return args
 
     def _package(self, y, aux, mat):
         if self.with_value:
@@ -206,7 +216,7 @@ class PreparedDerivative:
         return self._device_index[name]
 
     def __call__(self, *args):
-        self.check_args(args)
+        args = self.check_args(args)
         y, aux, values = self._jitted(*args)
         return self._package(y, self._aux.join(aux),
                              host_container(output_named(self.output), values, self.layout(), self._index))
@@ -215,7 +225,7 @@ class PreparedDerivative:
         """The nonzeros at ``args`` in the CSR order of :attr:`pattern` (jit-compatible)."""
         import jax
 
-        self.check_args(args)
+        args = self.check_args(args)
         if self._jitted_values is None:
             self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
         return self._jitted_values(*args)
