@@ -69,6 +69,7 @@ _Prepared = PreparedDerivative
 _bind_selected, _float_outputs, _check_inputs, _flat = bind_selected, float_outputs, check_differentiable, flat
 _warn_float64, _check_strategy = warn_float64, _base.check_strategy
 
+
 @dataclass(frozen=True)
 class ColoringOptions:
     """Options forwarded to the coloring functions (see :mod:`stablehlo_sparsity.coloring`)."""
