@@ -289,7 +289,7 @@ class SparseJacobian(PreparedDerivative):
             kc, kr = self.coloring.num_column_colors, self.coloring.num_row_colors
             what = f"{kc} JVP{'s' * (kc != 1)} + {kr} VJP{'s' * (kr != 1)}"
             return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, bidirectional mode: {what} per evaluation, "
-                    f"strategy={self.strategy!r}, output={self.output!r})")
+                    f"strategy={self.strategy!r}, output={self.output!r}{', forward-only' * bool(self.forward_only)})")
         what = "JVPs" if self.mode is JacobianMode.FORWARD else "VJPs"
         fwd_only = ", forward-only" if self.forward_only else ""
         return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, {self.mode} mode: {self.num_colors} {what} "

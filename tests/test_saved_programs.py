@@ -38,6 +38,10 @@ def newton_cos(x):
     return y[1:] * y[:-1]
 
 
+def arrowhead(x):
+    return x * x[0] + jnp.concatenate([jnp.sum(x)[None], jnp.zeros(x.shape[0] - 1)])
+
+
 WHILE_MODULE = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %r:2 = stablehlo.while(%a = %x, %i = %c0) : tensor<4xf32>, tensor<i32>
@@ -76,6 +80,10 @@ def _prepared():
         out.append((name, jac, _point(case.args, 1)))
     x = jnp.linspace(0, 1, 20)
     out.append(("newton_cos", ss.sparse_jacobian(newton_cos, x, output="dense"), (x,)))
+    # a dense row and a dense column: a bidirectional coloring, restored as one
+    arrow = ss.sparse_jacobian(arrowhead, jnp.linspace(0.1, 1.0, 8), output="dense")
+    assert arrow.mode == "bidirectional"
+    out.append(("arrowhead", arrow, (jnp.linspace(0.2, 0.9, 8),)))
     out.append(("while_module", ss.sparse_jacobian_module(WHILE_MODULE, output="dense"),
                 (np.linspace(0.1, 0.9, 4).astype(np.float32),)))
     return out

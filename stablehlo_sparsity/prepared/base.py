@@ -391,7 +391,9 @@ class PreparedDerivative:
                 "argnums": list(self.argnums), "mode": None if getattr(self, "mode", None) is None else str(self.mode),
                 "argnums_int": bool(self._argnums_int), "forward_only": reason,
                 "coloring": {"kind": str(c.kind), "num_colors": int(c.num_colors), "order": str(c.order),
-                             "lower_bound": int(c.lower_bound), "shape": list(c.shape)}, **self._extra_meta()}
+                             "lower_bound": int(c.lower_bound), "shape": list(c.shape),
+                             "num_column_colors": int(getattr(c, "num_column_colors", 0))},
+                **self._extra_meta()}
         indptr, indices = _csr_arrays(self.pattern)
         return {"meta": meta, "indptr": np.asarray(indptr), "indices": np.asarray(indices),
                 "colors": np.asarray(c.colors), "rows": np.asarray(self._rows), "cols": np.asarray(self._cols),
@@ -411,8 +413,6 @@ class PreparedDerivative:
         import jax
         from jax import export as jexport
 
-        from ..coloring import Coloring
-
         meta = state["meta"]
         if meta.get("format") != STATE_FORMAT:
             raise InputError(f"not a saved sparse Jacobian/Hessian of this version (format {meta.get('format')!r}, "
@@ -420,9 +420,7 @@ class PreparedDerivative:
         m, n = meta["shape"]
         self.pattern = SparsityPattern(sp.csr_array(
             (np.ones(len(state["indices"]), bool), state["indices"], state["indptr"]), shape=(m, n)))
-        cm = meta["coloring"]
-        self.coloring = Coloring(np.asarray(state["colors"], np.int32), cm["num_colors"], cm["kind"],
-                                 tuple(cm["shape"]), cm["order"], cm["lower_bound"])
+        self.coloring = _restored_coloring(meta["coloring"], np.asarray(state["colors"], np.int32))
         self.output, self.has_aux, self.with_value = meta["output"], meta["has_aux"], meta["with_value"]
         self.argnums = tuple(meta["argnums"])
         self._argnums_int = meta.get("argnums_int", True)
@@ -466,6 +464,21 @@ class PreparedDerivative:
                              f"({', '.join(type(v).__name__ for v in self._aux.static.values())}); "
                              "pickle keeps them")
         write_npz(path, self._state())
+
+
+def _restored_coloring(cm: dict, colors: np.ndarray):
+    """The coloring of a saved object; a bicoloring comes back as one (its colors: the columns', then the
+    rows' shifted by the number of column colors)."""
+    from ..coloring import Bicoloring, Coloring
+    from ..coloring.kinds import ColoringKind
+
+    if cm["kind"] == ColoringKind.BIDIRECTIONAL:
+        n = int(cm["shape"][1])
+        cc, rc = colors[:n], colors[n:]
+        kc = int(cm.get("num_column_colors", cc.max() + 1 if len(cc) else 0))
+        return Bicoloring.from_sides(cc, np.where(rc >= 0, rc - kc, -1), tuple(cm["shape"]), cm["order"],
+                                     cm["lower_bound"])
+    return Coloring(colors, cm["num_colors"], cm["kind"], tuple(cm["shape"]), cm["order"], cm["lower_bound"])
 
 
 def _csr_arrays(pattern):
