@@ -12,7 +12,12 @@ For each module (one hand-written in StableHLO text, one shipped as a serialized
 * "injected" — its warm evaluation (best of ``--rounds`` calls), "× primal" dividing by the module's own
   ``@main`` compiled and run the same way;
 * "dense" — ``jax.jit(jax.jacfwd(f))`` of the imported function (first call incl. compilation, warm), and
-  dense / injected.
+  dense / injected;
+* "ops" — the op count of ``@main_jacobian`` (with its helper functions) against the original ``@main``.
+
+A second table lists the op counts for window and scan-like modules, where a derivative program could grow
+with the window size (a 401-wide window minimum once became 15,662 ops): the injected function's op count
+should not grow with the window.
 
 Warm calls of the injected and primal programs are interleaved round by round (the machine is shared);
 the dense Jacobian (800 MB at n = 1e4, it would evict the caches in between) is timed on its own, best of 3.
@@ -68,6 +73,82 @@ def exported_brusselator(N: int) -> bytes:
     return bytes(export.export(jax.jit(lambda x: brusselator(x, N)), platforms=("cpu",))(spec).serialize())
 
 
+def count_ops(module, name: str) -> int:
+    """Ops of function ``@name`` and, for an injected function, of its helper functions."""
+    from jaxlib.mlir import ir
+
+    from stablehlo_sparsity.passes.jacobian import read_pattern
+
+    funcs = {str(op.attributes["sym_name"]).strip('"'): op for op in module.body.operations
+             if "sym_name" in op.attributes}
+
+    def ops(fn) -> int:
+        n = [0]
+
+        def visit(op):
+            n[0] += 1
+            return ir.WalkResult.ADVANCE
+
+        fn.operation.walk(visit)
+        return n[0] - 1
+
+    fn = funcs[name]
+    helpers = read_pattern(fn)["helpers"] if "sparsity.derivative" in fn.attributes else []
+    return ops(fn) + sum(ops(funcs[h]) for h in helpers)
+
+
+def window_module(kind: str, n: int, w: int, init: str = "1.0", stride: int = 1) -> str:
+    """``@main(x: n) -> windows``: a ``w``-wide §reduce_window (``minimum``, ``maximum``, ``add`` or ``multiply``
+    body) with init value ``init``."""
+    out = (n - w) // stride + 1
+    return f"""func.func @main(%x: tensor<{n}xf32>) -> tensor<{out}xf32> {{
+  %init = stablehlo.constant dense<{init}> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{{window_dimensions = array<i64: {w}>, window_strides = array<i64: {stride}>}}> ({{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.{kind} %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }}) : (tensor<{n}xf32>, tensor<f32>) -> tensor<{out}xf32>
+  func.return %0 : tensor<{out}xf32>
+}}"""
+
+
+def op_counts() -> list[str]:
+    """The op-count table: window and scan-like modules, the injected Jacobian against the original."""
+    from jax import lax
+
+    x = jax.ShapeDtypeStruct((1600,), jnp.float32)
+    # cumulative ops have dense triangular Jacobians (one color per input): 200 elements, not 1,600
+    c = jax.ShapeDtypeStruct((200,), jnp.float32)
+    cases = {
+        "reduce_window min, 401 wide, init 1 (testdata reduce_window_min_float32_1_1600)":
+            window_module("minimum", 1600, 401, stride=160),
+        "reduce_window max, 401 wide, init -1": window_module("maximum", 1600, 401, init="-1.0", stride=160),
+        "reduce_window add, 401 wide, init 1": window_module("add", 1600, 401, stride=160),
+        "reduce_window multiply, 401 wide (generic body)": window_module("multiply", 1600, 401, stride=160),
+        "reduce_window multiply, 25 wide (generic body)": window_module("multiply", 1600, 25, stride=160),
+        "jnp.cumsum, n = 200 (reduce_window add)": jax.jit(jnp.cumsum).lower(c).as_text(),
+        "lax.cummax, n = 200 (reduce_window max)": jax.jit(lambda v: lax.cummax(v, axis=0)).lower(c).as_text(),
+        "lax.cumlogsumexp, n = 200 (generic body)": jax.jit(lambda v: lax.cumlogsumexp(v, axis=0)).lower(c)
+            .as_text(),
+        "max pooling 3x3 (reduce_window max)": jax.jit(lambda v: lax.reduce_window(
+            v.reshape(40, 40), -jnp.inf, lax.max, (3, 3), (1, 1), "SAME")).lower(x).as_text(),
+        "lax.scan cumulative product, n = 200": jax.jit(
+            lambda v: lax.scan(lambda c, e: (c * e, c * e), jnp.float32(1.0), v)[1]).lower(c).as_text(),
+    }
+    rows = []
+    for name, text in cases.items():
+        module = parse_module(text)
+        t0 = time.perf_counter()
+        run_pipeline(module, "builtin.module(sparsity-jacobian)")
+        t_pass = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        compile_module(module, "main_jacobian")
+        t_compile = time.perf_counter() - t0
+        rows.append(f"| {name} | {count_ops(module, 'main')} | {count_ops(module, 'main_jacobian'):,} | "
+                    f"{t_pass:.2f} | {t_compile:.2f} |")
+    return rows
+
+
 def run(name, source, rounds):
     t0 = time.perf_counter()
     module = ss.api.as_module(source)
@@ -105,21 +186,31 @@ def run(name, source, rounds):
     best = race({"injected": lambda: call(exe_jac), "primal": lambda: call(exe_primal)}, rounds)
     best.update(race({"dense": lambda: dense(*x).block_until_ready()}, 3))
     n = info["shape"][1]
+    ops = f"{count_ops(module, 'main_jacobian'):,} / {count_ops(module, 'main'):,}"
     return (f"| {name} | {n:,} | {info['nnz']:,} | {info['num_colors']} ({info['mode']}) | {t_pass:.2f} | "
             f"{t_compile:.2f} | {best['injected'] * 1e3:.3f} | {best['injected'] / best['primal']:.1f} | "
-            f"{t_dense_first:.2f} | {best['dense'] * 1e3:.1f} | {best['dense'] / best['injected']:,.0f}× | {err:.1e} |")
+            f"{t_dense_first:.2f} | {best['dense'] * 1e3:.1f} | {best['dense'] / best['injected']:,.0f}× | {err:.1e} | "
+            f"{ops} |")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--ops-only", action="store_true", help="only the op-count table")
     a = ap.parse_args()
     n, N = (1_000, 22) if a.quick else (10_000, 71)
     print(f"machine: {machine()}\n")
+    print("| window / scan module (n = 1,600 unless said, f32) | ops | injected ops | pass (s) | compile (s) |")
+    print("|---|---:|---:|---:|---:|")
+    for row in op_counts():
+        print(row, flush=True)
+    if a.ops_only:
+        return
+    print()
     print("| module | n | nnz | colors | pass (s) | compile (s) | injected warm (ms) | × primal | "
-          "dense first (s) | dense warm (ms) | dense / injected | max |Δ| |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "dense first (s) | dense warm (ms) | dense / injected | max |Δ| | ops (injected / original) |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(run(f"1-D Laplacian + cubic, hand-written StableHLO, n={n:,}", hand_written_laplacian(n), a.rounds),
           flush=True)
     print(run(f"Brusselator 2-D, N={N}, jax.export artifact", exported_brusselator(N), a.rounds), flush=True)

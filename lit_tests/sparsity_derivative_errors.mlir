@@ -35,7 +35,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // An op the importer re-emits without a derivative rule (QR's LAPACK kernel): named, with its location.
-// REV: sparsity_derivative_errors.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: cannot import op 'stablehlo.custom_call': the importer replays this op verbatim and has no derivative rule for it
+// REV: sparsity_derivative_errors.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: cannot import op 'stablehlo.custom_call': the importer replays custom_call target 'lapack_sgeqrf_ffi' verbatim and has no derivative rule for it
 func.func @main(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
   %0:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%a) {mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xf32>)
   return %0#0 : tensor<3x3xf32>

@@ -42,6 +42,8 @@ from typing import ClassVar, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from stablehlo_sparsity.irtools import is_public, sym_name
+
 from .base import SparsityPass, option
 
 __all__ = [
@@ -213,18 +215,8 @@ def _functions(module) -> list:
     return [op for op in module.body.operations if op.operation.name == "func.func"]
 
 
-def _name(fn) -> str:
-    from jaxlib.mlir import ir
-
-    return ir.StringAttr(fn.attributes["sym_name"]).value
-
-
-def _is_public(fn) -> bool:
-    from jaxlib.mlir import ir
-
-    if "sym_visibility" not in fn.attributes:
-        return True
-    return ir.StringAttr(fn.attributes["sym_visibility"]).value == "public"
+_name = sym_name
+_is_public = is_public
 
 
 def resolve_entry(module, entry: str | None = None) -> str:

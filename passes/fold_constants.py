@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from stablehlo_sparsity.constant_lattice import observe_constants
+from stablehlo_sparsity.irtools import nested_ops
 
 from .base import SparsityPass, option
 
@@ -77,15 +78,6 @@ def _annotation(arr: np.ndarray, mlir_type):
     return ir.StringAttr.get(_summary(arr, mlir_type))
 
 
-def _walk(op, out: list) -> None:
-    """Every op nested in ``op``, in pre-order."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                out.append(inner.operation)
-                _walk(inner.operation, out)
-
-
 def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_000_000) -> int:
     """Fold every value the constant lattice resolves; returns how many values were folded.
 
@@ -99,8 +91,7 @@ def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_
 
     mop = _module_op(module)
     lattice = observe_constants(mop, max_elements=max_elements)
-    ops: list = []
-    _walk(mop, ops)
+    ops: list = nested_ops(mop)
     count = 0
     rewritable = _rewritable(ops, lattice) if materialize else None
     with mop.context:
@@ -213,8 +204,7 @@ def _erase_dead(mop) -> None:
     In reverse pre-order users go before the values they use, so one sweep erases whole dead chains
     (including the constants just created for uses by ops that are themselves folded).
     """
-    ops: list = []
-    _walk(mop, ops)
+    ops: list = nested_ops(mop)
     for op in reversed(ops):
         marked = _DEAD in op.attributes
         if not marked and op.name != "stablehlo.constant":

@@ -183,24 +183,40 @@ def _x64_if_needed(module, entry: str):
     return contextlib.nullcontext()
 
 
-def _lower_text(prepared) -> str:
-    """The compressed program's StableHLO (values output, every entry argument kept), lowered by JAX.  JAX's
-    refusals (a derivative it cannot form) become input errors naming the entry."""
+def _lower_text(prepared, module, platform: str) -> str:
+    """The compressed program's StableHLO (values output, every entry argument kept), lowered by JAX for
+    ``platform`` (:mod:`stablehlo_sparsity.importer.platforms`: ``"portable"`` keeps to StableHLO's own ops).
+    JAX's refusals (a derivative it cannot form) become input errors naming the entry, and so does a portable
+    derivative that would need a platform-specific custom call the module does not make."""
     from stablehlo_sparsity.errors import InputError, SparsityError
+    from stablehlo_sparsity.importer.platforms import foreign_targets, lowering_for
 
     try:
-        return prepared.lower(output="values").as_text()
+        with lowering_for(platform):
+            lowered = prepared.lower(output="values")
+        text = lowered.as_text()
+        lowered_module = lowered.compiler_ir("stablehlo")
     except SparsityError:
         raise
     except Exception as e:
         raise InputError(f"could not build the derivative program of @{prepared.entry}: {type(e).__name__}: "
                          f"{str(e).splitlines()[0][:300]}") from None
+    if platform == "portable":  # (with "portable-or-input" the module already runs on one platform only)
+        foreign = foreign_targets(module, lowered_module)
+        if foreign:
+            raise InputError(f"the derivative program of @{prepared.entry} would call {', '.join(foreign)}, "
+                             "which the module does not: it would no longer be portable; pass platform=cpu "
+                             "(--platform=cpu) to allow it")
+    return text
 
 
 def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "auto",
-                    on_unknown: str = "error") -> str:
-    """Add ``@<entry>_jacobian`` to ``module`` (in place); returns its name."""
+                    on_unknown: str = "error", platform: str = "auto") -> str:
+    """Add ``@<entry>_jacobian`` to ``module`` (in place); returns its name.  ``platform``: ``"auto"``,
+    ``"portable"`` or ``"cpu"`` (:mod:`stablehlo_sparsity.importer.platforms`)."""
     from stablehlo_sparsity.module_derivatives import ModuleSparseJacobian
+
+    from stablehlo_sparsity.importer.platforms import resolve_platform
 
     from .annotate import resolve_entry
 
@@ -208,18 +224,23 @@ def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "aut
     entry = resolve_entry(module, entry)
     name = f"{entry}_jacobian"
     _remove_previous(module, name)
+    platform = resolve_platform(platform, module)
     with _x64_if_needed(module, entry), _at_entry(module, entry):
         sj = ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values", on_unknown=on_unknown)
-        text = _lower_text(sj)
+        text = _lower_text(sj, module, platform)
     fn, helpers = splice(module, text, name)
     with module.context:
         _record(fn, "jacobian", entry, sj.wrt, sj.pattern, sj.coloring, sj.mode, helpers)
     return name
 
 
-def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str = "error") -> str:
-    """Add ``@<entry>_hessian`` (the full symmetric Hessian of a scalar entry) to ``module``; returns its name."""
+def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str = "error",
+                   platform: str = "auto") -> str:
+    """Add ``@<entry>_hessian`` (the full symmetric Hessian of a scalar entry) to ``module``; returns its name.
+    ``platform`` as :func:`inject_jacobian`."""
     from stablehlo_sparsity.module_derivatives import ModuleSparseHessian
+
+    from stablehlo_sparsity.importer.platforms import resolve_platform
 
     from .annotate import resolve_entry
 
@@ -227,9 +248,10 @@ def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str =
     entry = resolve_entry(module, entry)
     name = f"{entry}_hessian"
     _remove_previous(module, name)
+    platform = resolve_platform(platform, module)
     with _x64_if_needed(module, entry), _at_entry(module, entry):
         sh = ModuleSparseHessian(module, entry, wrt, output="values", on_unknown=on_unknown)
-        text = _lower_text(sh)
+        text = _lower_text(sh, module, platform)
     fn, helpers = splice(module, text, name)
     with module.context:
         _record(fn, "hessian", entry, sh.wrt, sh.pattern, sh.coloring, "star", helpers, {"triangle": "full"})
@@ -239,32 +261,18 @@ def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str =
 def read_pattern(fn) -> dict:
     """The ``sparsity.derivative`` dictionary of an injected function, read back as Python / NumPy values
     (``kind``, ``entry``, ``wrt``, ``shape``, ``nnz``, ``indptr``, ``indices``, ``mode``, ``num_colors``,
-    ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view."""
-    from jaxlib.mlir import ir
+    ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view; the public reader is
+    :func:`stablehlo_sparsity.read_injected`."""
+    from stablehlo_sparsity.injected import read_function_record
 
-    d = ir.DictAttr(fn.attributes[_OWN])
-    ints = lambda k: np.asarray(d[k], dtype=np.int64).reshape(-1)  # noqa: E731
-    out = {
-        "kind": ir.StringAttr(d["kind"]).value,
-        "entry": ir.StringAttr(d["entry"]).value,
-        "wrt": [int(v) for v in ints("wrt")],
-        "shape": tuple(int(v) for v in ints("shape")),
-        "nnz": int(ir.IntegerAttr(d["nnz"]).value),
-        "indptr": ints("row_pointers"),
-        "indices": ints("column_indices"),
-        "mode": ir.StringAttr(d["mode"]).value,
-        "num_colors": int(ir.IntegerAttr(d["num_colors"]).value),
-        "colors": ints("colors"),
-        "helpers": [ir.StringAttr(a).value for a in ir.ArrayAttr(d["helpers"])],
-    }
-    if "triangle" in d:
-        out["triangle"] = ir.StringAttr(d["triangle"]).value
-    return out
+    return read_function_record(fn).as_dict()
 
 
 _ENTRY = "entry function (default: main, else the only public one)"
 _WRT = "differentiated entry arguments: comma-separated indices or 'all' (default: 0)"
 _ON_UNKNOWN = "ops without a rule: error or conservative"
+_PLATFORM = ("target of the derivative program: auto (portable when the module is), portable (StableHLO ops "
+             "only) or cpu (LAPACK calls allowed)")
 
 
 @dataclass(frozen=True)
@@ -278,9 +286,11 @@ class JacobianPass(SparsityPass):
     mode: str = option("auto", "coloring: auto (fewest products), forward (columns, JVPs) or reverse (rows, VJPs)",
                        choices=("auto", "forward", "reverse"))
     on_unknown: str = option("error", _ON_UNKNOWN, choices=("error", "conservative"))
+    platform: str = option("auto", _PLATFORM, choices=("auto", "portable", "cpu"))
 
     def run(self, module_op) -> None:
-        inject_jacobian(module_op, entry=self.entry or None, wrt=self.wrt, mode=self.mode, on_unknown=self.on_unknown)
+        inject_jacobian(module_op, entry=self.entry or None, wrt=self.wrt, mode=self.mode, on_unknown=self.on_unknown,
+                        platform=self.platform)
 
 
 @dataclass(frozen=True)
@@ -292,6 +302,8 @@ class HessianPass(SparsityPass):
     entry: str | None = option(None, _ENTRY, kind="str")
     wrt: str | None = option(None, _WRT, kind="str")
     on_unknown: str = option("error", _ON_UNKNOWN, choices=("error", "conservative"))
+    platform: str = option("auto", _PLATFORM, choices=("auto", "portable", "cpu"))
 
     def run(self, module_op) -> None:
-        inject_hessian(module_op, entry=self.entry or None, wrt=self.wrt, on_unknown=self.on_unknown)
+        inject_hessian(module_op, entry=self.entry or None, wrt=self.wrt, on_unknown=self.on_unknown,
+                       platform=self.platform)

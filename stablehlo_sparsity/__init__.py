@@ -39,6 +39,7 @@ from .saved import ForwardOnlyWarning, load  # noqa: F401,E402
 from .checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
 from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,  # noqa: F401,E402
                                  check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)
+from .injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
 
 
 def __getattr__(name):

@@ -12,8 +12,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InputError, SparsityError, SparsityWarning
+from .attrs import function_results
+from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
+from .irtools import functions
 from .keywords import parse_indices
 from .lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
@@ -212,9 +214,8 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
                 return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
                                                    observer, annotate)
             except Exception as e:
-                # The inner lowering reports JAX's refusal as an InputError; any other analysis error stands.
-                cannot_form = isinstance(e, InputError) and str(e.message).startswith("could not lower")
-                if not auto or (isinstance(e, SparsityError) and not cannot_form):
+                # The inner lowering reports JAX's refusal as a LoweringError; any other analysis error stands.
+                if not auto or (isinstance(e, SparsityError) and not isinstance(e, LoweringError)):
                     raise
                 # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
                 # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
@@ -226,7 +227,7 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
     except SparsityError:
         raise
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
-        raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
+        raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     module = lowered.compiler_ir("stablehlo")
 
     # Flat argument leaves (positional leaves come first, then traced kwargs); the selected ones are the
@@ -318,16 +319,12 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
     ``values`` (internal, for local patterns): per entry argument, a known value (its abstract value holds it
     as an exact constant, see :mod:`.folding.exactness`) or ``None`` (unknown).  An argument in ``wrt`` must be
     unknown: the constant lattice's invariant is that a known value has no dependencies."""
-    from jaxlib.mlir import ir
 
     with module.context:
-        fn = None
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
-                fn = op
+        funcs = functions(module)
+        fn = funcs.get(entry)
         if fn is None:
-            names = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
-                     if op.operation.name == "func.func"]
+            names = list(funcs)
             raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
         from .errors import format_location
 
@@ -358,7 +355,7 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
             const = None if values is None or i in col_of else _known_argument(values[i], t)
             args.append(AbstractValue(t, deps, const, None if const is None else literal_uncertainty(const)))
         results = interp.call(entry, args)
-        res_types = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+        res_types = function_results(fn)
         results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
         if num_outputs is not None:
             results = results[:num_outputs]

@@ -6,8 +6,9 @@ import re
 
 import numpy as np
 
-__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "has_attr", "enum_text", "positions",
-           "literal_from_text", "scalar_attr", "replica_group_sizes", "dict_attr"]
+__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "dense_attr", "has_attr", "enum_text", "positions",
+           "literal_from_text", "scalar_attr", "replica_group_sizes", "dict_attr", "string_attr", "symbol_ref",
+           "bool_attr", "function_results"]
 
 
 def has_attr(op, name: str) -> bool:
@@ -49,6 +50,41 @@ def dense_array(attr) -> np.ndarray | None:
         return np.array(attr)
     except Exception:
         return None
+
+
+def dense_attr(op, name: str) -> np.ndarray | None:
+    """The ``DenseElementsAttr`` ``name`` of ``op`` as a NumPy array; ``None`` when absent or unconvertible."""
+    return dense_array(op.attributes[name]) if name in op.attributes else None
+
+
+def string_attr(op, name: str) -> str:
+    """A ``StringAttr`` (e.g. ``sym_name``, ``call_target_name``) as a Python string."""
+    from jaxlib.mlir import ir
+
+    return ir.StringAttr(op.attributes[name]).value
+
+
+def symbol_ref(op, name: str) -> str:
+    """A ``FlatSymbolRefAttr`` (``func.call``'s ``callee``, ``composite``'s ``decomposition``) as its name."""
+    from jaxlib.mlir import ir
+
+    return ir.FlatSymbolRefAttr(op.attributes[name]).value
+
+
+def bool_attr(op, name: str, default: bool = False) -> bool:
+    """A ``BoolAttr`` (``is_stable``, ``lower`` …); ``default`` when absent."""
+    if name not in op.attributes:
+        return default
+    from jaxlib.mlir import ir
+
+    return bool(ir.BoolAttr(op.attributes[name]).value)
+
+
+def function_results(fn) -> list:
+    """The result types of a ``func.func``."""
+    from jaxlib.mlir import ir
+
+    return list(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
 
 
 def enum_text(op, name: str) -> str:

@@ -122,6 +122,5 @@ def observe_constants(module, max_elements: int = 10_000_000) -> ConstantLattice
                 interp.call(name, args)
             except Exception:  # noqa: BLE001 — a fold pass must not fail on what the analysis cannot run
                 lattice.poison(fn)
-                interp._frames.clear()
-                interp._call_stack.clear()
+                interp.recover()
     return lattice

@@ -2,11 +2,15 @@
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
                            [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
-                           [--max-pattern-nnz=N]
+                           [--emit-bytecode] [--max-pattern-nnz=N] [--platform=auto|portable|cpu]
 
 Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
 ``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.  ``--max-pattern-nnz=N`` sets the limit on
 pattern size (default: from the memory available); ``--emit=pattern|json`` stream their text.
+``--emit-bytecode`` (implied by ``-o OUT.mlirbc``) writes the module as MLIR bytecode, which the driver (and
+any MLIR tool) reads back.  ``--platform`` states the target of the functions ``--sparsity-jacobian`` /
+``--sparsity-hessian`` add (``portable``: StableHLO ops only; ``cpu``: LAPACK calls allowed; ``auto``: portable
+when the input module is).
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
 ``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
@@ -35,7 +39,8 @@ DEFAULT_SPLIT_MARKER = "// -----"
 
 # Options the argument parser owns (everything else starting with '-' is a pass flag).
 _DRIVER_OPTIONS = {
-    "o", "emit", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file",
+    "o", "emit", "emit-bytecode", "entry", "wrt", "on-unknown", "platform", "max-pattern-nnz", "pass-pipeline",
+    "split-input-file",
     "mlir-print-debuginfo",
     "mlir-print-op-generic", "allow-unregistered-dialect", "version", "help", "h",
 }
@@ -97,6 +102,8 @@ def _make_parser() -> argparse.ArgumentParser:
                    help="input .mlir file (or MLIR bytecode .mlirbc, a StableHLO portable artifact, a serialized "
                         "jax.export artifact), or - for stdin (default)")
     p.add_argument("-o", dest="output", default="-", metavar="OUT", help="output file (default: stdout)")
+    p.add_argument("--emit-bytecode", action="store_true",
+                   help="write the module as MLIR bytecode (with --emit=ir; implied by -o OUT.mlirbc)")
     p.add_argument("--emit", choices=["ir", "pattern", "json", "picture"], default="ir",
                    help="ir: the module after the passes (default); pattern: the Jacobian pattern in "
                         "MatrixMarket coordinate format; json: shapes, nnz and rows; picture: a text picture")
@@ -107,6 +114,10 @@ def _make_parser() -> argparse.ArgumentParser:
                         "first argument, as jax.jacfwd and the Python API)")
     p.add_argument("--on-unknown", choices=["error", "conservative"], default="error",
                    help="ops without a sparsity rule: error (default) or conservative (dense, with a warning)")
+    p.add_argument("--platform", choices=["auto", "portable", "cpu"], default=None,
+                   help="target of the derivative functions sparsity-jacobian / sparsity-hessian add: auto (default: "
+                        "portable when the module is, cpu when it already calls LAPACK), portable (StableHLO ops "
+                        "only, any backend) or cpu (JAX's CPU lowering: LAPACK custom calls allowed)")
     p.add_argument("--max-pattern-nnz", default=None, metavar="N", type=_nonneg_int,
                    help="refuse patterns (and intermediate index sets) with more than N nonzeros, before allocating "
                         "them (default: what fits in three quarters of the available memory, at the analysis's "
@@ -172,7 +183,8 @@ def _pipeline_from_flags(flags, args) -> list:
 
 
 def _apply_defaults(elements, args, wrt) -> list:
-    """Driver-level --entry/--wrt/--on-unknown fill in annotate options not given explicitly."""
+    """Driver-level --entry/--wrt/--on-unknown (and --platform for the derivative passes) fill in pass options
+    not given explicitly."""
     out = []
     for el in elements:
         if el[0] == "ours" and el[1][0].argument in ("sparsity-jacobian", "sparsity-hessian"):
@@ -184,6 +196,8 @@ def _apply_defaults(elements, args, wrt) -> list:
                 opts.setdefault("wrt", wrt if isinstance(wrt, str) else ",".join(str(i) for i in wrt))
             if args.on_unknown != "error":
                 opts.setdefault("on-unknown", args.on_unknown)
+            if args.platform is not None:
+                opts.setdefault("platform", args.platform)
             el = ("ours", (info, opts))
         if el[0] == "ours" and el[1][0].argument == "sparsity-annotate":
             info, opts = el[1]
@@ -456,6 +470,10 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
             elements = _resolve_wrt_all(elements, module)
         if elements:
             run_pipeline(module, elements)
+        if args.emit == "ir" and args.emit_bytecode:
+            buf = io.BytesIO()  # (get_asm(binary=True) is text as bytes; write_bytecode writes MLIR bytecode)
+            module.operation.write_bytecode(buf)
+            return buf.getvalue()
         if args.emit == "ir":
             asm = module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo,
                                            print_generic_op_form=args.mlir_print_op_generic)
@@ -494,6 +512,7 @@ def _run(argv: list[str]) -> int:
             except InputError:
                 raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'"
                                  ) from None
+        _bytecode_output(args)
         if args.pass_pipeline is not None and flags:
             raise InputError("--pass-pipeline cannot be combined with individual pass flags "
                              f"({', '.join('--' + n for n, _ in flags)})")
@@ -537,10 +556,10 @@ def _run(argv: list[str]) -> int:
     # Outputs are written as they are produced (the pattern emitters stream their text in chunks): the driver
     # never holds more than the pattern itself and one chunk of text.
     if args.output == "-":
-        out = sys.stdout
+        out = sys.stdout.buffer if args.emit_bytecode else sys.stdout
     else:
         try:
-            out = io.open(args.output, "w", encoding="utf-8")
+            out = io.open(args.output, "wb") if args.emit_bytecode else io.open(args.output, "w", encoding="utf-8")
         except OSError as e:
             print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
             return 1
@@ -554,7 +573,7 @@ def _run(argv: list[str]) -> int:
                     warnings.simplefilter("always")
                     try:
                         result = _process_chunk(chunk, first_line, name, elements, args, wrt, ctx)
-                        pieces = [result] if isinstance(result, str) else result
+                        pieces = [result] if isinstance(result, (str, bytes)) else result
                         for i, piece in enumerate(pieces):
                             if i == 0 and written:
                                 out.write(sep)
@@ -573,9 +592,27 @@ def _run(argv: list[str]) -> int:
         print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
         return 1
     finally:
-        if out is not sys.stdout:
+        if out is not sys.stdout and out is not getattr(sys.stdout, "buffer", None):
             out.close()
     return 1 if failed else 0
+
+
+def _bytecode_output(args) -> None:
+    """``-o OUT.mlirbc`` implies ``--emit-bytecode``; bytecode holds one module and only the IR."""
+    from stablehlo_sparsity.errors import InputError
+
+    if args.output != "-" and args.output.endswith(".mlirbc"):
+        args.emit_bytecode = True
+    if not args.emit_bytecode:
+        return
+    if args.emit != "ir":
+        raise InputError(f"--emit-bytecode writes the module's IR; it cannot be combined with --emit={args.emit}")
+    if args.split_input_file is not None:
+        raise InputError("--emit-bytecode writes one module; it cannot be combined with --split-input-file")
+    if args.mlir_print_op_generic or args.mlir_print_debuginfo:
+        # (bytecode keeps locations and has no printed form: the printing flags do not apply)
+        raise InputError("--mlir-print-op-generic and --mlir-print-debuginfo apply to text output, not to "
+                         "--emit-bytecode")
 
 
 def main(argv: list[str] | None = None) -> int:

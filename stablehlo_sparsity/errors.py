@@ -11,6 +11,7 @@ __all__ = [
     "DynamicShapeError",
     "PatternTooLargeError",
     "InputError",
+    "LoweringError",
     "SparsityWarning",
     "format_location",
 ]
@@ -45,11 +46,13 @@ class SparsityError(Exception):
 class UnsupportedOpError(SparsityError):
     """An op with no sparsity rule (pass ``on_unknown="conservative"`` to opt into the dense fallback)."""
 
-    def __init__(self, op_name: str, location: str | None = None, detail: str = ""):
+    def __init__(self, op_name: str, location: str | None = None, detail: str = "", *,
+                 conservative_helps: bool = True):
         msg = f"no sparsity rule for op '{op_name}'"
         if detail:
             msg += f" ({detail})"
-        msg += "; pass on_unknown='conservative' to treat it as dense"
+        if conservative_helps:  # (not when the dense fallback cannot apply either, e.g. a shape change)
+            msg += "; pass on_unknown='conservative' to treat it as dense"
         super().__init__(msg, location)
         self.op_name = op_name
 
@@ -68,6 +71,10 @@ class PatternTooLargeError(SparsityError):
 
 class InputError(SparsityError):
     """Malformed input: bad argument shapes, unknown entry function, unparsable module."""
+
+
+class LoweringError(InputError):
+    """JAX could not trace or lower the function with the given arguments (shapes, dtypes, tracing errors)."""
 
 
 class SparsityWarning(UserWarning):

@@ -25,7 +25,7 @@ from .folding.exactness import Undecided, result_uncertainties
 from .irtools import functions, region_captures, too_large
 from .lattice import Deps, nnz_budget
 from .options import AnalysisOptions
-from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, NotFoldable
+from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
 from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
@@ -79,6 +79,28 @@ class Interpreter:
         """The abstract value of an SSA value (also reachable from nested regions)."""
         return self._lookup_outer(v)
 
+    @property
+    def observing(self) -> bool:
+        """Whether an observer records every op's values (the annotate and fold-constants passes)."""
+        return self.observer is not None
+
+    def run_region_unreported(self, region, args: list[AbstractValue]) -> list[AbstractValue]:
+        """:meth:`run_region` for a run that is not the program's (e.g. a loop's cover run for an observer):
+        its warnings are neither shown nor recorded."""
+        mark = len(self.warned)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SparsityWarning)
+                return self.run_region(region, args)
+        finally:
+            del self.warned[mark:]
+
+    def recover(self) -> None:
+        """Forget the frames and calls of an interpretation that raised, so that the next :meth:`call` starts
+        clean (the fold-constants pass goes on with the module's other functions)."""
+        self._frames.clear()
+        self._call_stack.clear()
+
     def memo(self, name: str) -> dict:
         """A table that lives as long as this analysis, for a rule's answers that depend only on the IR
         (e.g. what a reduction body reaches): loops re-run ops, and each answer is computed once."""
@@ -102,7 +124,7 @@ class Interpreter:
 
     def call(self, name: str, args: list[AbstractValue]) -> list[AbstractValue]:
         """Analyze ``@name`` on the given abstract arguments (memoized per argument lattice)."""
-        key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty)) for a in args))
+        key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty), id(a.int_range)) for a in args))
         hit = self._call_cache.get(key)
         if hit is not None:
             return hit[1]
@@ -208,12 +230,12 @@ class Interpreter:
             rule = DEPS_RULES.get(name)
             if rule is None:
                 if self.options.on_unknown == "conservative":
-                    out = self._conservative(op, args, rtypes)
+                    out: list[Deps | AbstractValue] = list(self._conservative(op, args, rtypes))
                 else:
                     raise UnsupportedOpError(name, self.location(op))
             else:
                 try:
-                    out = rule(self, op, args)
+                    out = list(rule(self, op, args))
                 except PatternTooLargeError as e:
                     if e.location is not None:
                         raise
@@ -234,9 +256,24 @@ class Interpreter:
                     if not av.deps.is_empty:
                         av = av.with_deps(Deps.empty(t.size, self.n))
                 results.append(av)
+            range_rule = RANGE_RULES.get(name)
+            if range_rule is not None:
+                results = self._with_ranges(range_rule, op, args, results)
         if self.observer is not None:
             self.observer(op, results)
         return results
+
+    def _with_ranges(self, range_rule, op, args, results: list[AbstractValue]) -> list[AbstractValue]:
+        """Integer ranges of the results the constant lattice does not know (:mod:`.folding.ranges`)."""
+        if all(av.const is not None or av.int_range is not None or av.dtype.kind not in "iub" for av in results):
+            return results
+        try:
+            ranges = range_rule(self, op, args)
+        except NotFoldable:
+            return results
+        return [AbstractValue(av.type, av.deps, None, None, r)
+                if r is not None and av.const is None and av.int_range is None and av.dtype.kind in "iub" else av
+                for av, r in zip(results, ranges)]
 
     def _too_large(self, op, args, rtypes) -> list[AbstractValue]:
         """A value above ``max_pattern_nnz`` elements: refuse before any rule allocates per-element arrays.

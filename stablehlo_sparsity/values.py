@@ -13,6 +13,7 @@ from .lattice import Deps
 
 if TYPE_CHECKING:
     from .folding.exactness import Uncertainty
+    from .folding.ranges import IntRange
 
 try:  # bfloat16 and friends come with jax
     import ml_dtypes
@@ -128,12 +129,16 @@ class AbstractValue:
 
     ``uncertainty`` (only with ``const``, only for floats): how far the value XLA computes may be from
     ``const`` on any backend — ``None`` means exact.  See :mod:`stablehlo_sparsity.folding.exactness`; rules
-    read known values through its queries (``maybe_nonzero``, ``surely``) rather than ``const`` itself."""
+    read known values through its queries (``maybe_nonzero``, ``surely``) rather than ``const`` itself.
+
+    ``int_range`` (only without ``const``, only for integers and booleans): bounds every execution respects
+    (:mod:`stablehlo_sparsity.folding.ranges`)."""
 
     type: TensorType
     deps: Deps
     const: np.ndarray | None = None
     uncertainty: "Uncertainty | None" = None
+    int_range: "IntRange | None" = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -157,4 +162,7 @@ class AbstractValue:
         return self.const is not None and (self.uncertainty is None or self.uncertainty.exact)
 
     def with_deps(self, deps: Deps) -> "AbstractValue":
-        return AbstractValue(self.type, deps, self.const, self.uncertainty)
+        return AbstractValue(self.type, deps, self.const, self.uncertainty, self.int_range)
+
+    def without_range(self) -> "AbstractValue":
+        return self if self.int_range is None else AbstractValue(self.type, self.deps, self.const, self.uncertainty)

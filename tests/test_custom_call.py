@@ -258,3 +258,41 @@ def test_custom_vjp_that_jax_cannot_differentiate_falls_back_to_the_primal_with_
     with pytest.warns(SparsityWarning, match="custom derivative rule"):
         pat = jacobian_sparsity(f, X)
     assert pat.shape == (5, 5) and pat.nnz > 0
+
+
+APPROX_TOP_K = """
+func.func private @cmp(%a: tensor<f32>, %b: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<i1> {
+  %0 = stablehlo.compare GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+func.func @main(%x: tensor<2x7xf32>, %pad: tensor<f32>) -> (tensor<2x3xf32>, tensor<2x3xi32>) {
+  %i = stablehlo.iota dim = 1 : tensor<2x7xi32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.custom_call @ApproxTopK(%x, %i, %pad, %z) {called_computations = [@cmp],
+      mhlo.backend_config = {aggregate_to_topk = true, recall_target = 0.95 : f32, reduction_dim = 1 : i64,
+                             reduction_input_size_override = -1 : i64, top_k = 3 : i64}}
+      : (tensor<2x7xf32>, tensor<2x7xi32>, tensor<f32>, tensor<i32>) -> (tensor<2x3xf32>, tensor<2x3xi32>)
+  return %0#0, %0#1 : tensor<2x3xf32>, tensor<2x3xi32>
+}
+"""
+
+
+def test_approx_top_k_values_depend_on_their_row_and_the_padding():
+    """``ApproxTopK`` (``jax.lax.approx_max_k`` exported for TPU): each kept value is one of its row's
+    elements or the init (padding) value; the indices carry nothing."""
+    pat = analyze_module(APPROX_TOP_K, wrt="all").pattern.todense()
+    assert pat.shape == (12, 15)
+    rows = np.zeros((12, 15), bool)
+    rows[:3, :7] = rows[3:6, 7:14] = True  # values of row 0 / row 1 of x
+    rows[:6, 14] = True                     # the padding value
+    assert np.array_equal(pat, rows)
+
+
+def test_approx_top_k_along_the_leading_dimension():
+    text = APPROX_TOP_K.replace("reduction_dim = 1", "reduction_dim = 0").replace("tensor<2x3x", "tensor<1x7x")
+    text = text.replace("-> (tensor<1x7xf32>, tensor<1x7xi32>)", "-> (tensor<1x7xf32>, tensor<1x7xi32>)")
+    pat = analyze_module(text, wrt=[0]).pattern.todense()
+    exp = np.zeros((14, 14), bool)
+    for c in range(7):
+        exp[c, [c, 7 + c]] = True  # column c of the result: column c of x, both rows
+    assert np.array_equal(pat, exp)

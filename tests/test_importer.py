@@ -326,3 +326,32 @@ def test_single_operand_reductions_with_a_multi_op_body():
         oracle.check_faithful(m, what=name)
         f = import_module(m)
         assert np.allclose(jax.jit(jax.jacfwd(f))(x), jax.jacfwd(f0)(x), rtol=1e-9, atol=1e-12), name
+
+
+def test_generic_reduce_window_derivative_is_logarithmic_in_the_window():
+    """An argmax-style two-operand window (no JAX monoid) 64 taps wide with dilation, stride and padding: its
+    JVP and VJP equal central differences, and the derivative program applies the body O(log 64) times (the
+    tap-by-tap version grew with the window)."""
+    from jax import lax
+
+    def body(a, b):
+        (av, ai), (bv, bi) = a, b
+        pick = av >= bv
+        return jnp.where(pick, av, bv), jnp.where(pick, ai, bi)
+
+    def f0(x):
+        idx = lax.broadcasted_iota(jnp.int32, x.shape, 0)
+        v, _ = lax.reduce_window((x, idx), (-jnp.inf, jnp.int32(0)), body, (64,), (3,), ((5, 4),),
+                                 window_dilation=(2,))
+        return 2.0 * v
+
+    x = np.random.default_rng(3).permutation(200) / 50.0  # distinct values: no ties
+    f = import_module(jax.jit(f0).lower(x).as_text())
+    g0 = jax.jit(f0)
+    eps = 1e-6
+    V = np.random.default_rng(4).standard_normal((x.size, 3))
+    fd = np.stack([(np.asarray(g0(x + eps * v)) - np.asarray(g0(x - eps * v))) / (2 * eps) for v in V.T], 1)
+    assert np.allclose(np.asarray(jax.jit(jax.jacfwd(f))(x)) @ V, fd, atol=1e-6)
+    assert np.allclose(np.asarray(jax.jit(jax.jacrev(f))(x)) @ V, fd, atol=1e-6)
+    jvp_text = jax.jit(lambda v, t: jax.jvp(f, (v,), (t,))[1]).lower(x, x).as_text()
+    assert jvp_text.count("stablehlo.select") < 64

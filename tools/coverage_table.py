@@ -116,7 +116,7 @@ def render() -> tuple[str, list[str]]:
         "- **exact** — the pattern equals the union of the local Jacobian patterns at generic points "
         "(tested against `jax.jacfwd`);",
         "- **value-aware exact** — exact, and tighter where operands are known constants (known zeros, "
-        "indices, predicates, trip counts);",
+        "indices, predicates, trip counts) or integers of known range (computed start indices);",
         "- **conservative** — sound, but may contain entries no input value realizes (stated per op);",
         "- **zero-derivative** — results never depend on the inputs (integers, booleans, constants, "
         "piecewise-constant functions);",

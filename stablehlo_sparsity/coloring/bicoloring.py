@@ -36,8 +36,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import (Bicoloring, Coloring, _check_recolor, _color_bipartite, _color_distance2, color_columns, lower_bound)
+from ..irtools import index_dtype
+from .bounds import lower_bound
+from .distance2 import color_bipartite, color_columns, color_distance2
 from .graph import Bipartite, as_csr
+from .kinds import ColoringKind
+from .policy import check_recolor
+from .result import Bicoloring, Coloring
 
 __all__ = ["color_bidirectional", "color_fewest_products", "split_candidates"]
 
@@ -51,20 +56,20 @@ def _side(nv: int, nother: int, other: np.ndarray, vert: np.ndarray, sel: np.nda
     active)``: handle ``h < nother`` lists the active vertices of ``other`` row ``h``, handle
     ``nother + h`` its selected ones; a vertex walks to the "active" handle of every other-side index
     where it is selected and to the "selected" handle where it is only active."""
-    t = np.int32 if max(len(vert), nv, 2 * nother) < 2**31 - 1 else np.int64
+    t = index_dtype(len(vert), nv, 2 * nother)
     active = np.bincount(vert[sel], minlength=nv) > 0
     in_a = active[vert]
     n_a = np.bincount(other[in_a], minlength=nother)
     n_s = np.bincount(other[sel], minlength=nother)
-    optr = np.zeros(2 * nother + 1, t)
+    optr: np.ndarray = np.zeros(2 * nother + 1, t)
     np.cumsum(np.concatenate([n_a, n_s]), out=optr[1:])
-    onbr = np.concatenate([vert[in_a], vert[sel]]).astype(t)
+    onbr: np.ndarray = np.concatenate([vert[in_a], vert[sel]]).astype(t)
     # an active vertex read on the other side walks to the selected list of that row: skip empty lists
     walk = in_a & (sel | (n_s[other] > 0))
     handle = np.where(sel, other, nother + other)[walk]
     owner = vert[walk]
     order = np.argsort(owner, kind="stable")
-    ptr = np.zeros(nv + 1, t)
+    ptr: np.ndarray = np.zeros(nv + 1, t)
     np.cumsum(np.bincount(owner, minlength=nv), out=ptr[1:])
     g = Bipartite(nv, ptr, handle[order].astype(t), optr, onbr)
     return g, _side_bound(n_a, n_s), active
@@ -143,7 +148,7 @@ def _color_split(csr, rows, cols, csc_order, fwd, order="best", recolor="auto", 
             out.append((np.full(g.nv, -1, np.int32), 0, "none"))
             continue
         what = "split " + ("columns" if g is gc else "rows")
-        colors, k, how, _, _ = _color_distance2(g, lb, order, recolor, seed, iterations, tabu_iterations, effort,
+        colors, k, how, _, _ = color_distance2(g, lb, order, recolor, seed, iterations, tabu_iterations, effort,
                                                 time_limit, progress, what=what)
         colors = np.where(act, colors, -1).astype(np.int32)
         out.append((colors, len(np.unique(colors[act])), how))
@@ -168,7 +173,7 @@ def color_bidirectional(pattern, order: str = "best", recolor: str = "auto", see
                           progress)
     if isinstance(best, Bicoloring):
         return best
-    lb = lower_bound(csr, "bidirectional") if csr.nnz else 0
+    lb = lower_bound(csr, ColoringKind.BIDIRECTIONAL) if csr.nnz else 0
     out = _as_bicoloring(best, csr, lb)
     return Bicoloring.from_sides(out.column_colors, out.row_colors, csr.shape, out.order, lb, tried)
 
@@ -194,7 +199,7 @@ def _as_bicoloring(c: Coloring, csr, lb: int) -> Bicoloring:
     """A one-direction coloring as a Bicoloring; empty columns (rows) are left out of the seeds."""
     m, n = csr.shape
     none_c, none_r = np.full(n, -1, np.int32), np.full(m, -1, np.int32)
-    if c.kind == "column":
+    if c.kind == ColoringKind.COLUMN:
         used = np.bincount(csr.indices, minlength=n) > 0
         return Bicoloring.from_sides(np.where(used, c.colors, -1), none_r, (m, n), "forward:" + c.order, lb)
     used = np.diff(csr.indptr) > 0
@@ -204,7 +209,7 @@ def _as_bicoloring(c: Coloring, csr, lb: int) -> Bicoloring:
 def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates, effort=1.0, time_limit=None,
             progress=None):
     """``(best coloring, {candidate: products})`` over forward, reverse and the split candidates."""
-    _check_recolor(recolor)
+    check_recolor(recolor)
     kw = dict(order=order, recolor=recolor, seed=seed, iterations=iterations, tabu_iterations=tabu_iterations,
               effort=effort, time_limit=time_limit, progress=progress)
     m, n = csr.shape
@@ -233,15 +238,15 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
     if splits_first:
         best = splits(np.inf)
     if lb_f <= k(best):
-        c = _color_bipartite(csr, "column", csc=csc, **kw)
+        c = color_bipartite(csr, ColoringKind.COLUMN, csc=csc, **kw)
         tried["forward"] = c.num_colors
         if c.num_colors <= k(best):
             best = c
     if (lb_r < k(best) or (isinstance(best, Bicoloring) and lb_r <= k(best))) \
-            and not (isinstance(best, Coloring) and best.kind == "column" and _symmetric(csr, csc)):
+            and not (isinstance(best, Coloring) and best.kind == ColoringKind.COLUMN and _symmetric(csr, csc)):
         # (a structurally symmetric pattern's rows are its columns: the same graph, the same coloring, and
         # a tie goes forward — the reverse coloring cannot win)
-        c = _color_bipartite(csr, "row", csc=csc, **kw)
+        c = color_bipartite(csr, ColoringKind.ROW, csc=csc, **kw)
         tried["reverse"] = c.num_colors
         if c.num_colors < k(best) or (isinstance(best, Bicoloring) and c.num_colors == k(best)):
             best = c
@@ -314,4 +319,5 @@ def _color_splits(csr, rows, cols, state, scored, beat, kw, max_candidates, trie
     tried[name] = kc + kr
     if kc + kr >= beat:
         return None
-    return Bicoloring.from_sides(cc, rc, (m, n), f"{name} ({how})", lower_bound(csr, "bidirectional"), tried)
+    lb = lower_bound(csr, ColoringKind.BIDIRECTIONAL)
+    return Bicoloring.from_sides(cc, rc, (m, n), f"{name} ({how})", lb, tried)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .graph import adjacency, as_csr, symmetrize
+from .kinds import ColoringKind
 
 __all__ = ["check_coloring", "star_sources", "bidirectional_sources", "acyclic_violation", "InvalidColoringError"]
 
@@ -106,7 +107,7 @@ def _bicolors(pattern, colors) -> tuple:
         except (TypeError, ValueError):
             raise InvalidColoringError("a bidirectional coloring is a Bicoloring or a (column_colors, row_colors) "
                                        "pair") from None
-    return csr, _side_colors(cc, n, "column"), _side_colors(rc, m, "row")
+    return csr, _side_colors(cc, n, ColoringKind.COLUMN), _side_colors(rc, m, ColoringKind.ROW)
 
 
 def bidirectional_sources(pattern, colors) -> np.ndarray:
@@ -186,14 +187,14 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
     entry.
     """
     kind = getattr(colors, "kind", kind)
-    if kind == "acyclic":
+    if kind == ColoringKind.ACYCLIC:
         problem = acyclic_violation(pattern, colors)
         if problem is None:
             return True
         if raise_on_error:
             raise InvalidColoringError(f"acyclic coloring: {problem}")
         return False
-    if kind == "bidirectional":
+    if kind == ColoringKind.BIDIRECTIONAL:
         src = bidirectional_sources(pattern, colors)
         bad = np.flatnonzero(src < 0)
         if len(bad) == 0:
@@ -207,7 +208,7 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
                 f"color nor by its row color ({len(bad)} such entries)")
         return False
     csr = as_csr(pattern)
-    if kind in ("star", "symmetric"):
+    if kind in (ColoringKind.STAR, "symmetric"):
         csr = symmetrize(csr)
         src = star_sources(csr, colors)
         bad = np.flatnonzero(src < 0)
@@ -220,9 +221,9 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
                 f"star coloring: entry ({rows[e]}, {csr.indices[e]}) is not directly recoverable "
                 f"({len(bad)} such entries)")
         return False
-    if kind == "row":
+    if kind == ColoringKind.ROW:
         csr = as_csr(csr.T)
-    elif kind != "column":
+    elif kind != ColoringKind.COLUMN:
         raise ValueError(f"kind must be 'column', 'row', 'star', 'acyclic' or 'bidirectional', got {kind!r}")
     m, n = csr.shape
     c, k = _colors_array(colors, n)
@@ -234,7 +235,7 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
         return True
     if raise_on_error:
         e = int(np.flatnonzero(~uniq)[0])
-        side = "row" if kind == "column" else "column"
+        side = ColoringKind.ROW if kind == ColoringKind.COLUMN else ColoringKind.COLUMN
         raise InvalidColoringError(
             f"{kind} coloring: {side} {rows[e]} holds two {kind}s of color {c[csr.indices[e]]}")
     return False

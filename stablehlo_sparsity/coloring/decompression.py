@@ -36,13 +36,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..irtools import index_dtype
 from .check import InvalidColoringError, bidirectional_sources, check_coloring, star_sources
 from .graph import adjacency, as_csr, symmetrize
+from .kinds import ColoringKind
 
 __all__ = ["KINDS", "seed_matrix", "compress", "decompress", "DecompressionPlan"]
 
 #: The coloring kinds, each with its own seeds and decompression.
-KINDS = ("column", "row", "star", "acyclic", "bidirectional")
+KINDS = (ColoringKind.COLUMN, ColoringKind.ROW, ColoringKind.STAR, ColoringKind.ACYCLIC, ColoringKind.BIDIRECTIONAL)
 
 
 def _kind_of(coloring, kind: str | None) -> str:
@@ -87,7 +89,7 @@ def seed_matrix(coloring, kind: str | None = None, dtype=np.float64, sparse: boo
     ``sparse=True`` gives SciPy ``csr_array``\\ s.  ``coloring``: a :class:`~.Coloring` (or a color array
     with ``kind``; a ``(column_colors, row_colors)`` pair for ``"bidirectional"``)."""
     kind = _kind_of(coloring, kind)
-    if kind == "bidirectional":
+    if kind == ColoringKind.BIDIRECTIONAL:
         cc, rc, kc, kr = _split_colors(coloring)
         return _one_hot(cc, kc, dtype, sparse), _one_hot(rc, kr, dtype, sparse)
     c, k = _plain_colors(coloring)
@@ -99,11 +101,11 @@ def compress(matrix, coloring, kind: str | None = None):
     module table) — what JVPs/VJPs/HVPs would return; for tests and for checking a product code."""
     kind = _kind_of(coloring, kind)
     a = sp.csr_array(matrix) if sp.issparse(matrix) else np.asarray(matrix)
-    if kind == "bidirectional":
+    if kind == ColoringKind.BIDIRECTIONAL:
         s_c, s_r = seed_matrix(coloring, kind, dtype=a.dtype if a.dtype.kind == "f" else np.float64)
         return np.asarray(a @ s_c), np.asarray((a.T @ s_r).T)
     s = seed_matrix(coloring, kind, dtype=a.dtype if a.dtype.kind == "f" else np.float64)
-    if kind == "row":
+    if kind == ColoringKind.ROW:
         return np.asarray((a.T @ s).T)
     return np.asarray(a @ s)
 
@@ -123,7 +125,7 @@ class DecompressionPlan:
     def __init__(self, pattern, coloring, kind: str | None = None):
         kind = _kind_of(coloring, kind)
         csr = as_csr(pattern)
-        if kind in ("star", "acyclic"):
+        if kind in (ColoringKind.STAR, ColoringKind.ACYCLIC):
             csr = symmetrize(csr)
         self.kind = kind
         self.pattern: sp.csr_array = csr
@@ -131,25 +133,25 @@ class DecompressionPlan:
         rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
         cols = csr.indices.astype(np.int64)
         self.substitution = None
-        if kind == "bidirectional":
+        if kind == ColoringKind.BIDIRECTIONAL:
             check_coloring(csr, coloring, "bidirectional", raise_on_error=True)
             cc, rc, kc, kr = _split_colors(coloring)
             src = bidirectional_sources(csr, coloring)
             fwd = src < m * kc
-            self.blocks = ((kc, m), (kr, n))
-            self.source = np.where(fwd, (src % max(kc, 1)) * m + src // max(kc, 1), src)
+            self.blocks: tuple[tuple[int, int], ...] = ((kc, m), (kr, n))
+            self.source: np.ndarray | None = np.where(fwd, (src % max(kc, 1)) * m + src // max(kc, 1), src)
             return
         c, k = _plain_colors(coloring)
-        if kind in ("column", "row", "star"):
+        if kind in (ColoringKind.COLUMN, ColoringKind.ROW, ColoringKind.STAR):
             check_coloring(csr, c, kind, raise_on_error=True)
         c = c.astype(np.int64)
-        if kind == "column":
+        if kind == ColoringKind.COLUMN:
             self.blocks = ((k, m),)
             self.source = c[cols] * m + rows
-        elif kind == "row":
+        elif kind == ColoringKind.ROW:
             self.blocks = ((k, n),)
             self.source = c[rows] * n + cols
-        elif kind == "star":
+        elif kind == ColoringKind.STAR:
             s = star_sources(csr, c)
             self.blocks = ((k, n),)
             self.source = (s % max(k, 1)) * n + s // max(k, 1)
@@ -193,7 +195,8 @@ class DecompressionPlan:
     # ------------------------------------------------------------------ shapes and layouts
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(int(s) for s in self.pattern.shape)
+        m, n = self.pattern.shape
+        return int(m), int(n)
 
     @property
     def nnz(self) -> int:
@@ -205,7 +208,7 @@ class DecompressionPlan:
 
     def _stack(self, compressed) -> np.ndarray:
         """The flat stacked products from the public layout, shapes checked."""
-        if self.kind == "bidirectional":
+        if self.kind == ColoringKind.BIDIRECTIONAL:
             if not isinstance(compressed, (tuple, list)) or len(compressed) != 2:
                 raise ValueError("bidirectional decompression takes a pair (B, C): B = J S_c (JVPs), "
                                  "C = S_rᵀ J (VJPs)")
@@ -218,11 +221,11 @@ class DecompressionPlan:
             dt = np.result_type(b, cmat)
             return np.concatenate([b.T.ravel(), cmat.ravel()]).astype(dt, copy=False)
         a = np.asarray(compressed)
-        (k, w), = self.blocks
-        if self.kind == "row":
+        ((k, w),) = self.blocks[:1]
+        if self.kind == ColoringKind.ROW:
             self._expect(a, (k, w), "C = Sᵀ J")
             return a.ravel()
-        self._expect(a, (w, k), "B = J S" if self.kind == "column" else "B = H S")
+        self._expect(a, (w, k), "B = J S" if self.kind == ColoringKind.COLUMN else "B = H S")
         return a.T.ravel()
 
     def _expect(self, a, shape, what):
@@ -263,7 +266,7 @@ class DecompressionPlan:
 
         def gather(x, idx):
             idx = np.asarray(idx)
-            t = np.int32 if len(x.shape) == 1 and x.shape[0] < 2**31 - 1 else np.int64
+            t = index_dtype(x.shape[0]) if len(x.shape) == 1 else np.int64
             dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
             return lax.gather(x, idx.astype(t)[:, None], dn, slice_sizes=(1,),
                               mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
@@ -290,10 +293,10 @@ class DecompressionPlan:
         """:meth:`values` inside a JAX program: ``compressed`` in the public layout, as JAX arrays."""
         import jax.numpy as jnp
 
-        if self.kind == "bidirectional":
+        if self.kind == ColoringKind.BIDIRECTIONAL:
             b, c = compressed
             flat = jnp.concatenate([jnp.ravel(jnp.transpose(b)), jnp.ravel(c)])
-        elif self.kind == "row":
+        elif self.kind == ColoringKind.ROW:
             flat = jnp.ravel(compressed)
         else:
             flat = jnp.ravel(jnp.transpose(compressed))

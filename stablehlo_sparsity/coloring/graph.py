@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..irtools import index_dtype
 __all__ = ["as_csr", "Bipartite", "Adjacency", "bipartite", "adjacency"]
 
 
@@ -42,7 +43,7 @@ def as_csr(pattern) -> sp.csr_array:
 
 
 def _index_dtype(csr) -> type:
-    return np.int32 if max(csr.nnz, *csr.shape) < 2**31 - 1 else np.int64
+    return index_dtype(csr.nnz, *csr.shape)
 
 
 def _idx(a, dtype) -> np.ndarray:

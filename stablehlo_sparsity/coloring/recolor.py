@@ -25,7 +25,6 @@ import time
 import numpy as np
 
 from ._numba import njit
-from .greedy import conflict_add, conflict_remove, tabu_move
 from .orderings import collect_neighbors
 
 __all__ = ["reduce_colors", "RADII", "LOCAL_WORK_PER_EDGE", "WHOLE_GRAPH_CELLS"]
@@ -40,6 +39,64 @@ LOCAL_WORK_PER_EDGE = 60
 #: The whole graph is searched only when its ``vertices × colors`` tables (two ``int32`` each) have at most
 #: this many cells (about 160 MB).
 WHOLE_GRAPH_CELLS = 20_000_000
+
+
+# ---------------------------------------------------------------- the conflict list and the tabu move
+@njit
+def conflict_add(conf, where, nconf, v):
+    """Append ``v`` to TabuCol's list of conflicting vertices (``where[v]``: its slot); returns the new length."""
+    where[v] = nconf
+    conf[nconf] = v
+    return nconf + 1
+
+
+@njit
+def conflict_remove(conf, where, nconf, v):
+    """Remove ``v`` from the conflict list (the last entry takes its slot); returns the new length."""
+    j = where[v]
+    last = conf[nconf - 1]
+    conf[j] = last
+    where[last] = j
+    where[v] = -1
+    return nconf - 1
+
+
+@njit
+def tabu_move(conf, nconf, col, gamma, k, tabu, it, f, best_f):
+    """TabuCol's move: the (vertex, color) among the conflicting vertices that changes the number of
+    conflicting edges by the least ``d`` (ties broken at random), skipping tabu moves unless they beat the best
+    count so far (aspiration); a random move when every move is tabu.  Returns ``(vertex, color, d)``."""
+    best_d = 1 << 30
+    bv = -1
+    bc = -1
+    ties = 0
+    for i in range(nconf):
+        v = conf[i]
+        cv = col[v]
+        gv = gamma[v, cv]
+        for c in range(k):
+            if c == cv:
+                continue
+            d = gamma[v, c] - gv
+            if tabu[v, c] > it and f + d >= best_f:
+                continue
+            if d < best_d:
+                best_d = d
+                bv = v
+                bc = c
+                ties = 1
+            elif d == best_d:
+                ties += 1
+                if np.random.randint(ties) == 0:
+                    bv = v
+                    bc = c
+    if bv < 0:  # every move is tabu: take a random one
+        bv = conf[np.random.randint(nconf)]
+        bc = np.random.randint(k - 1)
+        if bc >= col[bv]:
+            bc += 1
+        best_d = gamma[bv, bc] - gamma[bv, col[bv]]
+    return bv, bc, best_d
 
 
 @njit

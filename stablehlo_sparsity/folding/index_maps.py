@@ -314,19 +314,22 @@ def _band(rows: int, cols: int, lo: np.ndarray, width: int) -> sp.csr_array:
     return sp.csr_array((np.ones(int(ok.sum()), bool), (r[ok], c[ok])), shape=(rows, cols))
 
 
-def window_union_matrix(shape, sizes, dims) -> sp.csr_array:
+def window_union_matrix(shape, sizes, dims, ranges=None) -> sp.csr_array:
     """Group matrix of "a slice of ``sizes[d]`` at an unknown clamped start" along each of ``dims``.
 
-    Along such a dim, output coordinate ``o`` may read any input coordinate in ``[o, o + dim - size]``
-    (and only those); other dims keep their coordinate.  Shape: ``(prod(out_shape), prod(shape))``
-    where ``out_shape[d] = sizes[d]`` for ``d in dims`` and ``shape[d]`` otherwise.
+    Along such a dim, output coordinate ``o`` may read any input coordinate in ``[o + a, o + b]`` (and only
+    those), where ``(a, b) = ranges[d]`` bounds the clamped start (default: every start, ``(0, dim - size)``);
+    other dims keep their coordinate.  Shape: ``(prod(out_shape), prod(shape))`` where
+    ``out_shape[d] = sizes[d]`` for ``d in dims`` and ``shape[d]`` otherwise.
     """
+    ranges = ranges or {}
     factors = []
     for d, dim in enumerate(shape):
         dim = int(dim)
         if d in dims:
             size = int(sizes[d])
-            factors.append(_band(size, dim, np.arange(size, dtype=np.int64), dim - size + 1))
+            a, b = ranges.get(d, (0, dim - size))
+            factors.append(_band(size, dim, np.arange(size, dtype=np.int64) + a, b - a + 1))
         else:
             factors.append(dim)
     return _kron_all(factors)
@@ -335,15 +338,13 @@ def window_union_matrix(shape, sizes, dims) -> sp.csr_array:
 def box_matrix(operand_shape, update_shape, starts) -> sp.csr_array:
     """§dynamic_update_slice group matrix ``(operand elements × update elements)``.
 
-    ``starts[d]`` is a clamped start or ``None`` (unknown: the update may sit at any clamped offset, so
-    operand coordinate ``p`` may receive update coordinates ``[p - (dim - size), p]``).
+    ``starts[d]`` is a clamped start, a range ``(a, b)`` of clamped starts, or ``None`` (unknown: every
+    clamped start).  Operand coordinate ``p`` may receive update coordinates ``[p - b, p - a]``.
     """
     factors = []
     for dim, size, s in zip(operand_shape, update_shape, starts):
         dim, size = int(dim), int(size)
         p = np.arange(dim, dtype=np.int64)
-        if s is None:
-            factors.append(_band(dim, size, p - (dim - size), dim - size + 1))
-        else:
-            factors.append(_band(dim, size, p - int(s), 1))
+        a, b = (0, dim - size) if s is None else ((int(s), int(s)) if not isinstance(s, tuple) else s)
+        factors.append(_band(dim, size, p - b, b - a + 1))
     return _kron_all(factors)

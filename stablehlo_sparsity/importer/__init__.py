@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..values import TensorType, tensor_type
+from .dtypes import is_real_float
 from .core import IMPORT_RULES, NOT_IMPORTABLE, ImportContext, ImportError_, import_rule
 from . import elementwise, structural, indexing, reduction, control_flow, contraction  # noqa: F401,E402
 from . import sorting, linalg, misc  # noqa: F401,E402
@@ -106,7 +107,7 @@ class ImportedFunction:
         out = []
         for t in self.arg_types:
             dt = np.dtype(t.dtype)
-            if dt.kind == "f" or dt.name == "bfloat16":
+            if is_real_float(dt):
                 out.append(rng.standard_normal(t.shape).astype(dt))
             elif dt.kind == "c":
                 out.append((rng.standard_normal(t.shape) + 1j * rng.standard_normal(t.shape)).astype(dt))

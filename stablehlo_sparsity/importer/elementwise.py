@@ -11,6 +11,7 @@ import numpy as np
 
 from ..attrs import enum_text, int_attr
 from .core import import_rule
+from .dtypes import is_float, is_real_float
 
 
 def _lax():
@@ -132,7 +133,7 @@ def _compare(ctx, op, args):
 def compare(a, b, direction: str, compare_type: str | None):
     lax = _lax()
     dt = np.dtype(a.dtype)
-    if compare_type == "TOTALORDER" and dt.kind in "fc":
+    if compare_type == "TOTALORDER" and is_float(dt):
         li = _compare_prims()
         if direction == "EQ":
             return li.eq_to_p.bind(*_same_shape(a, b))
@@ -176,14 +177,51 @@ def _select(ctx, op, args):
 
 @import_rule("stablehlo.clamp")
 def _clamp(ctx, op, args):
-    """§clamp: ``min(max(operand, min), max)`` with scalar or full-shape bounds (``lax.clamp``)."""
+    """§clamp: ``min(max(operand, min), max)`` with scalar or full-shape bounds.  The primal is ``lax.clamp``
+    (the same StableHLO op); the derivative is the spec's definition's (:func:`spec_clamp`), not JAX's rule for
+    ``lax.clamp``, which assumes ``min <= max`` and gives 0 for all three operands when ``min > max``."""
     lo, x, hi = args
     shape = np.shape(x)
-    if shape:  # full-shape bounds: the same values, and JAX's JVP of clamp cannot batch scalar bounds
+    if shape:  # full-shape bounds: the same values, and a JVP of clamp cannot batch scalar bounds
         import jax.numpy as jnp
 
         lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
-    return [_lax().clamp(lo, x, hi)]
+    if not is_float(np.result_type(x)):
+        return [_lax().clamp(lo, x, hi)]
+    return [spec_clamp(lo, x, hi)]
+
+
+def _spec_clamp():
+    import jax
+
+    lax = _lax()
+
+    @jax.custom_jvp
+    def clamp(lo, x, hi):
+        return lax.clamp(lo, x, hi)
+
+    @clamp.defjvp
+    def clamp_jvp(primals, tangents):
+        """∂ of ``min(max(x, lo), hi)``: ``hi``'s tangent where ``max(x, lo) > hi``, else ``x``'s where
+        ``x > lo``, else ``lo``'s (ties, non-differentiable points, take the later operand's: XLA returns it)."""
+        lo, x, hi = primals
+        dlo, dx, dhi = (jax.numpy.broadcast_to(t, np.shape(x)) for t in tangents)
+        inner = lax.max(x, lo)
+        d_inner = lax.select(lax.gt(x, lo), dx, dlo)
+        return clamp(lo, x, hi), lax.select(lax.gt(inner, hi), dhi, d_inner)
+
+    return clamp
+
+
+_SPEC_CLAMP = None
+
+
+def spec_clamp(lo, x, hi):
+    """``lax.clamp`` with the derivative of §clamp's definition ``min(max(x, lo), hi)`` (also for ``lo > hi``)."""
+    global _SPEC_CLAMP
+    if _SPEC_CLAMP is None:
+        _SPEC_CLAMP = _spec_clamp()
+    return _SPEC_CLAMP(lo, x, hi)
 
 
 # ---------------------------------------------------------------------- conversions
@@ -202,7 +240,10 @@ def _exact_convert(src, dst) -> bool:
     src, dst = np.dtype(src), np.dtype(dst)
     if src.kind in "iub" and dst.kind in "iub":
         return True
-    return src.kind == "f" and dst.kind == "f" and dst.itemsize >= src.itemsize
+    if src.kind == "f" and dst.kind == "f":
+        return dst.itemsize >= src.itemsize
+    # every ml_dtypes float (bfloat16, float8_*, …) is exactly representable in float32
+    return is_real_float(src) and src.kind == "V" and dst in (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @import_rule("stablehlo.bitcast_convert")

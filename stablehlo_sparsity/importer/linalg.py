@@ -5,14 +5,16 @@ computes the primal, with the derivative of the ``jax.lax.linalg`` function that
 factorization (:data:`LAPACK_JVPS`): ``getrf`` → ``lu``, ``potrf`` → ``cholesky``, ``trsm`` →
 ``triangular_solve``, ``syevd`` / ``heevd`` → ``eigh``.  The other factorizations (QR's ``geqrf`` /
 ``orgqr``, SVD, Schur …) replay faithfully but have no derivative rule here: differentiating them is an
-error naming the op.  Sharding markers are the identity; Python callbacks belong to the process that
-exported the module and cannot be replayed.
+error naming the op and its target.  Sharding markers are the identity (a shape-changing one —
+``SPMDFullToShardShape`` of a sharded program — is refused, as the analysis does); Python callbacks belong to
+the process that exported the module and cannot be replayed.
 """
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 
 from .core import import_rule
 from .replay import REPLAY_JVPS, replay
@@ -172,6 +174,10 @@ def _custom_call(ctx, op, args):
 
     target = ir.StringAttr(op.attributes["call_target_name"]).value
     if target in _IDENTITY_TARGETS:
+        rtypes = ctx.result_types(op)
+        if len(rtypes) > len(args) or any(tuple(t.shape) != tuple(np.shape(a)) for t, a in zip(rtypes, args)):
+            raise ctx.error(op, f"custom_call target '{target}' changes shapes (a sharded program); import the "
+                                "single-device program instead")
         return list(args)[:len(op.results)]
     if target == "shape_assertion":
         return []

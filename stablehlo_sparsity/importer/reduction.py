@@ -15,6 +15,7 @@ import numpy as np
 from ..attrs import dense_array, i64_list
 from .bodies import binary_body, captures
 from .core import import_rule
+from .dtypes import is_float
 
 
 def _lax():
@@ -85,7 +86,7 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
     @red.defjvp
     def red_jvp(primals, tangents):
         out = red(*primals)
-        diff = [i for i, p in enumerate(primals) if np.dtype(p.dtype).kind in "fc"]
+        diff = [i for i, p in enumerate(primals) if is_float(p.dtype)]
 
         def tree(*vals):
             full = list(primals)
@@ -94,7 +95,7 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
             return tuple(tree_reduce(body, full[:n], full[n:], dims))
 
         _, tans = jax.jvp(tree, [primals[i] for i in diff], [tangents[i] for i in diff])
-        return out, tuple(t if np.dtype(o.dtype).kind in "fc" else np.zeros(np.shape(o), jax.dtypes.float0)
+        return out, tuple(t if is_float(o.dtype) else np.zeros(np.shape(o), jax.dtypes.float0)
                           for t, o in zip(tans, out))
 
     return list(red(*inputs, *inits))
@@ -155,7 +156,31 @@ def _reduce_window(ctx, op, args):
         m = monoid(region, inputs[0].dtype)
         if m is not None and isinstance(inits[0], np.ndarray) and _is_window_monoid(m, inits[0]):
             return [lax.reduce_window(inputs[0], inits[0], m, wdims, strides, pad, base, wdil)]
+        if m is not None and is_float(inputs[0].dtype) and m in (lax.add, lax.max, lax.min):
+            return [window_monoid_with_init(m, inputs[0], inits[0], (wdims, strides, pad, base, wdil))]
     return generic_reduce_window(ctx, op, region, inputs, inits, (wdims, strides, pad, base, wdil))
+
+
+def window_monoid_with_init(m, x, init, geometry):
+    """A sum / max / min §reduce_window whose init value is not the monoid's identity (or not a constant), as
+    the spec defines it: the padding and the base dilation's holes hold the init value, and each window's
+    reduction starts from it.  So: pad with the init explicitly, reduce with JAX's windowed monoid (identity
+    init, whose derivative rule is one window op — ``select_and_gather_add`` for max/min — whatever the window
+    size), then combine with the init once."""
+    import jax.numpy as jnp
+    from jax._src.lax import lax as lax_internal
+
+    lax = _lax()
+    wdims, strides, pad, base, wdil = geometry
+    init = jnp.asarray(init, x.dtype)
+    cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pad, base)]
+    padded = lax.pad(x, init, cfg) if any(c != (0, 0, 0) for c in cfg) else x
+    identity = {lax.add: np.zeros((), x.dtype), lax.max: lax_internal._get_max_identity(x.dtype),
+                lax.min: lax_internal._get_min_identity(x.dtype)}[m]
+    ones = (1,) * np.ndim(x)
+    zero_pad = ((0, 0),) * np.ndim(x)
+    red = lax.reduce_window(padded, np.asarray(identity, x.dtype), m, wdims, strides, zero_pad, ones, wdil)
+    return m(red, lax.broadcast(init, np.shape(red)))
 
 
 def _is_window_monoid(fn, init) -> bool:
@@ -176,10 +201,9 @@ def _is_window_monoid(fn, init) -> bool:
 def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
     """A §reduce_window with any body (a product, argmax-style pairs, a runtime init): ``lax.reduce_window``
     emits it as is; its derivative is the JVP of the spec's definition written out — pad with the init (edge
-    and base dilation), one strided slice per window tap, the body folded over the taps, then applied to
-    the init (JAX's generic reduce_window JVP cannot be batched by ``vmap``)."""
-    import itertools
-
+    and base dilation), the windows' reductions by :func:`windows_by_doubling` (a number of body applications
+    logarithmic in the window size), then the body applied to the init (JAX's generic reduce_window JVP cannot
+    be batched by ``vmap``)."""
     import jax
 
     lax = _lax()
@@ -198,7 +222,7 @@ def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
     @red.defjvp
     def red_jvp(primals, tangents):
         out = red(*primals)
-        diff = [i for i, p in enumerate(primals) if np.dtype(p.dtype).kind in "fc"]
+        diff = [i for i, p in enumerate(primals) if is_float(p.dtype)]
         out_shape = np.shape(out[0])
 
         def spelled_out(*vals):
@@ -208,24 +232,59 @@ def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
             xs, inits_ = full[:n], full[n:]
             cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pad, base)]
             padded = [lax.pad(x, i, cfg) for x, i in zip(xs, inits_)]
-            step = lambda *a: tuple(body(*a))  # noqa: E731
+            res = windows_by_doubling(lambda *a: tuple(body(*a)), padded, wdims, wdil, strides, out_shape)
             flat = int(np.prod(out_shape, dtype=np.int64))
-            vstep = jax.vmap(step)
-            acc = None
-            for tap in itertools.product(*[range(w) for w in wdims]):
-                start = [t * d for t, d in zip(tap, wdil)]
-                limit = [s0 + (o - 1) * st + 1 if o else s0 for s0, o, st in zip(start, out_shape, strides)]
-                parts = [lax.reshape(lax.slice(p, start, limit, strides), (flat,)) for p in padded]
-                acc = parts if acc is None else list(vstep(*acc, *parts))
+            step = jax.vmap(lambda *a: tuple(body(*a)))
             init_b = [lax.broadcast(i, (flat,)) for i in inits_]
-            res = init_b if acc is None else list(vstep(*init_b, *acc))
+            res = list(step(*init_b, *[lax.reshape(r, (flat,)) for r in res]))
             return tuple(lax.reshape(r, out_shape) for r in res)
 
         _, tans = jax.jvp(spelled_out, [primals[i] for i in diff], [tangents[i] for i in diff])
-        return out, tuple(t if np.dtype(o.dtype).kind in "fc" else np.zeros(np.shape(o), jax.dtypes.float0)
+        return out, tuple(t if is_float(o.dtype) else np.zeros(np.shape(o), jax.dtypes.float0)
                           for t, o in zip(tans, out))
 
     return list(red(*inputs, *inits))
+
+
+def windows_by_doubling(step, padded, wdims, wdil, strides, out_shape):
+    """Every window's reduction of the (already padded) operands, one dimension after the other, each by binary
+    lifting: reductions of 2, 4, 8 … consecutive taps are built by one application of the body each, and a
+    window of ``w`` taps combines the blocks of ``w``'s binary digits — O(log w) body applications per
+    dimension instead of ``w`` (the body is associative and commutative, as §reduce_window's schedule
+    requires).  Returns the strided windows, shaped ``out_shape``."""
+    import jax
+
+    lax = _lax()
+    vstep = jax.vmap(step)
+
+    def apply(a, b):
+        shape = np.shape(a[0])
+        flat = int(np.prod(shape, dtype=np.int64))
+        out = vstep(*[lax.reshape(x, (flat,)) for x in a], *[lax.reshape(x, (flat,)) for x in b])
+        return [lax.reshape(o, shape) for o in out]
+
+    cur_all = list(padded)
+    for d, (w, dil) in enumerate(zip(wdims, wdil)):
+        length = np.shape(cur_all[0])[d]
+        dense = length - (w - 1) * dil
+        if dense <= 0 or w == 1:
+            continue
+        block, size, offset, acc = list(cur_all), 1, 0, None
+        remaining = w
+        while remaining:
+            if remaining & 1:
+                piece = [lax.slice_in_dim(x, offset * dil, offset * dil + dense, axis=d) for x in block]
+                acc = piece if acc is None else apply(acc, piece)
+                offset += size
+            remaining >>= 1
+            if remaining:
+                m = np.shape(block[0])[d] - size * dil
+                block = apply([lax.slice_in_dim(x, 0, m, axis=d) for x in block],
+                              [lax.slice_in_dim(x, size * dil, size * dil + m, axis=d) for x in block])
+                size *= 2
+        cur_all = acc
+    limit = [s0 + (o - 1) * st + 1 if o else 0 for s0, o, st in zip([0] * len(out_shape), out_shape, strides)]
+    return [lax.slice(x, [0] * len(out_shape), limit, strides) for x in cur_all]
 
 
 def _select_direction(region):

@@ -7,7 +7,10 @@ Derivatives: an op whose results are all integers or booleans has a zero derivat
 needs a JVP from :data:`REPLAY_JVPS` (keyed by what the importer registered, e.g. a LAPACK routine, which
 differentiates the ``jax.lax.linalg`` function computing the same factorization); without one,
 differentiating it raises :class:`~stablehlo_sparsity.importer.core.ImportError_` naming the op and its
-location.  Batching (``jax.vmap``) maps the op over the batch with ``lax.map``.
+location and, for a ``custom_call``, its target.  Batching (``jax.vmap``) maps the op over the batch with
+``lax.map``.  A replayed ``lapack_*`` call first registers jaxlib's LAPACK kernels
+(:func:`~.platforms.ensure_lapack_kernels`): JAX does it only when it lowers its own linear algebra, and XLA
+running the call against the empty kernel table crashes the process.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+
+from .dtypes import is_float
+from .platforms import ensure_lapack_kernels
 
 __all__ = ["replay", "REPLAY_JVPS", "replay_p"]
 
@@ -46,6 +52,8 @@ def _prim():
     def lowering(ctx, *operands, op_name, attrs, out_avals, jvp, location):
         from jaxlib.mlir import ir
 
+        if op_name == "stablehlo.custom_call" and attrs_target(attrs).startswith("lapack_"):
+            ensure_lapack_kernels()  # JAX fills the kernel table only when it lowers its own linalg
         types = [mlir.aval_to_ir_type(ctx.module_context, a) for a in ctx.avals_out]
         attributes = {k: ir.Attribute.parse(v) for k, v in attrs}
         op = ir.Operation.create(op_name, results=types, operands=list(operands), attributes=attributes)
@@ -55,13 +63,15 @@ def _prim():
 
     def jvp_rule(primals, tangents, *, op_name, attrs, out_avals, jvp, location):
         out = p.bind(*primals, op_name=op_name, attrs=attrs, out_avals=out_avals, jvp=jvp, location=location)
-        if all(np.dtype(a.dtype).kind not in "fc" and str(a.dtype) != "bfloat16" for a in out_avals):
+        if not any(is_float(a.dtype) for a in out_avals):
             tans = [ad.Zero(a.to_tangent_aval()) for a in out_avals]
             return out, tans
         if jvp is None or jvp not in REPLAY_JVPS:
             from .core import ImportError_
 
-            raise ImportError_(op_name, location, "the importer replays this op verbatim and has no derivative "
+            target = attrs_target(attrs)
+            what = f"custom_call target '{target}'" if target else "this op"
+            raise ImportError_(op_name, location, f"the importer replays {what} verbatim and has no derivative "
                                                   "rule for it")
         tangents = [ad.instantiate_zeros(t) for t in tangents]
         tans = REPLAY_JVPS[jvp](tuple(primals), tuple(tangents), dict(attrs), out)
@@ -86,6 +96,14 @@ def _prim():
     batching.primitive_batchers[p] = batch_rule
     _PRIM = p
     return p
+
+
+def attrs_target(attrs) -> str:
+    """The ``call_target_name`` among a replayed op's ``(name, attribute text)`` pairs ("" if none)."""
+    for name, text in attrs:
+        if name == "call_target_name":
+            return text.strip('"')
+    return ""
 
 
 def replay_p():

@@ -44,7 +44,8 @@ def _prepare_text(module, entry: str) -> str:
 
 
 def compile_module(module_or_text, entry: str = "main"):
-    """An XLA executable (CPU) of the module's ``entry`` function."""
+    """An XLA executable (CPU) of the module's ``entry`` function (jaxlib's LAPACK kernels registered first
+    when the program calls LAPACK)."""
     import jax
     from jax._src import xla_bridge
     from jax._src.interpreters import mlir as jax_mlir
@@ -56,6 +57,10 @@ def compile_module(module_or_text, entry: str = "main"):
 
         module_or_text = parse_module(module_or_text)
     text = _prepare_text(module_or_text, entry)
+    if "lapack_" in text:  # jaxlib's LAPACK kernels must be registered before XLA runs such a call
+        from .platforms import ensure_lapack_kernels
+
+        ensure_lapack_kernels()
     backend = xla_bridge.get_backend("cpu")
     devices = jax.devices("cpu")
     with jax_mlir.make_ir_context():

@@ -46,7 +46,7 @@ from ..irtools import INT32_LIMIT, index_dtype, too_large
 
 __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "materialize", "RowSource",
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
-           "COMPACT_MOVES"]
+           "COMPACT_MOVES", "register_compact_moves"]
 
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
@@ -55,11 +55,20 @@ MAX_LAZY_PARTS = 24
 #: small value (a loop's hidden state) otherwise multiply into everything built from it (2x on a scan).
 SMALL_ROWS = 64
 
-#: Moves in a compact form another module knows (:mod:`.runs` registers run-length rows):
+#: Moves in a compact form another module knows, registered with :func:`register_compact_moves` (the
+#: package's ``__init__`` registers :mod:`.runs`' run-length rows):
 #: ``"union": fn(parts, rows, n, materializing) -> part | None`` (one part equal to the union of several;
 #: ``materializing``: called by :meth:`Deps.to_csr`, which keeps that part) and
 #: ``"vstack": fn(items) -> Deps | None``.  ``None`` leaves the move to the code below.
 COMPACT_MOVES: dict = {}
+
+
+def register_compact_moves(*, union=None, vstack=None) -> None:
+    """Plug a compact representation's ``union`` and ``vstack`` into the lattice (see :data:`COMPACT_MOVES`)."""
+    if union is not None:
+        COMPACT_MOVES["union"] = union
+    if vstack is not None:
+        COMPACT_MOVES["vstack"] = vstack
 
 
 #: The nonzero budget of the running analysis (set by the interpreter from ``AnalysisOptions.max_pattern_nnz``).
@@ -91,17 +100,6 @@ def _col_dtype(n: int):
 
 def as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
-
-
-def _sorted_unique(a: np.ndarray) -> np.ndarray:
-    """``np.unique`` by sort + neighbour mask: NumPy 2.x's hash-based ``np.unique`` is ~20× slower here."""
-    a = np.sort(a)
-    if len(a) < 2:
-        return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
 
 
 def _empty_csr(k: int, n: int) -> sp.csr_array:

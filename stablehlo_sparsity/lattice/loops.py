@@ -108,18 +108,6 @@ class Relation:
                 out.identity_of = live[0]
         return out
 
-    def row_map(self, block: int) -> np.ndarray | None:
-        """The row map of a relation that names at most one row of ``block`` per output row and no other
-        block (``-1``: an empty row); else ``None``."""
-        if any(g is not None for b, g in enumerate(self.groups) if b != block):
-            return None
-        g = self.groups[block]
-        if g is None:
-            return np.full(self.rows, -1, np.int64)
-        if g.table is None or g.table.shape[1] != 1:
-            return None
-        return g.table[:, 0]
-
 
 def apply(rel: Relation, block_deps: list, n: int) -> Deps:
     """One iteration: ``R ⊗ S`` with ``block_deps[b]`` the real index sets of block ``b``'s symbols."""

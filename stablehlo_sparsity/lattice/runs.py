@@ -10,9 +10,9 @@ band (a cost of iterations × pattern); kept as intervals, a step costs the same
 
 :class:`RunPart` is a part of :class:`~.core.Deps` (a :class:`~.core.CsrPart` whose CSR is built only when a
 move needs it), so every move accepts it.  Row maps (``gather_rows``, ``mask_rows``) move its runs,
-:func:`stack_runs` stacks them (``vstack``: concatenations), and :func:`compact_union` — both registered in
-:data:`~.core.COMPACT_MOVES` — unions runs and index parts into runs again, in ``O(rows × runs)``,
-independent of the band's width.  A union is kept as runs only while that is compact: at most
+:func:`stack_runs` stacks them (``vstack``: concatenations), and :func:`compact_union` — both registered
+in :data:`~.core.COMPACT_MOVES` by the package's ``__init__`` — unions runs and index parts into runs again,
+in ``O(rows × runs)``, independent of the band's width.  A union is kept as runs only while that is compact: at most
 :data:`MAX_RUNS` runs per row and no more run slots than nonzeros; otherwise it becomes CSR.
 
 Runs are canonical (per row: sorted, disjoint, not touching; unused slots ``[n, n)`` at the end; no slot
@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..irtools import index_dtype
-from .core import COMPACT_MOVES, SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, gather_csr_rows, make_csr
+from .core import SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, gather_csr_rows, make_csr
 
 __all__ = ["RunPart", "MAX_RUNS", "compact_union", "stack_runs", "merge_runs", "compacted", "csr_runs", "same_runs",
            "runs_of", "cheap_nnz", "deps_equal"]
@@ -377,8 +377,6 @@ def stack_runs(items):
     return Deps(total, n, layers)
 
 
-COMPACT_MOVES["union"] = compact_union
-COMPACT_MOVES["vstack"] = stack_runs
 
 
 # ---------------------------------------------------------------------- cheap queries for loops

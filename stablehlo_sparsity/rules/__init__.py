@@ -4,7 +4,7 @@
 from . import registry  # noqa: F401
 from . import elementwise, elementwise_trust, structural, calls  # noqa: F401
 from . import reduction, dot_general, convolution  # noqa: F401
-from . import indexing  # noqa: F401
+from . import indexing, value_ranges  # noqa: F401
 from . import control_flow, windows, sorting  # noqa: F401
 from . import custom_call, linalg  # noqa: F401
 from . import normalization, random_numbers, chlo, dynamic_shapes, distribution, refused  # noqa: F401

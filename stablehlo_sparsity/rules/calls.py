@@ -9,30 +9,29 @@
 
 from __future__ import annotations
 
-from jaxlib.mlir import ir
 
+from ..attrs import symbol_ref
 from ..irtools import region_captures
 from ..lattice import Deps
 from ..values import AbstractValue, tensor_type
 from .reduction import symbolic_captures
 from .registry import EXACT, deps_rule
+from .registry import RuleContext, Op, DepsResult  # the rule contract
 
 
 @deps_rule("func.call", kind=EXACT, note="the callee on the caller's lattices (memoized)")
-def _call(ctx, op, args):
-    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    return ctx.call(callee, args)
+def _call(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
+    return ctx.call(symbol_ref(op, "callee"), args)
 
 
 @deps_rule("stablehlo.composite", kind=EXACT, note="its decomposition function")
-def _composite(ctx, op, args):
+def _composite(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§composite: the op *is* its ``decomposition`` function."""
-    callee = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
-    return ctx.call(callee, args)
+    return ctx.call(symbol_ref(op, "decomposition"), args)
 
 
 @deps_rule("stablehlo.map", kind=EXACT, note="union of the operands the computation reaches")
-def _map(ctx, op, args):
+def _map(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§map: ``result[e] = computation(inputs…[e])`` — the union over the operands the computation reaches
     (found by running it once on symbolic scalars: operand ``i`` is column ``i`` of a ``k + 1``-column
     lattice, the last column standing for values captured from the enclosing region)."""

@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, i64_list, positions, scalar_attr
+from ..attrs import dense_attr, i64_list, positions, scalar_attr
 from ..folding.exactness import error_array, finalize, literal_uncertainty, unknown_float
 from ..lattice import Deps
 from ..values import AbstractValue
 from .registry import EXACT, ZERO, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, FoldResult  # the rule contract
 
 
-def _union_rule(ctx, op, args):
+def _union_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (t,) = ctx.result_types(op)
     rows = [a.deps if a.size == t.size else a.deps.broadcast_row(t.size) for a in args if not a.deps.is_empty]
     return [Deps.union(*rows) if rows else ctx.empty(t.size)]
 
 
-def _drop_rule(ctx, op, args):
+def _drop_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
@@ -57,7 +58,7 @@ CHLO_ELEMENTWISE = {
 
 
 def _chlo_folder(fn):
-    def fold(ctx, op, consts):
+    def fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
         (t,) = ctx.result_types(op)
         return [np.asarray(fn(*consts)).astype(t.dtype, copy=False)]
 
@@ -86,7 +87,7 @@ def _chlo_broadcast_map(shape, out_shape, op) -> np.ndarray:
     return np.broadcast_to(pos, out_shape).ravel()
 
 
-def _chlo_broadcast_rule(ctx, op, args):
+def _chlo_broadcast_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """``chlo.broadcast_<op>``: broadcast each operand to the result shape, then the union move."""
     (t,) = ctx.result_types(op)
     rows = [a.deps.gather_rows(_chlo_broadcast_map(a.shape, t.shape, op)) for a in args if not a.deps.is_empty]
@@ -103,7 +104,7 @@ deps_rule(*(f"chlo.broadcast_{name}" for name in (
 
 
 @deps_rule("chlo.constant_like", kind=ZERO, note="a constant")
-def _constant_like(ctx, op, args):
+def _constant_like(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """``chlo.constant_like``: a splat of ``value`` with the operand's shape — a known constant."""
     (t,) = ctx.result_types(op)
     v = scalar_attr(op.attributes["value"])
@@ -112,9 +113,9 @@ def _constant_like(ctx, op, args):
 
 
 @deps_rule("chlo.constant", kind=ZERO, note="a constant")
-def _chlo_constant(ctx, op, args):
+def _chlo_constant(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (t,) = ctx.result_types(op)
-    arr = dense_array(op.attributes["value"])
+    arr = dense_attr(op, "value")
     const = None if arr is None else np.asarray(arr).reshape(t.shape).astype(t.dtype)
     return [AbstractValue(t, ctx.empty(t.size), const, None if const is None else literal_uncertainty(const))]
 

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import bool_list, dense_array, i64_list, int_attr, positions
+from ..attrs import bool_list, dense_attr, i64_list, int_attr, positions
 from ..errors import InputError
 from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .dot_general import highest_precision
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 __all__ = ["ConvGeometry", "conv_geometry", "conv_np"]
 
@@ -60,7 +62,7 @@ class ConvGeometry:
         self.rhs_perm = [dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension] + ksp
         self.out_perm = [dn.output_batch_dimension, dn.output_feature_dimension] + osp
         strides = i64_list(op, "window_strides", [1] * nsp)
-        pad = dense_array(op.attributes["padding"]) if "padding" in op.attributes else None
+        pad = dense_attr(op, "padding")
         pad = np.zeros((nsp, 2), np.int64) if pad is None else np.asarray(pad, np.int64).reshape(nsp, 2)
         lhs_dil = i64_list(op, "lhs_dilation", [1] * nsp)
         rhs_dil = i64_list(op, "rhs_dilation", [1] * nsp)
@@ -165,19 +167,19 @@ class ConvGeometry:
         return q, q // self.BG, q % self.BG
 
 
-def conv_geometry(ctx, op, lhs_shape, rhs_shape) -> ConvGeometry:
+def conv_geometry(ctx: RuleContext, op: Op, lhs_shape, rhs_shape) -> ConvGeometry:
     (t,) = ctx.result_types(op)
     return ConvGeometry(op, lhs_shape, rhs_shape, t.shape, ctx.location(op))
 
 
-def _check_budget(ctx, op, entries: int) -> None:
+def _check_budget(ctx: RuleContext, op: Op, entries: int) -> None:
     check_nnz(entries, f"the index table of {op.operation.name}")
 
 
 # ---------------------------------------------------------------- index sets
 # Every group table below is member-major, ``(members, rows)``: one contiguous row map per member.
 
-def _lhs_part_generic(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos) -> tuple[Deps, np.ndarray]:
+def _lhs_part_generic(ctx: RuleContext, op: Op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos) -> tuple[Deps, np.ndarray]:
     """Rows (No, Q, O_sp): union over a group's input features, then over the taps (shared per group).
 
     Returns the rows and the map from canonical output rows (No, O, O_sp) to them.
@@ -201,7 +203,7 @@ def _lhs_part_generic(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos) -> tu
     return d2, row.ravel()
 
 
-def _lhs_part_known_kernel(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos, w) -> Deps | None:
+def _lhs_part_known_kernel(ctx: RuleContext, op: Op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos, w) -> Deps | None:
     """Rows (No, O, O_sp) = ∪ lhs over the (ci, k) with ``w[o, ci, k] ≠ 0`` only.
 
     ``lhs_pos`` is ``None`` when the lhs layout is canonical (the canonical index is the row itself).
@@ -230,7 +232,7 @@ def _lhs_part_known_kernel(ctx, op, geo: ConvGeometry, lhs_deps: Deps, lhs_pos, 
     return group_union(lhs_deps, Groups.member_major(members))
 
 
-def _rhs_part_generic(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos) -> tuple[Deps, np.ndarray]:
+def _rhs_part_generic(ctx: RuleContext, op: Op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos) -> tuple[Deps, np.ndarray]:
     """Rows (O, O_sp) = ∪ rhs[o, ci, k] over ci and the taps that read a real input element."""
     O, Cg, T, O_sp, No = geo.O, geo.Cg, geo.T, geo.O_sp, geo.No
     kg = group_union(rhs_deps, Groups.member_major(rhs_pos.transpose(1, 0, 2).reshape(Cg, O * T)))   # rows (O, T)
@@ -242,7 +244,7 @@ def _rhs_part_generic(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos) -> tu
     return k2, row.ravel()
 
 
-def _rhs_part_known_lhs(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos, x) -> Deps:
+def _rhs_part_known_lhs(ctx: RuleContext, op: Op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos, x) -> Deps:
     """Rows (No, O, O_sp) = ∪ rhs[o, ci, k] over the (ci, k) whose input element is a nonzero of ``x``."""
     O, Cg, T, O_sp, No = geo.O, geo.Cg, geo.T, geo.O_sp, geo.No
     _check_budget(ctx, op, No * O * O_sp * Cg * T)
@@ -259,7 +261,7 @@ def _rhs_part_known_lhs(ctx, op, geo: ConvGeometry, rhs_deps: Deps, rhs_pos, x) 
 
 @deps_rule("stablehlo.convolution", kind=VALUE_AWARE,
            note="index table (output, tap) → input; known kernel zeros drop taps")
-def _convolution(ctx, op, args):
+def _convolution(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§convolution: lhs windows ∪ kernel taps per output element; known operands drop their zeros."""
     lhs, rhs = args
     (t,) = ctx.result_types(op)
@@ -309,7 +311,7 @@ def conv_np(geo: ConvGeometry, lhs: np.ndarray, rhs: np.ndarray, out_shape, dtyp
 
 
 @fold_rule("stablehlo.convolution")
-def _convolution_fold(ctx, op, consts):
+def _convolution_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     lhs, rhs = (np.asarray(c) for c in consts)
     (t,) = ctx.result_types(op)
     if t.dtype == np.bool_:
@@ -322,7 +324,7 @@ def _convolution_fold(ctx, op, consts):
 
 
 @error_rule("stablehlo.convolution")
-def _convolution_trust(ctx, op, args, consts):
+def _convolution_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """A sum of products per output element (``feature_group``'s channels × kernel taps), in any order."""
     lhs, rhs = args
     (t,) = ctx.result_types(op)

@@ -20,6 +20,8 @@ A custom call is opaque to StableHLO, so its semantics come from a table of know
 
 * **identity markers**: ``Sharding``, ``SPMDFullToShardShape``, ``SPMDShardToFullShape``,
   ``annotate_device_placement`` (shape-preserving; a shape change — a real shard — is refused).
+* **selections**: ``ApproxTopK`` (``jax.lax.approx_max_k`` on TPU) — each value depends on its row along
+  ``reduction_dim``, as ``chlo.top_k``;
 * **no derivative**: ``AllocateBuffer`` (``lax.empty``: uninitialized), random-bit kernels
   (``cu_threefry2x32_ffi``…), ``shape_assertion``.
 * **Python callbacks** (``jax.pure_callback``, ``io_callback``, ``jax.debug.callback`` / ``print`` on CPU
@@ -37,22 +39,23 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..attrs import dict_attr
+from ..attrs import dict_attr, string_attr
 from ..errors import UnsupportedOpError
-from ..lattice import Deps
+from ..lattice import Deps, Groups, group_union
 from ..values import is_differentiable
 from .linalg import batch_union, cholesky_deps, column_prefix_deps, solve_columns_deps, triangular_solve_deps
 from .registry import PER_TARGET, deps_rule
+from .registry import RuleContext, Op, DepsResult  # the rule contract
+from ..values import AbstractValue
 
 __all__ = ["CUSTOM_CALL_TARGETS", "target_name", "custom_call_rule"]
 
 
 # ====================================================================== attribute access
 def target_name(op) -> str:
-    from jaxlib.mlir import ir
-
-    return ir.StringAttr(op.attributes["call_target_name"]).value
+    return string_attr(op, "call_target_name")
 
 
 def _num_batch_dims(op, args, core_rank: int = 2) -> int:
@@ -213,7 +216,7 @@ def _identity(ctx, op, args):
     if len(rtypes) != len(args) or any(t.shape != tuple(a.shape) for t, a in zip(rtypes, args)):
         raise UnsupportedOpError("stablehlo.custom_call", ctx.location(op),
                                  f"target '{target_name(op)}' changes shapes (a sharded program); analyze the "
-                                 "single-device program instead")
+                                 "single-device program instead", conservative_helps=False)
     return [a.deps for a in args]
 
 
@@ -252,6 +255,37 @@ def _python_callback(ctx, op, args):
 
 
 _python_callback.kind = "conservative"  # type: ignore[attr-defined]
+
+
+def _approx_top_k(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
+    """XLA's ``ApproxTopK`` (``jax.lax.approx_max_k`` / ``approx_min_k`` on TPU): ``N`` inputs then their ``N``
+    scalar init values; result ``j`` keeps some elements of input ``j`` along ``reduction_dim`` (chosen by the
+    comparator, the same positions for every input), padded with init ``j``.  Which element lands where
+    depends on the values, so each result element depends on its input's whole row along that dimension and
+    on the init value — as ``chlo.top_k`` along its last dimension."""
+    n = len(args) // 2
+    dim = int(dict_attr(op, "mhlo.backend_config").get("reduction_dim", -1))
+    out = []
+    for x, init, t in zip(args[:n], args[n:], ctx.result_types(op)):
+        if not is_differentiable(t.dtype) or (x.deps.is_empty and init.deps.is_empty):
+            out.append(ctx.empty(t.size))
+            continue
+        d = dim % len(x.shape)
+        m = x.shape[d]
+        other = x.shape[:d] + x.shape[d + 1:]
+        rows = int(np.prod(other, dtype=np.int64))
+        members = np.moveaxis(np.arange(x.size, dtype=np.int64).reshape(x.shape), d, -1).reshape(rows, m)
+        grouping = sp.csr_array((np.ones(members.size, bool), members.ravel(), np.arange(rows + 1) * m),
+                                shape=(rows, x.size))
+        row_of = np.broadcast_to(np.expand_dims(np.arange(rows, dtype=np.int64).reshape(other), d), t.shape)
+        parts = [group_union(x.deps, Groups.from_matrix(grouping)).gather_rows(row_of.ravel())]
+        if not init.deps.is_empty:
+            parts.append(init.deps.reduce_all().broadcast_row(t.size))
+        out.append(Deps.union(*parts) if len(parts) > 1 else parts[0])
+    return out
+
+
+_approx_top_k.kind = "exact"  # type: ignore[attr-defined]
 
 
 def _unknown(ctx, op, args, detail: str | None = None):
@@ -314,6 +348,7 @@ def _build_table() -> dict[str, Callable]:
     # Markers and effects.
     for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement"):
         t[name] = _identity
+    t["ApproxTopK"] = _approx_top_k  # jax.lax.approx_max_k / approx_min_k (TPU)
     t["AllocateBuffer"] = _no_derivative
     t["shape_assertion"] = _no_derivative
     for name in ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback", "xla_python_gpu_callback",
@@ -329,7 +364,7 @@ CUSTOM_CALL_TARGETS: dict[str, Callable] = _build_table()
 
 @deps_rule("stablehlo.custom_call", kind=PER_TARGET,
            note="see the custom_call table below; unknown targets: error or conservative opt-in")
-def custom_call_rule(ctx, op, args):
+def custom_call_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§custom_call: dispatch on ``call_target_name`` through :data:`CUSTOM_CALL_TARGETS`."""
     rule = CUSTOM_CALL_TARGETS.get(target_name(op))
     if rule is None:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, replica_group_sizes
+from ..attrs import dense_attr, replica_group_sizes
 from ..errors import UnsupportedOpError
 from .registry import EXACT, ZERO, deps_rule
+from .registry import RuleContext, Op, DepsResult  # the rule contract
+from ..values import AbstractValue
 
 
 # ====================================================================== sharding markers (Shardy)
-def _identity(ctx, op, args):
+def _identity(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     rtypes = ctx.result_types(op)
     if len(rtypes) != len(args) or any(t.shape != tuple(a.shape) for t, a in zip(rtypes, args)):
         raise UnsupportedOpError(op.operation.name, ctx.location(op), "changes shapes")
@@ -29,12 +31,12 @@ deps_rule("sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier", k
 
 
 @deps_rule("sdy.sharding_group", kind=EXACT, note="no results")
-def _sharding_group(ctx, op, args):
+def _sharding_group(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return []
 
 
 # ====================================================================== collectives (single-device programs)
-def _single_participant(ctx, op) -> bool:
+def _single_participant(ctx: RuleContext, op: Op) -> bool:
     sizes = replica_group_sizes(op)
     if sizes:
         return max(sizes) <= 1
@@ -50,7 +52,7 @@ def _single_participant(ctx, op) -> bool:
     return reps * parts == 1
 
 
-def _collective_identity(ctx, op, args):
+def _collective_identity(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """A collective over process groups of one member: each result is its operand."""
     if not _single_participant(ctx, op):
         raise UnsupportedOpError(op.operation.name, ctx.location(op),
@@ -64,9 +66,9 @@ def _collective_identity(ctx, op, args):
 
 @deps_rule("stablehlo.collective_permute", kind=EXACT,
            note="identity when every process group has one member; cross-device: error")
-def _collective_permute(ctx, op, args):
+def _collective_permute(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§collective_permute: with pairs ``[[0, 0]]`` the identity; a process no pair targets gets zeros."""
-    pairs = dense_array(op.attributes["source_target_pairs"])
+    pairs = dense_attr(op, "source_target_pairs")
     pairs = np.asarray(pairs).reshape(-1, 2) if pairs is not None else None
     (t,) = ctx.result_types(op)
     if pairs is None or len(pairs) == 0:
@@ -84,5 +86,5 @@ deps_rule(*(f"stablehlo.{name}" for name in ("all_reduce", "all_gather", "reduce
 
 
 @deps_rule("stablehlo.replica_id", "stablehlo.partition_id", kind=ZERO, note="integer")
-def _process_id(ctx, op, args):
+def _process_id(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return [ctx.empty(t.size) for t in ctx.result_types(op)]

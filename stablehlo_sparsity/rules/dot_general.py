@@ -23,6 +23,8 @@ from ..attrs import positions
 from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 __all__ = ["contraction_deps", "contraction_np", "highest_precision"]
 
@@ -48,11 +50,12 @@ def _layout(shape, batch, contract):
     return pos.reshape(size(batch), size(free), size(contract))
 
 
-def _check_budget(ctx, op, entries: int) -> None:
+def _check_budget(ctx: RuleContext, op: Op, entries: int) -> None:
     check_nnz(entries, f"the index sets of {op.operation.name}")
 
 
-def _known_side(ctx, op, known: np.ndarray, other: Deps, other_pos: np.ndarray, I: int, J: int) -> Deps:
+def _known_side(ctx: RuleContext, op: Op,
+                known: np.ndarray, other: Deps, other_pos: np.ndarray, I: int, J: int) -> Deps:
     """Rows ``(b, i, j)`` from a known ``(B, I, C)`` factor ``known`` and the other side's ``(B, C, J)`` positions.
 
     Row ``(b, i, j)`` unions ``other[other_pos[b, c, j]]`` over ``c`` with ``known[b, i, c] ≠ 0``.
@@ -65,7 +68,7 @@ def _known_side(ctx, op, known: np.ndarray, other: Deps, other_pos: np.ndarray, 
     return group_union(other, Groups.from_pairs(rows, cols, B * I * J))
 
 
-def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
+def contraction_deps(ctx: RuleContext, op: Op, lhs, rhs, lb, rb, lc, rc) -> Deps:
     """Index sets of a §dot_general result in ``(batch, lhs free, rhs free)`` row-major order."""
     L = _layout(lhs.shape, lb, lc)              # (B, I, C)
     R = _layout(rhs.shape, rb, rc)              # (B, J, C)
@@ -82,6 +85,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
     # Contributions of lhs's elements (their derivative is a value of rhs, and vice versa).
     if not lhs.deps.is_empty:
         if rhs_known:
+            assert rhs_nz is not None
             known = rhs_nz.reshape(-1)[R]                                           # (B, J, C)
             parts.append(_known_rows_lhs(ctx, op, known, lhs.deps, L, I, J))
         else:
@@ -90,6 +94,7 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
             parts.append(grouped.gather_rows(row))
     if not rhs.deps.is_empty:
         if lhs_known:
+            assert lhs_nz is not None
             known = lhs_nz.reshape(-1)[L]                                           # (B, I, C)
             parts.append(_known_side(ctx, op, known, rhs.deps, R.transpose(0, 2, 1), I, J))
         else:
@@ -102,7 +107,8 @@ def contraction_deps(ctx, op, lhs, rhs, lb, rb, lc, rc) -> Deps:
     return Deps.union(*parts)
 
 
-def _known_rows_lhs(ctx, op, known_bjc: np.ndarray, lhs_deps: Deps, L: np.ndarray, I: int, J: int) -> Deps:
+def _known_rows_lhs(ctx: RuleContext, op: Op,
+                    known_bjc: np.ndarray, lhs_deps: Deps, L: np.ndarray, I: int, J: int) -> Deps:
     """Rows ``(b, i, j)`` = ∪ ``lhs[L[b, i, c]]`` over ``c`` with ``rhs[b, c, j] ≠ 0`` (``known_bjc[b, j, c]``)."""
     B = known_bjc.shape[0]
     bb, jj, cc = np.nonzero(known_bjc != 0)
@@ -116,7 +122,7 @@ def _known_rows_lhs(ctx, op, known_bjc: np.ndarray, lhs_deps: Deps, L: np.ndarra
 @deps_rule("stablehlo.dot_general", kind=VALUE_AWARE,
            note="group union over the contracted slice; a known operand's exact zeros drop taps")
 @deps_rule("stablehlo.dot", kind=VALUE_AWARE, note="as dot_general")
-def _dot_general(ctx, op, args):
+def _dot_general(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dot_general / §dot: row ``(b, i, j)`` = contracted lhs slice ∪ contracted rhs slice (known factors prune)."""
     lhs, rhs = args
     lb, rb, lc, rc = _dims(op)
@@ -126,8 +132,8 @@ def _dot_general(ctx, op, args):
 def contraction_np(lhs: np.ndarray, rhs: np.ndarray, lb, rb, lc, rc, dtype=None) -> np.ndarray:
     """§dot_general with NumPy: ``einsum`` with shared letters for batch and contracting dimensions."""
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    ls = [None] * lhs.ndim
-    rs = [None] * rhs.ndim
+    ls: list[str | None] = [None] * lhs.ndim
+    rs: list[str | None] = [None] * rhs.ndim
     for a, b in zip(list(lb) + list(lc), list(rb) + list(rc)):
         ls[a] = rs[b] = next(letters)
     for d in range(lhs.ndim):
@@ -140,12 +146,12 @@ def contraction_np(lhs: np.ndarray, rhs: np.ndarray, lb, rb, lc, rc, dtype=None)
         + [rs[d] for d in range(rhs.ndim) if d not in rb and d not in rc]
     if dtype is not None:
         lhs, rhs = lhs.astype(dtype, copy=False), rhs.astype(dtype, copy=False)
-    spec = f"{''.join(ls)},{''.join(rs)}->{''.join(out)}"
+    spec = f"{''.join(map(str, ls))},{''.join(map(str, rs))}->{''.join(map(str, out))}"
     return np.einsum(spec, lhs, rhs, optimize=True)
 
 
 @fold_rule("stablehlo.dot_general", "stablehlo.dot")
-def _dot_general_fold(ctx, op, consts):
+def _dot_general_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     lhs, rhs = (np.asarray(c) for c in consts)
     (t,) = ctx.result_types(op)
     if lhs.dtype == np.bool_ or t.dtype == np.bool_:
@@ -156,7 +162,7 @@ def _dot_general_fold(ctx, op, consts):
 
 
 @error_rule("stablehlo.dot_general", "stablehlo.dot")
-def _dot_general_trust(ctx, op, args, consts):
+def _dot_general_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """A sum of products in a backend-chosen order (on TPU, of ``bf16``-rounded inputs by default)."""
     lhs, rhs = args
     lb, rb, lc, rc = _dims(op)

@@ -8,6 +8,8 @@ is read).  ``dynamic_gather`` and ``dynamic_conv`` take their sizes as runtime o
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import numpy as np
 
 from ..attrs import int_attr, positions
@@ -15,16 +17,17 @@ from ..errors import DynamicShapeError
 from ..lattice import Deps
 from ..values import AbstractValue
 from .registry import ERROR, EXACT, ZERO, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, FoldResult  # the rule contract
 from .structural import moved_uncertainty
 
 
-def _dynamic_error(ctx, op, what: str):
+def _dynamic_error(ctx: RuleContext, op: Op, what: str) -> NoReturn:
     raise DynamicShapeError(f"{op.operation.name}: {what}; sparsity patterns need static shapes (try the "
                             "'stablehlo-refine-shapes' and 'stablehlo-canonicalize-dynamism' passes)",
                             ctx.location(op))
 
 
-def _const_ints(ctx, op, arg, what: str) -> list[int]:
+def _const_ints(ctx: RuleContext, op: Op, arg, what: str) -> list[int]:
     if arg.const is None:
         _dynamic_error(ctx, op, f"{what} is not a known constant")
     return [int(v) for v in np.asarray(arg.const).ravel()]
@@ -32,7 +35,7 @@ def _const_ints(ctx, op, arg, what: str) -> list[int]:
 
 @deps_rule("stablehlo.dynamic_broadcast_in_dim", kind=EXACT,
            note="static result type and known shape operands: the static twin; else DynamicShapeError")
-def _dynamic_broadcast_in_dim(ctx, op, args):
+def _dynamic_broadcast_in_dim(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_broadcast_in_dim with a static result type: §broadcast_in_dim to that shape."""
     from .structural import broadcast_in_dim_np
 
@@ -42,7 +45,7 @@ def _dynamic_broadcast_in_dim(ctx, op, args):
 
 
 @fold_rule("stablehlo.dynamic_broadcast_in_dim")
-def _dynamic_broadcast_in_dim_fold(ctx, op, consts):
+def _dynamic_broadcast_in_dim_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     from .structural import broadcast_in_dim_np
 
     (t,) = ctx.result_types(op)
@@ -51,19 +54,19 @@ def _dynamic_broadcast_in_dim_fold(ctx, op, consts):
 
 @deps_rule("stablehlo.dynamic_reshape", kind=EXACT,
            note="static result type and known shape operands: the static twin; else DynamicShapeError")
-def _dynamic_reshape(ctx, op, args):
+def _dynamic_reshape(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_reshape with a static result type: §reshape (row-major order kept)."""
     return [args[0].deps]
 
 
 @fold_rule("stablehlo.dynamic_reshape")
-def _dynamic_reshape_fold(ctx, op, consts):
+def _dynamic_reshape_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     (t,) = ctx.result_types(op)
     return [consts[0].reshape(t.shape)]
 
 
 @deps_rule("stablehlo.dynamic_iota", kind=ZERO, note="a constant (static result type)")
-def _dynamic_iota(ctx, op, args):
+def _dynamic_iota(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (t,) = ctx.result_types(op)
     dim = int_attr(op, "iota_dimension")
     shape = [1] * len(t.shape)
@@ -74,7 +77,7 @@ def _dynamic_iota(ctx, op, args):
 
 @deps_rule("stablehlo.dynamic_pad", kind=EXACT,
            note="static result type and known shape operands: the static twin; else DynamicShapeError")
-def _dynamic_pad(ctx, op, args):
+def _dynamic_pad(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_pad with known padding amounts: §pad."""
     from .structural import pad_np
 
@@ -91,7 +94,7 @@ def _dynamic_pad(ctx, op, args):
 
 @deps_rule("stablehlo.real_dynamic_slice", kind=EXACT,
            note="static result type and known shape operands: the static twin; else DynamicShapeError")
-def _real_dynamic_slice(ctx, op, args):
+def _real_dynamic_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§real_dynamic_slice with known start / limit / strides: §slice."""
     x, start_a, limit_a, strides_a = args
     start = _const_ints(ctx, op, start_a, "start_indices")
@@ -103,12 +106,12 @@ def _real_dynamic_slice(ctx, op, args):
 
 @deps_rule("stablehlo.dynamic_gather", "stablehlo.dynamic_conv", kind=ERROR,
            note="DynamicShapeError (sizes are runtime operands)")
-def _dynamic_unsupported(ctx, op, args):
+def _dynamic_unsupported(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     _dynamic_error(ctx, op, "its sizes are runtime operands")
 
 
 @deps_rule("stablehlo.get_dimension_size", kind=ZERO, note="a known integer")
-def _get_dimension_size(ctx, op, args):
+def _get_dimension_size(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§get_dimension_size: a known constant (shapes are static here)."""
     (t,) = ctx.result_types(op)
     dim = int_attr(op, "dimension")
@@ -117,7 +120,7 @@ def _get_dimension_size(ctx, op, args):
 
 @deps_rule("stablehlo.set_dimension_size", kind=EXACT,
            note="static result type and known shape operands: the static twin; else DynamicShapeError")
-def _set_dimension_size(ctx, op, args):
+def _set_dimension_size(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """``set_dimension_size`` to a static result type is the identity; a bounded-dynamic result is refused
     when its type is read."""
     (t,) = ctx.result_types(op)

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import enum_text
+from ..attrs import enum_text, symbol_ref
 from ..folding.exactness import error_array, finalize, is_float, surely
 from ..irtools import nested_ops, region_captures
 from ..lattice import Deps, group_union, Groups
 from .registry import CONSERVATIVE, EXACT, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 
 
@@ -46,16 +48,16 @@ def _values(arg, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(arg.const), shape).ravel()
 
 
-def _union_rule(ctx, op, args):
+def _union_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (t,) = ctx.result_types(op)
     return [Deps.union(*[_rows(a, t.size) for a in args])]
 
 
-def _drop_rule(ctx, op, args):
+def _drop_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
-def _complex_rule(ctx, op, args):
+def _complex_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """sign/imag: a derivative only when the operand is complex."""
     if args[0].dtype.kind == "c":
         return _union_rule(ctx, op, args)
@@ -306,7 +308,7 @@ ZERO_WHERE: dict[str, dict[int, tuple[int, object]]] = {
 }
 
 
-def _value_aware_rule(ctx, op, args):
+def _value_aware_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """A union rule that drops an operand's rows where a known other operand makes its derivative zero."""
     (t,) = ctx.result_types(op)
     table = ZERO_WHERE[op.operation.name]
@@ -328,7 +330,7 @@ _EXACT_COMPLEX = frozenset({"stablehlo.real", "stablehlo.imag", "stablehlo.compl
 
 
 def _make_folder(fn, name):
-    def fold(ctx, op, consts):
+    def fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
         (t,) = ctx.result_types(op)
         if name not in _EXACT_COMPLEX and any(c.dtype.kind == "c" and not np.isfinite(c).all() for c in consts):
             raise NotFoldable
@@ -423,7 +425,7 @@ def _either(t, deps: Deps, truth, decided, a, ea, b, eb):
 
 # ---------------------------------------------------------------- select, clamp
 @deps_rule("stablehlo.select", kind=VALUE_AWARE, note="a known predicate takes one side per element")
-def _select(ctx, op, args):
+def _select(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§select: ``pred ? on_true : on_false`` (``pred`` may be a scalar); a known predicate takes one side
     per element.  No derivative flows through the boolean predicate.
 
@@ -451,13 +453,13 @@ def _select(ctx, op, args):
 
 
 @fold_rule("stablehlo.select")
-def _select_fold(ctx, op, consts):
+def _select_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     pred, a, b = consts
     return [np.where(pred, a, b)]
 
 
 @deps_rule("stablehlo.clamp", kind=VALUE_AWARE, note="depends on operand, min and max; known min ≥ max: constant")
-def _clamp(ctx, op, args):
+def _clamp(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§clamp: ``minimum(maximum(operand, min), max)`` depends on all three (``min``/``max`` may be scalars):
     on the operand between the bounds, on a bound where it is active.  Where both bounds are known and
     ``min >= max`` the result is the constant ``max``, so the operand's rows are dropped there."""
@@ -474,7 +476,7 @@ def _clamp(ctx, op, args):
 
 
 @fold_rule("stablehlo.clamp")
-def _clamp_fold(ctx, op, consts):
+def _clamp_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     lo, x, hi = consts
     if x.dtype.kind == "c":
         raise NotFoldable
@@ -496,13 +498,13 @@ def _total_order_key(a):
 
 
 @deps_rule("stablehlo.compare", kind=ZERO, note="boolean result")
-def _compare(ctx, op, args):
+def _compare(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§compare: a boolean result, zero derivative."""
     return _drop_rule(ctx, op, args)
 
 
 @fold_rule("stablehlo.compare")
-def _compare_fold(ctx, op, consts):
+def _compare_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§compare: integers and booleans compare by their element type; floats with FLOAT (IEEE quiet
     comparisons) or TOTALORDER (as XLA: -0 < +0, NaNs ordered by their bits); complex lexicographically.
     A ``compare_type`` that does not fit the element type is invalid (XLA rejects it): not folded."""
@@ -523,7 +525,7 @@ def _compare_fold(ctx, op, consts):
 @deps_rule("stablehlo.reduce_precision", kind=EXACT, note="elementwise")
 @deps_rule("stablehlo.bitcast_convert", kind=CONSERVATIVE,
            note="same width: elementwise; width change: grouped elements")
-def _convert(ctx, op, args):
+def _convert(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§convert / §reduce_precision / §bitcast_convert: element ``e`` keeps its dependencies (to an integer
     or boolean type: none, by the interpreter).  reduce_precision is a rounding, but keeps them as JAX's own
     derivative does (identity on tangents).  bitcast_convert between float types of one width is treated
@@ -578,56 +580,81 @@ def _float_bits_provenance(ctx, value, size: int) -> Deps:
     loop or branch body it continues into the enclosing op's inputs the same way.  Per element when every
     op on the way keeps elements in place; otherwise every element gets the union of all sources (sound,
     coarse).  Programs without such bitcasts pay one short walk per integer-to-float conversion."""
-    from jaxlib.mlir import ir
+    walk = _BitsWalk(ctx, size)
+    walk.run(value)
+    if not walk.sources:
+        return ctx.empty(size)
+    if walk.in_place:
+        return Deps.union(*[a.deps for a in walk.sources])
+    return Deps.union(*[a.deps.reduce_all() for a in walk.sources]).broadcast_row(size)
 
-    sources, in_place, seen, stack = [], True, set(), [value]
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        if not isinstance(v, ir.OpResult):
-            # A block argument: inside a loop or branch body, follow the enclosing op's inputs (its carried
-            # values start there); a function's own arguments carry no bits from here (a callee's caller is
-            # not known in a memoized call — documented gap).
-            parent = v.owner.owner
-            if parent is None or parent.operation.name == "func.func":
+
+class _BitsWalk:
+    """The backward walk of :func:`_float_bits_provenance`: the float values whose bits reach ``value``
+    (``sources``), and whether every op on the way keeps elements in place."""
+
+    def __init__(self, ctx: RuleContext, size: int):
+        self.ctx, self.size = ctx, size
+        self.sources: list = []
+        self.in_place = True
+
+    def run(self, value) -> None:
+        seen: set = set()
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if v in seen:
                 continue
-            src, name = parent, parent.operation.name
-            in_place = False
-        else:
-            src = v.owner
-            name = src.operation.name
-            if ctx.value(v).size != size:
-                in_place = False
-        first = ctx.value(src.operands[0]) if len(src.operands) else None
-        if name in _NO_BITS or (name == "stablehlo.convert" and _is_floaty(first.dtype)):
-            continue
-        if name == "stablehlo.bitcast_convert" and _is_floaty(first.dtype):
-            sources.append(first)
-            in_place &= first.size == size
-            continue
+            seen.add(v)
+            found = self._defining_op(v)
+            if found is not None:
+                stack.extend(self._integer_inputs(*found))
+
+    def _defining_op(self, v):
+        """``(op, name)`` that defines ``v`` — for a block argument of a loop or branch body, the enclosing op
+        (its carried values start there); ``None`` for a function's own arguments (a callee's caller is not
+        known in a memoized call — documented gap)."""
+        from jaxlib.mlir import ir
+
+        if isinstance(v, ir.OpResult):
+            if self.ctx.value(v).size != self.size:
+                self.in_place = False
+            return v.owner, v.owner.operation.name
+        parent = v.owner.owner
+        if parent is None or parent.operation.name == "func.func":
+            return None
+        self.in_place = False
+        return parent, parent.operation.name
+
+    def _integer_inputs(self, src, name: str) -> list:
+        """The integer values to walk on from ``src``; float-to-integer bitcasts become sources."""
+        first = self.ctx.value(src.operands[0]) if len(src.operands) else None
+        floaty_first = first is not None and _is_floaty(first.dtype)
+        if name in _NO_BITS or (name == "stablehlo.convert" and floaty_first):
+            return []
+        if name == "stablehlo.bitcast_convert" and floaty_first:
+            assert first is not None
+            self.sources.append(first)
+            self.in_place &= first.size == self.size
+            return []
         inputs, inside = list(src.operands), False
         if len(src.regions) or name == "func.call":
-            in_place = False
+            self.in_place = False
             inputs += region_captures(src)
-            inside = _has_float_bitcast(ctx, src, set())
+            inside = _has_float_bitcast(self.ctx, src, set())
         elif name not in _IN_PLACE:
-            in_place = False
+            self.in_place = False
+        out = []
         for operand in inputs:
-            av = ctx.value(operand)
+            av = self.ctx.value(operand)
             if av.const is not None:
                 continue
             if not _is_floaty(av.dtype):
-                stack.append(operand)
+                out.append(operand)
             elif inside:
-                sources.append(av)
-                in_place = False
-    if not sources:
-        return ctx.empty(size)
-    if in_place:
-        return Deps.union(*[a.deps for a in sources])
-    return Deps.union(*[a.deps.reduce_all() for a in sources]).broadcast_row(size)
+                self.sources.append(av)
+                self.in_place = False
+        return out
 
 
 def _elem_is_floaty(mlir_type) -> bool:
@@ -639,13 +666,12 @@ def _elem_is_floaty(mlir_type) -> bool:
         return False
 
 
-def _has_float_bitcast(ctx, op, visited: set) -> bool:
+def _has_float_bitcast(ctx: RuleContext, op: Op, visited: set) -> bool:
     """Whether a float-to-integer ``bitcast_convert`` occurs inside ``op`` (its regions, or its callee)."""
-    from jaxlib.mlir import ir
 
     ops = nested_ops(op)
     if op.operation.name == "func.call":
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        callee = symbol_ref(op, "callee")
         if callee in visited:
             return False
         visited.add(callee)
@@ -672,7 +698,7 @@ def _float_to_int(a, dt: np.dtype) -> np.ndarray:
 
 
 @fold_rule("stablehlo.convert")
-def _convert_fold(ctx, op, consts):
+def _convert_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§convert: to bool ``x != 0``; float -> int truncates (saturating); complex -> real drops the
     imaginary part; int -> int wraps; everything else rounds to nearest even (NumPy's casts)."""
     (a,) = consts
@@ -690,7 +716,7 @@ def _convert_fold(ctx, op, consts):
 
 
 @fold_rule("stablehlo.bitcast_convert")
-def _bitcast_fold(ctx, op, consts):
+def _bitcast_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     (a,) = consts
     (t,) = ctx.result_types(op)
     if a.dtype == np.bool_ or t.dtype == np.bool_:
@@ -702,7 +728,7 @@ _MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 
 
 @fold_rule("stablehlo.reduce_precision")
-def _reduce_precision_fold(ctx, op, consts):
+def _reduce_precision_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§reduce_precision on the bit pattern: round the mantissa to ``mantissa_bits`` (ties to even), then
     overflow to ±inf / underflow to ±0 outside the range of ``exponent_bits`` (XLA's algorithm, checked
     against the reference interpreter and XLA)."""

@@ -31,6 +31,8 @@ from ..folding.exactness import (K_TRANSCENDENTAL, AddTree, Uncertainty, Undecid
                                  sum_is_exact, sum_rounding, unit_roundoff, unknown_float)
 from .structural import moved_uncertainty
 from .registry import error_rule
+from .registry import RuleContext, Op, ErrorResult  # the rule contract
+from ..values import AbstractValue
 
 
 
@@ -48,7 +50,7 @@ def _exact(av) -> bool:
 
 # ---------------------------------------------------------------------------------------------- sums
 @error_rule("stablehlo.add", "stablehlo.subtract")
-def _sum(ctx, op, args, consts):
+def _sum(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§add / §subtract: one node of an add tree (XLA reassociates adds of constants)."""
     (r,) = consts
     a, b = args
@@ -95,7 +97,7 @@ def product_residue(a, b, r) -> np.ndarray:
 
 
 @error_rule("stablehlo.multiply")
-def product_rule(ctx, op, args, consts):
+def product_rule(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§multiply: exact iff the exact product is representable (then fused or reassociated evaluations agree);
     a known exact zero factor gives an exact zero when the other factor is surely finite."""
     (r,) = consts
@@ -125,7 +127,7 @@ def _is_power_of_two(x: np.ndarray) -> np.ndarray:
 
 
 @error_rule("stablehlo.divide")
-def _quotient(ctx, op, args, consts):
+def _quotient(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§divide: XLA rewrites ``a / c`` as ``a · (1/c)`` (and TPUs divide approximately): exact only for a zero
     numerator or a power-of-two divisor."""
     (r,) = consts
@@ -152,7 +154,7 @@ def _quotient(ctx, op, args, consts):
 
 # ---------------------------------------------------------------------------------------------- moves of values
 @error_rule("stablehlo.negate")
-def _negate(ctx, op, args, consts):
+def _negate(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§negate: exact; an add tree stays one (the leaves only change sign)."""
     (r,) = consts
     (a,) = args
@@ -161,7 +163,7 @@ def _negate(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.abs")
-def _abs(ctx, op, args, consts):
+def _abs(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§abs: exact on reals (Lipschitz 1); of a complex it is a rounded ``hypot``."""
     (r,) = consts
     (a,) = args
@@ -171,7 +173,7 @@ def _abs(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.real", "stablehlo.imag")
-def _part(ctx, op, args, consts):
+def _part(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§real / §imag: a part is within the bound of the whole (``|Re Δz| ≤ |Δz|``)."""
     (r,) = consts
     (a,) = args
@@ -179,7 +181,7 @@ def _part(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.complex")
-def _complex(ctx, op, args, consts):
+def _complex(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     (r,) = consts
     a, b = args
     return [finalize(r, error_array(a) + error_array(b))]
@@ -198,7 +200,7 @@ def _zero_sign_clash(r, *operands) -> np.ndarray:
 
 
 @error_rule("stablehlo.maximum", "stablehlo.minimum")
-def _extremum(ctx, op, args, consts):
+def _extremum(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§maximum / §minimum: Lipschitz 1 in each operand — and where one operand surely wins, the result *is*
     that operand (its bound only); ±0 meeting: the sign of the result is not certain."""
     (r,) = consts
@@ -209,7 +211,8 @@ def _extremum(ctx, op, args, consts):
     err = np.maximum(ea, eb)
     if np.any(ea != eb):
         with np.errstate(invalid="ignore", over="ignore"):
-            x, y = _f64(np.broadcast_to(a.const, r.shape)), _f64(np.broadcast_to(b.const, r.shape))
+            x = _f64(np.broadcast_to(np.asarray(a.const), r.shape))
+            y = _f64(np.broadcast_to(np.asarray(b.const), r.shape))
             a_above, b_above = x - ea > y + eb, y - eb > x + ea
         a_wins = a_above if op.operation.name == "stablehlo.maximum" else b_above
         b_wins = b_above if op.operation.name == "stablehlo.maximum" else a_above
@@ -221,7 +224,7 @@ def _extremum(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.clamp")
-def _clamp(ctx, op, args, consts):
+def _clamp(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§clamp = min(max(x, lo), hi): the largest operand bound."""
     (r,) = consts
     lo, x, hi = args
@@ -235,7 +238,7 @@ def _clamp(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.select")
-def _select(ctx, op, args, consts):
+def _select(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§select: each element is a copy of ``on_true`` or ``on_false`` (the predicate is exact: a boolean)."""
     return moved_uncertainty(ctx, op, args, data=(1, 2))
 
@@ -252,7 +255,7 @@ _STEPS = {
 
 
 def _step_rule(fn):
-    def rule(ctx, op, args, consts):
+    def rule(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
         """A step function: exact where the operand's interval does not cross a step."""
         (r,) = consts
         (a,) = args
@@ -305,7 +308,7 @@ def transcendental_rule(monotone=None, lipschitz_one=None, floor=0.0):
     uncertain operand bounds nothing.  ``floor``: the absolute part of the implementation's error (``"x"``:
     ``|x| + 1``, for argument reduction)."""
 
-    def rule(ctx, op, args, consts):
+    def rule(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
         (r,) = consts
         (a,) = args
         x = np.asarray(a.const)
@@ -336,7 +339,8 @@ for _name in ("stablehlo.cbrt", "stablehlo.cosine", "stablehlo.exponential", "st
 
 
 @error_rule("stablehlo.power", "stablehlo.atan2")
-def _binary_transcendental(ctx, op, args, consts):
+def _binary_transcendental(ctx: RuleContext, op: Op,
+                           args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§power / §atan2 of exact operands: an approximation; of uncertain ones: not bounded here."""
     (r,) = consts
     if not all(_exact(a) for a in args) or r.dtype.kind == "c":
@@ -345,7 +349,7 @@ def _binary_transcendental(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.remainder")
-def _remainder(ctx, op, args, consts):
+def _remainder(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§remainder: IEEE ``fmod`` is exact, but not every backend computes it that way (``a − trunc(a/b)·b``);
     discontinuous in its operands, so uncertain operands bound nothing."""
     (r,) = consts
@@ -395,7 +399,7 @@ def compare_decided(op, a, b, shape) -> np.ndarray:
 
 
 @error_rule("stablehlo.compare")
-def _compare(ctx, op, args, consts):
+def _compare(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§compare: a boolean of uncertain floats is known only where their intervals do not overlap (or where a
     block argument meets itself, :func:`compare_decided`)."""
     (r,) = consts
@@ -406,7 +410,7 @@ def _compare(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.is_finite")
-def is_finite_rule(ctx, op, args, consts):
+def is_finite_rule(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§is_finite of an uncertain float: known where the value is surely finite (far from overflow)."""
     (a,) = args
     x, e = _f64(a.const), error_array(a)
@@ -418,7 +422,7 @@ def is_finite_rule(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.convert")
-def _convert(ctx, op, args, consts):
+def _convert(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§convert: exact operands convert exactly (correctly rounded, the same everywhere); from an uncertain
     float, a float result widens the bound by the rounding, an integer or boolean one must be decided."""
     (r,) = consts
@@ -444,7 +448,7 @@ def _convert(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.bitcast_convert")
-def _bitcast(ctx, op, args, consts):
+def _bitcast(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§bitcast_convert: the bits of an exact value are exact; of an uncertain one, unknown."""
     (r,) = consts
     if not _exact(args[0]):
@@ -455,7 +459,7 @@ def _bitcast(ctx, op, args, consts):
 
 
 @error_rule("stablehlo.reduce_precision")
-def _reduce_precision(ctx, op, args, consts):
+def _reduce_precision(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§reduce_precision: a rounding of the bit pattern (the same everywhere) — exact on exact operands."""
     from ..attrs import int_attr
 

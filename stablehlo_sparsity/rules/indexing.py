@@ -14,7 +14,12 @@ Unknown (input-dependent) start indices stay sound and as tight as the op allows
 dimension of size ``dim`` a slice of ``size`` at an unknown clamped start reads any coordinate in
 ``[o, o + dim - size]`` — along the indexed dimensions only; a scatter with unknown indices may write
 anywhere along the scattered dimensions and never *replaces* (old dependencies are kept).  Each such op
-raises a :class:`~stablehlo_sparsity.errors.SparsityWarning` naming it.
+raises a :class:`~stablehlo_sparsity.errors.SparsityWarning` naming it.  A start computed from the inputs
+whose integer range is known (:mod:`~stablehlo_sparsity.folding.ranges`: an ``argmax``, a predicate turned
+into ``0/1`` …) narrows this to the starts the range reaches (after the spec's clamping): dynamic_slice and
+dynamic_update_slice by a band of starts per dim, gather and scatter by trying each start combination (at
+most :data:`MAX_INDEX_COMBINATIONS`); a bounded scatter still never replaces, since which update lands is
+not known.
 
 Scatter's update computation (a region of ``2N`` scalar arguments: the current values of the ``N`` inputs,
 then the ``N`` updates) is summarized per result ``j`` by which arguments its return value reaches through
@@ -42,35 +47,86 @@ from ..folding.index_maps import (
     scatter_targets,
     window_union_matrix,
 )
+from ..folding.ranges import known_bounds
 from ..lattice import Deps, group_union, Groups
-from ..folding.exactness import (AddTree, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
+from ..folding.exactness import (AddTree, Uncertainty, Undecided, error_array, finalize, is_float, lowest_bit_exponent,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float)
 from .structural import moved_uncertainty
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 
 
-def _collapse(ctx, op, deps: Deps, shape, sizes, free, what: str):
-    """Union ``deps`` over every clamped start along the ``free`` dims (unknown starts); warns.
+def _collapse(ctx: RuleContext, op: Op, deps: Deps, shape, sizes, free, what: str, ranges=None):
+    """Union ``deps`` over every clamped start along the ``free`` dims (unknown starts, or starts bounded by
+    ``ranges[d] = (a, b)``); warns.
 
     Returns the collapsed lattice and its shape (``sizes[d]`` along free dims), on which a slice at
     start 0 along the free dims gives the sound result.
     """
     free = sorted(set(free))
+    ranges = ranges or {}
     if not free:
         return deps, tuple(shape)
+    bounded = {d: ranges[d] for d in free if d in ranges}
+    within = f" (starts within {bounded} by their integer ranges)" if bounded else " (conservative)"
     ctx.warn(op, f"{what} not known constants: each result element may read any operand element along "
-                 f"dimension(s) {free} (conservative)")
+                 f"dimension(s) {free} that a possible start reaches{within}")
     red_shape = tuple(int(sizes[d]) if d in free else int(shape[d]) for d in range(len(shape)))
     if deps.is_empty:
         return ctx.empty(num_elements(red_shape)), red_shape
-    return group_union(deps, Groups.from_matrix(window_union_matrix(shape, sizes, free))), red_shape
+    return group_union(deps, Groups.from_matrix(window_union_matrix(shape, sizes, free, ranges))), red_shape
+
+
+def _start_range(av, dim: int, size: int) -> int | tuple[int, int] | None:
+    """The clamped start(s) of a scalar start index along a dim of ``dim`` (§dynamic_slice clamps into
+    ``[0, dim - size]``): an int when known, ``(a, b)`` when its integer range bounds it, else ``None``."""
+    b = known_bounds(av)
+    if b is None:
+        return None
+    top = dim - size
+    lo, hi = (min(max(int(x.min() if i == 0 else x.max()), 0), top) for i, x in enumerate(b))
+    if lo == 0 and hi == top:
+        return None
+    return lo if lo == hi else (lo, hi)
+
+
+#: At most this many start combinations are tried for a gather or scatter whose indices have known ranges.
+MAX_INDEX_COMBINATIONS = 64
+
+
+def _index_choices(indices, index_vector_dim: int, clamp_top=None) -> list[np.ndarray] | None:
+    """Index arrays that together cover every value the bounded ``indices`` may take, element by element
+    (each element's options are all reached, since a gathered or scattered element depends only on its own
+    index vector); ``None`` when the indices are unbounded or the combinations exceed
+    :data:`MAX_INDEX_COMBINATIONS`.  ``clamp_top[c]``: gather's clamp of component ``c`` into
+    ``[0, clamp_top[c]]`` (it narrows the choices; scatter does not clamp)."""
+    b = known_bounds(indices)
+    if b is None:
+        return None
+    lo, hi = (np.asarray(x, np.int64) for x in b)
+    implicit = index_vector_dim >= lo.ndim
+    lo = lo[..., None] if implicit else np.moveaxis(lo, index_vector_dim, -1)
+    hi = hi[..., None] if implicit else np.moveaxis(hi, index_vector_dim, -1)
+    if clamp_top is not None:
+        top = np.asarray(clamp_top, np.int64)
+        lo, hi = np.clip(lo, 0, top), np.clip(hi, 0, top)
+    widths = (hi - lo).reshape(-1, lo.shape[-1]).max(axis=0, initial=0) + 1
+    if int(np.prod(widths, dtype=np.float64)) > MAX_INDEX_COMBINATIONS:
+        return None
+    out = []
+    for shift in np.ndindex(*(int(w) for w in widths)):
+        idx = np.minimum(lo + np.asarray(shift, np.int64), hi)
+        out.append(idx[..., 0] if implicit else np.moveaxis(idx, -1, index_vector_dim))
+    return out
 
 
 # ====================================================================== gather
 @deps_rule("stablehlo.gather", kind=VALUE_AWARE,
-           note="known indices: exact index map; unknown: any element along the indexed dims (warns)")
-def _gather(ctx, op, args):
+           note="known indices: exact index map; bounded (integer ranges): the elements they reach; "
+                "unknown: any element along the indexed dims (warns)")
+def _gather(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§gather: rows by the index map of the clamped start indices; unknown indices read any element along
     the indexed dimensions (``start_index_map``) and only those."""
     operand, indices = args
@@ -80,6 +136,13 @@ def _gather(ctx, op, args):
         return [ctx.empty(t.size)]
     if indices.const is not None:
         return [operand.deps.gather_rows(gather_index_map(operand.shape, indices.const, dims, t.shape).ravel())]
+    tops = [operand.shape[d] - dims.slice_sizes[d] for d in dims.start_index_map]
+    choices = _index_choices(indices, dims.index_vector_dim, tops)
+    if choices is not None:
+        ctx.warn(op, "gather start indices are not known constants: each result element reads the elements "
+                     "its start index may reach within its integer range")
+        return [Deps.union(*[operand.deps.gather_rows(gather_index_map(operand.shape, c, dims, t.shape).ravel())
+                             for c in choices])]
     free = [d for d in dims.start_index_map if operand.shape[d] > dims.slice_sizes[d]]
     deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, dims.slice_sizes, free,
                                 "gather start indices are")
@@ -88,7 +151,7 @@ def _gather(ctx, op, args):
 
 
 @fold_rule("stablehlo.gather")
-def _gather_fold(ctx, op, consts):
+def _gather_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     operand, indices = consts
     (t,) = ctx.result_types(op)
     m = gather_index_map(operand.shape, indices, GatherDims.from_op(op), t.shape)
@@ -97,7 +160,8 @@ def _gather_fold(ctx, op, consts):
 
 # ====================================================================== dynamic_slice
 def _known_starts(operand_shape, sizes, start_args):
-    """Clamped start per dim, or ``None`` where unknown (a dim the slice covers entirely is known: 0)."""
+    """Clamped start per dim: an int where known (a dim the slice covers entirely is known: 0), a range
+    ``(a, b)`` where the start's integer range bounds it, ``None`` where unknown."""
     out = []
     for d, a in enumerate(start_args):
         dim, size = int(operand_shape[d]), int(sizes[d])
@@ -106,13 +170,14 @@ def _known_starts(operand_shape, sizes, start_args):
         elif a.const is not None:
             out.append(clamp_starts([a.const], [dim], [size])[0])
         else:
-            out.append(None)
+            out.append(_start_range(a, dim, size))
     return out
 
 
 @deps_rule("stablehlo.dynamic_slice", kind=VALUE_AWARE,
-           note="known starts: exact; unknown: along the sliced dims (warns)")
-def _dynamic_slice(ctx, op, args):
+           note="known starts: exact; bounded: the starts their ranges reach; unknown: along the sliced dims "
+                "(warns)")
+def _dynamic_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_slice: rows by the index map of the clamped slice; an unknown start along a dim reads any
     coordinate ``[o, o + dim - size]`` there (conservative, warns)."""
     operand, starts = args[0], args[1:]
@@ -121,14 +186,16 @@ def _dynamic_slice(ctx, op, args):
     if operand.deps.is_empty:
         return [ctx.empty(t.size)]
     known = _known_starts(operand.shape, sizes, starts)
-    free = [d for d, s in enumerate(known) if s is None]
-    deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, sizes, free, "dynamic_slice start indices are")
-    m = dynamic_slice_index_map(red_shape, [0 if s is None else s for s in known], sizes)
+    free = [d for d, s in enumerate(known) if not isinstance(s, int)]
+    ranges = {d: s for d, s in enumerate(known) if isinstance(s, tuple)}
+    deps, red_shape = _collapse(ctx, op, operand.deps, operand.shape, sizes, free, "dynamic_slice start indices are",
+                                ranges)
+    m = dynamic_slice_index_map(red_shape, [s if isinstance(s, int) else 0 for s in known], sizes)
     return [deps.gather_rows(m.ravel())]
 
 
 @fold_rule("stablehlo.dynamic_slice")
-def _dynamic_slice_fold(ctx, op, consts):
+def _dynamic_slice_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     operand, starts = consts[0], consts[1:]
     sizes = i64_list(op, "slice_sizes")
     s = clamp_starts(starts, operand.shape, sizes)
@@ -137,8 +204,9 @@ def _dynamic_slice_fold(ctx, op, consts):
 
 # ====================================================================== dynamic_update_slice
 @deps_rule("stablehlo.dynamic_update_slice", kind=VALUE_AWARE,
-           note="known starts: exact; unknown: along the updated dims (warns)")
-def _dynamic_update_slice(ctx, op, args):
+           note="known starts: exact; bounded: the starts their ranges reach; unknown: along the updated dims "
+                "(warns)")
+def _dynamic_update_slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§dynamic_update_slice: the update replaces a clamped box of the operand.
 
     Unknown starts (conservative, warns): an operand element may receive any update element that some clamped
@@ -148,28 +216,31 @@ def _dynamic_update_slice(ctx, op, args):
     operand, update, starts = args[0], args[1], args[2:]
     (t,) = ctx.result_types(op)
     known = _known_starts(operand.shape, update.shape, starts)
-    certain = np.ones((), bool)
+    certain: np.ndarray = np.ones((), bool)
     for d, (dim, size, s) in enumerate(zip(operand.shape, update.shape, known)):
-        lo, hi = (s, s + size) if s is not None else (dim - size, size)
+        a, b = (s, s) if isinstance(s, int) else (s if s is not None else (0, dim - size))
+        lo, hi = b, a + size  # covered by every possible start
         c = np.arange(dim)
         certain = np.logical_and.outer(certain, (c >= lo) & (c < hi)) if d else (c >= lo) & (c < hi)
     certain = np.broadcast_to(certain, operand.shape).ravel()
     kept = operand.deps.mask_rows(~certain)
     if update.deps.is_empty:
         return [kept]
-    free = [d for d, s in enumerate(known) if s is None]
+    free = [d for d, s in enumerate(known) if not isinstance(s, int)]
     if not free:
         inv = np.full(operand.size, -1, np.int64)
         inv[dynamic_slice_index_map(operand.shape, known, update.shape).ravel()] = np.arange(update.size)
         return [Deps.union(kept, update.deps.gather_rows(inv))]
+    bounded = {d: s for d, s in enumerate(known) if isinstance(s, tuple)}
+    within = f" within the starts {bounded} their integer ranges allow" if bounded else " (conservative)"
     ctx.warn(op, f"dynamic_update_slice start indices are not known constants: the update may land anywhere "
-                 f"along dimension(s) {free} (conservative)")
+                 f"along dimension(s) {free}{within}")
     box = Groups.from_matrix(box_matrix(operand.shape, update.shape, known))
     return [Deps.union(kept, group_union(update.deps, box))]
 
 
 @fold_rule("stablehlo.dynamic_update_slice")
-def _dynamic_update_slice_fold(ctx, op, consts):
+def _dynamic_update_slice_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     operand, update, starts = consts[0], consts[1], consts[2:]
     s = clamp_starts(starts, operand.shape, update.shape)
     out = np.array(operand, copy=True)
@@ -227,15 +298,18 @@ class _BodySummary:
                 defs[r] = inner
         if term is None or len(term.operands) != n:
             raise NotFoldable  # malformed body; verified IR never gets here
-        direct_in, direct_up, self.outer, self.kind = [], [], [], []
+        direct_in: list[set[int]] = []
+        direct_up: list[set[int]] = []
+        self.outer: list[list] = []
+        self.kind: list = []
         for j, v in enumerate(term.operands):
             if v in arg_pos:
-                reach, outs = frozenset([arg_pos[v]]), ()
+                reached, outside = frozenset([arg_pos[v]]), ()
             else:
-                reach, outs = local.get(v, (frozenset(), (v,)))
-            direct_in.append({i for i in reach if i < n})
-            direct_up.append({i - n for i in reach if i >= n})
-            self.outer.append(list(outs))
+                reached, outside = local.get(v, (frozenset(), (v,)))
+            direct_in.append({i for i in reached if i < n})
+            direct_up.append({i - n for i in reached if i >= n})
+            self.outer.append(list(outside))
             self.kind.append(_kind(v, j, n, arg_pos, defs))
         # Close over inputs: the current value of input i is itself a result of earlier updates.
         self.reads_inputs, self.reads_updates = [], []
@@ -275,8 +349,9 @@ def _kind(v, j, n, arg_pos, defs):
 
 
 @deps_rule("stablehlo.scatter", kind=VALUE_AWARE,
-           note="known indices: exact (replace vs combine bodies); unknown: along the scattered dims (warns)")
-def _scatter(ctx, op, args):
+           note="known indices: exact (replace vs combine bodies); bounded: where their ranges reach, never "
+                "replacing; unknown: along the scattered dims (warns)")
+def _scatter(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§scatter (multi-operand): index maps and group unions of the updates, combined per the body summary."""
     n = (len(args) - 1) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
@@ -292,6 +367,16 @@ def _scatter(ctx, op, args):
 
         def scattered(d: Deps) -> Deps:
             return d.gather_rows(inv) if inv is not None else group_union(d, Groups.from_matrix(group))
+    elif (choices := _index_choices(indices, dims.index_vector_dim)) is not None:
+        # Indices bounded by their integer ranges: every update lands where one of its possible indices puts
+        # it, and replaces nothing for certain (which one lands is not known).
+        ctx.warn(op, "scatter indices are not known constants: updates may land wherever their integer ranges "
+                     "allow and never replace (conservative)")
+        tgs = [scatter_targets(shape, c, updates[0].shape, dims) for c in choices]
+        possible, certain = np.logical_or.reduce([tg.written(k) for tg in tgs]), np.zeros(k, bool)
+
+        def scattered(d: Deps) -> Deps:
+            return Deps.union(*[group_union(d, Groups.from_matrix(tg.group_matrix(k))) for tg in tgs])
     else:
         free = sorted(set(dims.scatter_dims_to_operand_dims))
         ctx.warn(op, f"scatter indices are not known constants: updates may land anywhere along dimension(s) "
@@ -320,7 +405,7 @@ def _scatter(ctx, op, args):
 
 
 @fold_rule("stablehlo.scatter")
-def _scatter_fold(ctx, op, consts):
+def _scatter_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """Fold a scatter whose body is recognized (replace, keep, or one commutative combiner), when the result
     does not depend on implementation choices (partly out-of-bounds windows, duplicate-order effects)."""
     n = (len(consts) - 1) // 2
@@ -369,14 +454,14 @@ def _check_exact_accumulation(res, t, u, ufunc):
 
 # ====================================================================== trust (folding/exactness.py)
 @error_rule("stablehlo.gather", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice")
-def _moved(ctx, op, args, consts):
+def _moved(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """Gathers and slices copy elements (their indices are integers, hence exact)."""
     data = (0, 1) if op.operation.name == "stablehlo.dynamic_update_slice" else (0,)
     return moved_uncertainty(ctx, op, args, data=data)
 
 
 @error_rule("stablehlo.scatter")
-def _scatter_trust(ctx, op, args, consts):
+def _scatter_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§scatter: replaced and kept elements carry their source's bound; a combiner is one more node per
     update — ``max``/``min`` keep the largest bound, ``add`` is a sum (exact on one grid, see
     :func:`~stablehlo_sparsity.folding.exactness.sum_is_exact`), any other combiner is trusted only on
@@ -384,9 +469,10 @@ def _scatter_trust(ctx, op, args, consts):
     n = (len(args) - 1) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
     body = _BodySummary(op, n)
+    assert indices.const is not None  # error rules run on folded values
     tg = scatter_targets(inputs[0].shape, indices.const, updates[0].shape, ScatterDims.from_op(op))
     t = tg.target[tg.certain]
-    out = []
+    out: list[Uncertainty | None] = []
     for j, c in enumerate(consts):
         x, u, kind = inputs[j], updates[j], body.kind[j]
         exact_in = x.is_exact and u.is_exact

@@ -31,10 +31,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..irtools import num_elements
-from ..attrs import enum_text, i64_list, positions
+from ..attrs import bool_attr, enum_text, i64_list, positions
 from ..lattice import Deps, group_union, Groups, prefix_union
 from ..folding.exactness import untrusted
 from .registry import EXACT, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 
 
 __all__ = [
@@ -199,7 +201,7 @@ def triangular_solve_deps(a, b, *, left_side: bool, lower: bool, transpose: bool
 
 @deps_rule("stablehlo.triangular_solve", kind=EXACT,
            note="forward/back substitution structure per matrix, block diagonal across the batch")
-def _triangular_solve(ctx, op, args):
+def _triangular_solve(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§triangular_solve: exact per matrix (forward / back substitution), block diagonal across the batch."""
     a, b = args
     left_side = _bool_attr(op, "left_side")
@@ -211,9 +213,7 @@ def _triangular_solve(ctx, op, args):
 
 
 def _bool_attr(op, name: str) -> bool:
-    from jaxlib.mlir import ir
-
-    return bool(ir.BoolAttr(op.attributes[name]).value)
+    return bool_attr(op, name)
 
 
 # ====================================================================== cholesky
@@ -260,7 +260,7 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
 
 @deps_rule("stablehlo.cholesky", kind=EXACT,
            note="factor exact (JAX's symmetric derivative); the implementation-defined other triangle: whole matrix")
-def _cholesky(ctx, op, args):
+def _cholesky(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§cholesky: exact in the factor's triangle, the whole matrix in the implementation-defined other one."""
     (a,) = args
     lower = _bool_attr(op, "lower") if "lower" in op.attributes else False
@@ -334,7 +334,7 @@ def column_prefix_deps(x, nb: int, shape, prefix_of, own_column: bool) -> Deps:
 # ====================================================================== fft
 @deps_rule("stablehlo.fft", kind=EXACT,
            note="dense along the transformed trailing dims, independent across the leading ones")
-def _fft(ctx, op, args):
+def _fft(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§fft (FFT, IFFT, RFFT, IRFFT): dense along the ``len(fft_length)`` trailing dims — the DFT matrix has
     no zero entry — and independent across the leading ones.  Exact."""
     (x,) = args
@@ -343,18 +343,19 @@ def _fft(ctx, op, args):
 
 
 @error_rule("stablehlo.fft")
-def _fft_trust(ctx, op, args, consts):
+def _fft_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§fft: rounded sums of rounded twiddle products in a backend-chosen order: decides nothing."""
     return untrusted(ctx, op, args, consts)
 
 
 @fold_rule("stablehlo.fft")
-def _fft_fold(ctx, op, consts):
+def _fft_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     (x,) = consts
     (t,) = ctx.result_types(op)
     lengths = i64_list(op, "fft_length")
     axes = tuple(range(x.ndim - len(lengths), x.ndim))
     kind = enum_text(op, "fft_type")
+    y: np.ndarray
     if kind == "FFT":
         y = np.fft.fftn(x, axes=axes)
     elif kind == "IFFT":

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import dense_array, enum_text
+from ..attrs import dense_attr, enum_text, symbol_ref
 from ..values import element_dtype
 
 __all__ = ["Expr", "LoopPlan", "ScanRead", "AccumWrite", "plan_of", "evaluate", "NotEvaluable", "EVALUATORS",
@@ -250,38 +250,14 @@ class _Walker:
         return []
 
     def op(self, op, name, ds, desc) -> list:
+        """The descriptions of ``op``'s results (``None``: not an integer program of the carry)."""
         nres = len(op.results)
         if op.regions and any(len(r.blocks) for r in op.regions):
-            from ..irtools import region_ops
-
-            for r in op.regions:  # values read inside nested regions are used by this op
-                for inner in region_ops(r):
-                    for v in inner.operands:
-                        self.spoil(desc(v))
-            for d in ds:
-                self.spoil(d)
-            return [None] * nres
+            return self._nested(op, ds, desc)
         if name == "func.call":
-            from jaxlib.mlir import ir
-
-            callee = self.functions.get(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
-            if callee is None or not len(callee.regions[0].blocks) or self.depth > 64:
-                for d in ds:
-                    self.spoil(d)
-                return [None] * nres
-            self.depth += 1
-            try:
-                out = self.block(callee.regions[0].blocks[0], ds)
-            finally:
-                self.depth -= 1
-            return list(out) + [None] * (nres - len(out))
+            return self._call(op, ds)
         if name == "stablehlo.constant":
-            dt = _int_scalar(op.results[0].type)
-            if dt is not None:
-                arr = dense_array(op.attributes["value"])
-                if arr is not None and np.asarray(arr).size == 1:
-                    return [Expr("const", dt, ref=np.asarray(arr).astype(dt).reshape(()))]
-            return [None]
+            return [_int_literal(op)]
         if name == "stablehlo.dynamic_slice" and isinstance(ds[0], _Src) and \
                 all(isinstance(d, Expr) for d in ds[1:]):
             from ..attrs import i64_list
@@ -294,13 +270,61 @@ class _Walker:
             self.writes.append((ds[0].key[1], tuple(ds[2:]), _shape(op.operands[1].type),
                                 _shape(op.operands[0].type)))
             return [_Acc(ds[0].key[1])]
-        if name in EVALUATORS and nres == 1 and all(isinstance(d, Expr) for d in ds):
-            dt = _int_scalar(op.results[0].type)
-            if dt is not None and all(_int_scalar(v.type) is not None for v in op.operands):
-                return [Expr(name, dt, tuple(ds), attrs={"op": op}, slots=frozenset().union(*[d.slots for d in ds]))]
+        expr = _integer_expr(op, name, ds)
+        if expr is not None:
+            return [expr]
         for d in ds:
             self.spoil(d)
         return [None] * nres
+
+    def _nested(self, op, ds, desc) -> list:
+        """An op with regions: whatever it or its regions read is used, and its results are not described."""
+        from ..irtools import region_ops
+
+        for r in op.regions:  # values read inside nested regions are used by this op
+            for inner in region_ops(r):
+                for v in inner.operands:
+                    self.spoil(desc(v))
+        for d in ds:
+            self.spoil(d)
+        return [None] * len(op.results)
+
+    def _call(self, op, ds) -> list:
+        """``func.call``: the callee walked on the arguments' descriptions."""
+
+        nres = len(op.results)
+        callee = self.functions.get(symbol_ref(op, "callee"))
+        if callee is None or not len(callee.regions[0].blocks) or self.depth > 64:
+            for d in ds:
+                self.spoil(d)
+            return [None] * nres
+        self.depth += 1
+        try:
+            out = self.block(callee.regions[0].blocks[0], ds)
+        finally:
+            self.depth -= 1
+        return list(out) + [None] * (nres - len(out))
+
+
+def _int_literal(op) -> "Expr | None":
+    """An integer scalar ``stablehlo.constant`` as an expression."""
+    dt = _int_scalar(op.results[0].type)
+    if dt is None:
+        return None
+    arr = dense_attr(op, "value")
+    if arr is None or np.asarray(arr).size != 1:
+        return None
+    return Expr("const", dt, ref=np.asarray(arr).astype(dt).reshape(()))
+
+
+def _integer_expr(op, name: str, ds: list) -> "Expr | None":
+    """An integer scalar op of :data:`EVALUATORS` on described operands, as an expression."""
+    if name not in EVALUATORS or len(op.results) != 1 or not all(isinstance(d, Expr) for d in ds):
+        return None
+    dt = _int_scalar(op.results[0].type)
+    if dt is None or not all(_int_scalar(v.type) is not None for v in op.operands):
+        return None
+    return Expr(name, dt, tuple(ds), attrs={"op": op}, slots=frozenset().union(*[d.slots for d in ds]))
 
 
 def _step(e: Expr, k: int) -> int | None:
@@ -318,6 +342,29 @@ def _step(e: Expr, k: int) -> int | None:
 
 def plan_of(op, functions) -> LoopPlan | None:
     """The plan of a ``stablehlo.while`` op, or ``None`` (see the module docstring)."""
+    walked = _walk_loop(op, functions)
+    if walked is None:
+        return None
+    walker, bdesc, out, cond = walked
+    found = _counters(bdesc, out)
+    if found is None:
+        return None
+    counters, dtypes = found
+    moving = frozenset(counters)
+    if walker.escapes & moving or not (cond.slots & moving):
+        return None
+    _spoil_changed_carries(walker, bdesc, out)
+    scans = _scans(walker, moving)
+    accums = _accumulators(walker, moving)
+    if scans is None or accums is None or not _used_only_as_planned(walker, scans[0], accums, out):
+        return None
+    return LoopPlan(counters, dtypes, cond, scans[0], scans[1], accums)
+
+
+def _walk_loop(op, functions):
+    """Walk the body and the condition on descriptions of the carried values: ``(walker, body arguments,
+    body results, condition)``, or ``None`` when the regions are not single blocks or the condition is not an
+    integer program of the carry."""
     cond, body = op.regions[0], op.regions[1]
     if len(cond.blocks) != 1 or len(body.blocks) != 1:
         return None
@@ -335,6 +382,12 @@ def plan_of(op, functions) -> LoopPlan | None:
     cout = walker.block(cond.blocks[0], descs(cond.blocks[0]), env_outer=walker.outer)
     if len(cout) != 1 or not isinstance(cout[0], Expr) or len(out) != len(bdesc):
         return None
+    return walker, bdesc, out, cout[0]
+
+
+def _counters(bdesc: list, out: list) -> tuple[dict, dict] | None:
+    """The counters (integer slots moving by a literal step) and the integer slots' dtypes; ``None`` when an
+    integer slot moves otherwise, or nothing counts."""
     counters, dtypes = {}, {}
     for k, (d, r) in enumerate(zip(bdesc, out)):
         if not isinstance(d, Expr):
@@ -346,11 +399,11 @@ def plan_of(op, functions) -> LoopPlan | None:
         if not s:
             return None                           # an integer that moves otherwise: no plan
         counters[k] = s
-    if not counters:
-        return None
-    moving = frozenset(counters)
-    if walker.escapes & moving or not (cout[0].slots & moving):
-        return None
+    return (counters, dtypes) if counters else None
+
+
+def _spoil_changed_carries(walker: "_Walker", bdesc: list, out: list) -> None:
+    """A carried array the body changes (other than an accumulator's write) is not scanned."""
     for k, (d, r) in enumerate(zip(bdesc, out)):
         if isinstance(d, Expr):
             continue
@@ -359,8 +412,14 @@ def plan_of(op, functions) -> LoopPlan | None:
         if isinstance(r, _Acc) and r.slot == k:
             continue                              # the accumulator's next value
         walker.spoil(r)
-        walker.spoiled.add(("slot", k))           # a carried value the body changes is not scanned
-    scanned, scan_dims = {}, {}
+        walker.spoiled.add(("slot", k))
+
+
+def _scans(walker: "_Walker", moving: frozenset) -> tuple[dict, dict] | None:
+    """The reads at the counters (size 1 along the counter dims, the same dims every time):
+    ``(scanned, scan_dims)``; ``None`` for a read at the counters of another shape."""
+    scanned: dict = {}
+    scan_dims: dict = {}
     for key, starts, sizes in walker.reads:
         at = tuple(d for d, e in enumerate(starts) if e.slots & moving)
         if not at:
@@ -369,6 +428,11 @@ def plan_of(op, functions) -> LoopPlan | None:
         if any(sizes[d] != 1 for d in at) or scan_dims.setdefault(key, at) != at:
             return None
         scanned.setdefault(key, []).append(ScanRead(tuple(e if d in at else None for d, e in enumerate(starts))))
+    return scanned, scan_dims
+
+
+def _accumulators(walker: "_Walker", moving: frozenset) -> dict | None:
+    """The writes at the counters (one per carried array, a full slice along the other dims)."""
     accums = {}
     for k, starts, ushape, shape in walker.writes:
         at = tuple(d for d, e in enumerate(starts) if e.slots & moving)
@@ -376,13 +440,18 @@ def plan_of(op, functions) -> LoopPlan | None:
                                         for d, (u, s) in enumerate(zip(ushape, shape))):
             return None
         accums[k] = AccumWrite(tuple(e if d in at else None for d, e in enumerate(starts)))
+    return accums
+
+
+def _used_only_as_planned(walker: "_Walker", scanned: dict, accums: dict, out: list) -> bool:
+    """Scanned arrays are read only at the counters, accumulators only written there."""
     for key in scanned:
         if key in walker.spoiled or (key[0] == "slot" and key[1] in accums):
-            return None                           # read at the counters, but used otherwise too
+            return False                          # read at the counters, but used otherwise too
     for k in accums:
         if k in walker.bad_acc or ("slot", k) in walker.spoiled or not isinstance(out[k], _Acc):
-            return None
-    return LoopPlan(counters, dtypes, cout[0], scanned, scan_dims, accums)
+            return False
+    return True
 
 
 # ====================================================================== trip counts
@@ -394,18 +463,32 @@ def counter_values(plan: LoopPlan, start: dict, ts) -> dict:
 
 def _room(plan: LoopPlan, start: dict) -> int:
     """Iterations before some counter would wrap around its type."""
-    room = None
+    room: int | None = None
     for k, step in plan.counters.items():
         info = np.iinfo(plan.dtypes[k])
         c0 = int(start[k])
         r = (info.max - c0) // step if step > 0 else (c0 - info.min) // (-step)
         room = r if room is None else min(room, r)
-    return room
+    return 0 if room is None else room
 
 
 def _closed_form(plan: LoopPlan, start: dict, slots: dict, outer) -> int | None:
     """The trip count of ``counter ⋈ bound`` (or ``bound ⋈ counter``) with a loop-constant bound, solved
     exactly; ``None`` for any other condition (or one that never turns false)."""
+    found = _counter_comparison(plan)
+    if found is None:
+        return None
+    counter, bound_expr, direction = found
+    try:
+        bound = int(np.asarray(evaluate(bound_expr, slots, outer)).reshape(()))
+    except NotEvaluable:
+        return None
+    return _solve_trips(direction, int(start[counter.ref]), bound, plan.counters[counter.ref])
+
+
+def _counter_comparison(plan: LoopPlan):
+    """``(counter, bound, direction)`` when the condition compares a counter with a loop constant (the
+    counter on the left: ``bound ⋈ counter`` is turned around), else ``None``."""
     e = plan.cond
     if e.kind != "stablehlo.compare":
         return None
@@ -413,27 +496,27 @@ def _closed_form(plan: LoopPlan, start: dict, slots: dict, outer) -> int | None:
     direction = enum_text(e.attrs["op"], "comparison_direction")
     is_counter = lambda x: x.kind == "slot" and x.ref in plan.counters  # noqa: E731
     if not (is_counter(a) and not (b.slots & set(plan.counters))):
-        if is_counter(b) and not (a.slots & set(plan.counters)):
-            a, b = b, a
-            direction = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(direction, direction)
-        else:
+        if not (is_counter(b) and not (a.slots & set(plan.counters))):
             return None
+        a, b = b, a
+        direction = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(direction, direction)
     if a.dtype != plan.dtypes[a.ref]:
         return None
-    try:
-        bound = int(np.asarray(evaluate(b, slots, outer)).reshape(()))
-    except NotEvaluable:
-        return None
-    c0, s = int(start[a.ref]), plan.counters[a.ref]
+    return a, b, direction
+
+
+def _solve_trips(direction: str, c0: int, bound: int, s: int) -> int | None:
+    """The first ``k ≥ 0`` at which ``c0 + k·s ⋈ bound`` is false (``None``: never)."""
+    if direction in ("GT", "GE"):  # c > bound is -c < -bound
+        c0, bound, s = -c0, -bound, -s
+        direction = "LT" if direction == "GT" else "LE"
     d = bound - c0
-    if direction == "LT":      # runs while c < bound
-        return None if (c0 < bound and s < 0) else max(0, -(-d // s)) if s > 0 else 0
-    if direction == "LE":
-        return None if (c0 <= bound and s < 0) else max(0, d // s + 1) if s > 0 else 0
-    if direction == "GT":
-        return None if (c0 > bound and s > 0) else max(0, -(d // (-s))) if s < 0 else 0
-    if direction == "GE":
-        return None if (c0 >= bound and s > 0) else max(0, (-d) // (-s) + 1) if s < 0 else 0
+    if direction in ("LT", "LE"):  # runs while c < bound (c ≤ bound)
+        if (c0 < bound or (direction == "LE" and c0 == bound)) and s < 0:
+            return None
+        if s <= 0:
+            return 0
+        return max(0, -(-d // s)) if direction == "LT" else max(0, d // s + 1)
     if direction == "NE":
         return d // s if d % s == 0 and d // s >= 0 else None
     if direction == "EQ":

@@ -14,6 +14,8 @@ from ..attrs import int_attr
 from ..irtools import num_elements
 from ..lattice import Deps, group_union, Groups
 from .registry import EXACT, deps_rule
+from .registry import RuleContext, Op, DepsResult  # the rule contract
+from ..values import AbstractValue
 
 
 def _feature_of(shape, feature_index: int) -> np.ndarray:
@@ -41,7 +43,7 @@ def _per_feature(ctx, *vals) -> Deps:
 
 
 @deps_rule("stablehlo.batch_norm_inference", kind=EXACT, note="elementwise per feature")
-def _batch_norm_inference(ctx, op, args):
+def _batch_norm_inference(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§batch_norm_inference: ``scale·(x − mean)/sqrt(variance + ε) + offset`` per element — exact."""
     x, scale, offset, mean, variance = args
     fi = int_attr(op, "feature_index")
@@ -51,7 +53,7 @@ def _batch_norm_inference(ctx, op, args):
 
 
 @deps_rule("stablehlo.batch_norm_training", kind=EXACT, note="unions over each feature's elements + its scale/offset")
-def _batch_norm_training(ctx, op, args):
+def _batch_norm_training(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§batch_norm_training: mean and variance of a feature depend on all of its elements; the normalized
     output on those, plus that feature's scale and offset."""
     x, scale, offset = args
@@ -63,7 +65,7 @@ def _batch_norm_training(ctx, op, args):
 
 
 @deps_rule("stablehlo.batch_norm_grad", kind=EXACT, note="the spec decomposition's unions per feature")
-def _batch_norm_grad(ctx, op, args):
+def _batch_norm_grad(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§batch_norm_grad (its spec decomposition): ``grad_operand`` depends on the feature's operand and
     ``grad_output`` elements and its scale, mean, variance; ``grad_scale`` on all but scale;
     ``grad_offset`` on the feature's ``grad_output`` only."""

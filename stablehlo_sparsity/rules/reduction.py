@@ -46,6 +46,7 @@ from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, f
                                  largest_finite, precision_bits, result_uncertainties, significant_bits,
                                  smallest_normal, sum_is_exact, sum_rounding, unknown_float, untrusted)
 from .registry import ERROR_RULES, EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
 __all__ = ["body_dependence", "simple_body", "eval_body_np", "eval_body_trusted", "symbolic_captures",
            "grouped_trust", "body_rounds"]
@@ -199,7 +200,7 @@ def eval_body_trusted(ctx, region, values: list) -> list:
         (out,) = FOLD_RULES[name](ctx, bop, [np.asarray(a.const) for a in ins])
         out = np.asarray(out)
         (u,) = result_uncertainties(ERROR_RULES.get(name), ctx, bop, ins, [out])
-        env[bop.results[0]] = AbstractValue(TensorType(out.shape, out.dtype), None, out, u)
+        env[bop.results[0]] = AbstractValue(TensorType(out.shape, out.dtype), None, out, u)  # type: ignore[arg-type]
     raise NotFoldable
 
 
@@ -211,7 +212,7 @@ def _split(op, args):
 
 @deps_rule("stablehlo.reduce", kind=EXACT,
            note="group union over the reduced dims, restricted to the operands the body reaches")
-def _reduce(ctx, op, args):
+def _reduce(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§reduce: result ``j`` = ∪ over operands ``i`` in ``M*[j]`` of (group rows of input ``i`` ∪ init ``i``)."""
     k, inputs, inits = _split(op, args)
     dims = i64_list(op, "dimensions")
@@ -236,7 +237,7 @@ def _reduce(ctx, op, args):
         if not is_differentiable(t.dtype):  # an argmax's index: zero derivative, skip the grouping work
             results.append(ctx.empty(t.size))
             continue
-        parts = [operand_rows(i) for i in np.flatnonzero(closure[j])]
+        parts = [operand_rows(int(i)) for i in np.flatnonzero(closure[j])]
         if cap[j] and captured_rows is not None:
             parts.append(captured_rows)
         results.append(Deps.union(*parts) if parts else ctx.empty(t.size))
@@ -244,7 +245,7 @@ def _reduce(ctx, op, args):
 
 
 @fold_rule("stablehlo.reduce")
-def _reduce_fold(ctx, op, consts):
+def _reduce_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     k, inputs, inits = _split(op, consts)
     dims = tuple(sorted(i64_list(op, "dimensions")))
     region = op.regions[0]
@@ -308,7 +309,7 @@ def body_rounds(region) -> bool:
     return False
 
 
-def grouped_trust(ctx, op, args, consts, k: int, reduce_groups, group_size: int) -> list:
+def grouped_trust(ctx: RuleContext, op: Op, args, consts, k: int, reduce_groups, group_size: int) -> list:
     """Error model shared by §reduce and §reduce_window.
 
     ``reduce_groups(array, init, ufunc)`` reduces an operand-shaped float64 array over each result element's
@@ -324,7 +325,7 @@ def grouped_trust(ctx, op, args, consts, k: int, reduce_groups, group_size: int)
         if all(a.is_exact for a in args + captured) and not body_rounds(region):
             return [finalize(c, 0.0) for c in consts]
         return untrusted(ctx, op, args + captured, consts)
-    out = []
+    out: list = []
     for fn, x, init, c in zip(fns, inputs, inits, consts):
         exact_in = x.is_exact and init.is_exact
         if not is_float(c.dtype) or (exact_in and fn in (np.bitwise_and, np.bitwise_or)):
@@ -380,7 +381,7 @@ def _exact_products(x, init, c, reduce_groups) -> np.ndarray:
 
 
 @error_rule("stablehlo.reduce")
-def _reduce_trust(ctx, op, args, consts):
+def _reduce_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     k = len(args) // 2
     dims = tuple(sorted(i64_list(op, "dimensions")))
     shape = args[0].shape

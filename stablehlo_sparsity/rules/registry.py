@@ -11,6 +11,9 @@
   each folded result may be from what XLA computes on any backend (see
   :mod:`~stablehlo_sparsity.folding.exactness`).  It raises ``Undecided`` when an integer or boolean result
   hangs on an uncertain float.
+* ``RANGE_RULES[name](ctx, op, args) -> list[IntRange | None]`` (:data:`RangeRule`) — bounds of each integer
+  or boolean result the constant lattice does not know, from the operands' constants and ranges (see
+  :mod:`~stablehlo_sparsity.folding.ranges`); ``None`` where nothing is known.
 * ``COVERAGE[name]`` — what kind of rule the op has (:data:`EXACT` …) and a one-line note: the source of
   ``docs/coverage.md`` (``tools/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
   and why.
@@ -24,19 +27,22 @@ above its registration, in the file of its op family.  Rules talk to the analysi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeAlias
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..folding.exactness import Uncertainty
+    from ..folding.ranges import IntRange
     from ..options import AnalysisOptions
-    from ..lattice import Deps
+    from ..lattice.core import Deps
     from ..values import AbstractValue, TensorType
 
 __all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
-           "FOLD_RULES", "ERROR_RULES", "COVERAGE", "REFUSED", "deps_rule", "fold_rule", "error_rule", "refuse",
-           "EXACT", "VALUE_AWARE", "CONSERVATIVE", "ZERO", "ERROR", "PER_TARGET", "KINDS"]
+           "FOLD_RULES", "ERROR_RULES", "RANGE_RULES", "RangeRule", "range_rule", "COVERAGE", "REFUSED",
+           "deps_rule", "fold_rule", "error_rule", "refuse",
+           "Op", "DepsResult", "FoldResult",
+           "ErrorResult", "RangeResult", "EXACT", "VALUE_AWARE", "CONSERVATIVE", "ZERO", "ERROR", "PER_TARGET", "KINDS"]
 
 
 class NotFoldable(Exception):
@@ -50,23 +56,40 @@ class RuleContext(Protocol):
     options: "AnalysisOptions"
     module: Any
 
-    def result_types(self, op) -> "list[TensorType]": ...
-    def value(self, v) -> "AbstractValue": ...
+    @property
+    def observing(self) -> bool:
+        """Whether an observer records every op's values (the annotate and fold-constants passes)."""
+        ...
+
+    def result_types(self, op: Any) -> "list[TensorType]": ...
+    def value(self, v: Any) -> "AbstractValue": ...
     def empty(self, rows: int) -> "Deps": ...
-    def location(self, op) -> str: ...
-    def warn(self, op, message: str) -> None: ...
+    def location(self, op: Any) -> str: ...
+    def warn(self, op: Any, message: str) -> None: ...
     def function(self, name: str) -> Any: ...
     def call(self, name: str, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
-    def run_region(self, region, args: "list[AbstractValue]", new_frame: bool = False) -> "list[AbstractValue]": ...
-    def interpret_symbolically(self, region, args: "list[AbstractValue]", outer: dict,
+    def run_region(self, region: Any, args: "list[AbstractValue]",
+                   new_frame: bool = False) -> "list[AbstractValue]": ...
+    def run_region_unreported(self, region: Any, args: "list[AbstractValue]") -> "list[AbstractValue]": ...
+    def interpret_symbolically(self, region: Any, args: "list[AbstractValue]", outer: dict[Any, "AbstractValue"],
                                width: int) -> "list[AbstractValue]": ...
-    def memo(self, name: str) -> dict: ...
+    def memo(self, name: str) -> dict[Any, Any]: ...
     def call_cache_mark(self) -> int: ...
     def call_cache_trim(self, mark: int) -> None: ...
 
 
+#: An MLIR operation as the rules see it (jaxlib's bindings carry no usable types: ``op.operation.name``,
+#: ``op.operands``, ``op.results``, ``op.regions``, ``op.attributes``).
+Op: TypeAlias = Any
+#: What the rules return: one entry per result of the op.
+DepsResult: TypeAlias = "Sequence[Deps | AbstractValue]"
+FoldResult: TypeAlias = "Sequence[np.ndarray]"
+ErrorResult: TypeAlias = "Sequence[Uncertainty | None]"
+RangeResult: TypeAlias = "Sequence[IntRange | None]"
+
 DepsRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[Deps | AbstractValue]"]
 FoldRule = Callable[[RuleContext, Any, "list[np.ndarray]"], "Sequence[np.ndarray]"]
+RangeRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[IntRange | None]"]
 ErrorRule = Callable[[RuleContext, Any, "list[AbstractValue]", "list[np.ndarray]"], "Sequence[Uncertainty | None]"]
 
 #: Kinds of index-set rules (``docs/coverage.md`` explains them).
@@ -89,6 +112,7 @@ class Coverage:
 DEPS_RULES: dict[str, DepsRule] = {}
 FOLD_RULES: dict[str, FoldRule] = {}
 ERROR_RULES: dict[str, ErrorRule] = {}
+RANGE_RULES: dict[str, RangeRule] = {}
 COVERAGE: dict[str, Coverage] = {}
 REFUSED: dict[str, str] = {}
 
@@ -98,7 +122,7 @@ def _check_name(name: str) -> None:
         raise ValueError(f"rules are registered under the full op name, e.g. 'stablehlo.add', not {name!r}")
 
 
-def deps_rule(*names: str, kind: str, note: str = ""):
+def deps_rule(*names: str, kind: str, note: str = "") -> Callable[[DepsRule], DepsRule]:
     """Register the index-set rule of the given ops, with its coverage kind and a one-line note."""
     if kind not in KINDS:
         raise ValueError(f"unknown rule kind {kind!r}")
@@ -115,7 +139,7 @@ def deps_rule(*names: str, kind: str, note: str = ""):
     return register
 
 
-def fold_rule(*names: str):
+def fold_rule(*names: str) -> Callable[[FoldRule], FoldRule]:
     """Register the constant-folding evaluator of the given ops."""
 
     def register(fn: FoldRule) -> FoldRule:
@@ -129,7 +153,7 @@ def fold_rule(*names: str):
     return register
 
 
-def error_rule(*names: str):
+def error_rule(*names: str) -> Callable[[ErrorRule], ErrorRule]:
     """Register the error model (trust) of the given ops' folded results."""
 
     def register(fn: ErrorRule) -> ErrorRule:
@@ -138,6 +162,20 @@ def error_rule(*names: str):
             if name in ERROR_RULES:
                 raise RuntimeError(f"duplicate error rule for {name}")
             ERROR_RULES[name] = fn
+        return fn
+
+    return register
+
+
+def range_rule(*names: str) -> Callable[[RangeRule], RangeRule]:
+    """Register the integer range rule of the given ops (:mod:`~stablehlo_sparsity.folding.ranges`)."""
+
+    def register(fn: RangeRule) -> RangeRule:
+        for name in names:
+            _check_name(name)
+            if name in RANGE_RULES:
+                raise RuntimeError(f"duplicate range rule for {name}")
+            RANGE_RULES[name] = fn
         return fn
 
     return register

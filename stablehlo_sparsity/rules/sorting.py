@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import int_attr
+from ..attrs import bool_attr, int_attr
 from ..lattice import slice_union
 from ..values import AbstractValue
 from ..folding.exactness import Uncertainty, Undecided, error_array
@@ -39,6 +39,7 @@ from ..values import TensorType
 from ..irtools import region_captures, region_ops
 from .reduction import eval_body_np, eval_body_trusted
 from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
 
 #: Cap on the comparator's pair table (each of its ops makes an array this big).
@@ -53,7 +54,8 @@ def _comparator_reads(region, k: int) -> list[int]:
     return [i for i in range(k) if bargs[2 * i] in used or bargs[2 * i + 1] in used]
 
 
-def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k: int) -> np.ndarray | None:
+def sort_permutation(ctx: RuleContext, op: Op,
+                     keys: dict[int, AbstractValue], shape, dim: int, k: int) -> np.ndarray | None:
     """Source position of every output element along ``dim`` (``shape`` moved so ``dim`` is last:
     ``(B, m)``), computed from the known operands ``keys`` the comparator reads; ``None`` if not certain.
 
@@ -90,7 +92,7 @@ def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k
                     err = np.broadcast_to(e[sel], (b, m, m)).copy()
                     err[:, np.arange(m), np.arange(m)] = 0.0
                     u = Uncertainty(err)
-                pairs.append(AbstractValue(TensorType(xp.shape, xp.dtype), None, xp, u))
+                pairs.append(AbstractValue(TensorType(xp.shape, xp.dtype), None, xp, u))  # type: ignore[arg-type]
     try:
         with np.errstate(all="ignore"):
             if trusted:
@@ -115,12 +117,10 @@ def sort_permutation(ctx, op, keys: dict[int, AbstractValue], shape, dim: int, k
 
 
 def _is_stable(op) -> bool:
-    from jaxlib.mlir import ir
-
-    return "is_stable" in op.attributes and ir.BoolAttr(op.attributes["is_stable"]).value
+    return bool_attr(op, "is_stable")
 
 
-def _operand_dtype(ctx, op, i):
+def _operand_dtype(ctx: RuleContext, op: Op, i):
     return ctx.result_types(op)[i].dtype
 
 
@@ -139,7 +139,7 @@ def _gather_map(shape, dim: int, src: np.ndarray) -> np.ndarray:
 
 @deps_rule("stablehlo.sort", kind=VALUE_AWARE,
            note="each output: its operand's whole slice; known keys: the exact permutation")
-def _sort(ctx, op, args):
+def _sort(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§sort: output ``j`` ← operand ``j``'s rows by the known permutation, else its slice union."""
     k = len(args)
     shape = args[0].shape
@@ -160,7 +160,7 @@ def _sort(ctx, op, args):
 
 
 @fold_rule("stablehlo.sort")
-def _sort_fold(ctx, op, consts):
+def _sort_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     k = len(consts)
     shape = consts[0].shape
     dim = _norm_dim(op, len(shape))
@@ -174,11 +174,11 @@ def _sort_fold(ctx, op, consts):
 
 def _exact_key(c) -> AbstractValue:
     c = np.asarray(c)
-    return AbstractValue(TensorType(c.shape, c.dtype), None, c)
+    return AbstractValue(TensorType(c.shape, c.dtype), None, c)  # type: ignore[arg-type]  # never read
 
 
 @error_rule("stablehlo.sort")
-def _sort_trust(ctx, op, args, consts):
+def _sort_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """The fold took the order of the folded keys; it stands only if every backend orders them so (then
     each element carries its source's bound to its new place)."""
     if all(a.uncertainty is None for a in args):
@@ -196,7 +196,7 @@ def _sort_trust(ctx, op, args, consts):
 
 # ---------------------------------------------------------------- chlo.top_k
 @deps_rule("chlo.top_k", kind=EXACT, note="each value: its whole row (the last dim)")
-def _top_k(ctx, op, args):
+def _top_k(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """``chlo.top_k``: each of the ``k`` values depends on its whole last-dimension row; indices drop."""
     (x,) = args
     vt, it = ctx.result_types(op)
@@ -211,7 +211,7 @@ def _top_k(ctx, op, args):
 
 
 @fold_rule("chlo.top_k")
-def _top_k_fold(ctx, op, consts):
+def _top_k_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """Descending, ties by lower index first (NaN inputs are not folded)."""
     (x,) = consts
     x = np.asarray(x)
@@ -230,7 +230,7 @@ __all__ = ["sort_permutation"]
 
 
 @error_rule("chlo.top_k")
-def _top_k_trust(ctx, op, args, consts):
+def _top_k_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """The fold's choice and order stand only if the row's values are certainly ordered: sorted, every two
     neighbours are farther apart than their bounds (then all intervals are disjoint)."""
     (x,) = args

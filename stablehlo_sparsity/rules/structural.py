@@ -19,6 +19,7 @@ from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
                                  unknown_float)
 from .registry import EXACT, ZERO, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
 
 
@@ -68,12 +69,12 @@ def _pad_args(op):
 def _map_rule(np_twin):
     """An index-set rule for a one-operand structural op from its NumPy twin."""
 
-    def rule(ctx, op, args):
+    def rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
         (t,) = ctx.result_types(op)
         idx = np_twin(positions(args[0].shape), op, t.shape)
         return [args[0].deps.gather_rows(np.ascontiguousarray(idx).ravel())]
 
-    def fold(ctx, op, consts):
+    def fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
         (t,) = ctx.result_types(op)
         return [np.array(np_twin(consts[0], op, t.shape))]  # a contiguous copy (keeps 0-d arrays 0-d)
 
@@ -94,19 +95,19 @@ for _name, _twin in _ONE_OPERAND.items():
 
 
 @deps_rule("stablehlo.reshape", kind=EXACT, note="rows by index map")
-def _reshape(ctx, op, args):
+def _reshape(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§reshape keeps the row-major element order: the index sets are unchanged."""
     return [args[0].deps]
 
 
 @fold_rule("stablehlo.reshape")
-def _reshape_fold(ctx, op, consts):
+def _reshape_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     (t,) = ctx.result_types(op)
     return [consts[0].reshape(t.shape)]
 
 
 @deps_rule("stablehlo.concatenate", kind=EXACT, note="rows by index map")
-def _concatenate(ctx, op, args):
+def _concatenate(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§concatenate along ``dimension``: a position map over the joined operands."""
     dim = int_attr(op, "dimension")
     joined = _stack_rows(ctx, args)
@@ -123,12 +124,12 @@ def _stack_rows(ctx, args) -> Deps:
 
 
 @fold_rule("stablehlo.concatenate")
-def _concatenate_fold(ctx, op, consts):
+def _concatenate_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     return [np.concatenate(consts, axis=int_attr(op, "dimension"))]
 
 
 @deps_rule("stablehlo.pad", kind=EXACT, note="rows by index map")
-def _pad(ctx, op, args):
+def _pad(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§pad: operand elements by position map; every other element is a copy of the padding value."""
     x, fill = args
     lo, hi, interior = _pad_args(op)
@@ -141,14 +142,14 @@ def _pad(ctx, op, args):
 
 
 @fold_rule("stablehlo.pad")
-def _pad_fold(ctx, op, consts):
+def _pad_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     x, fill = consts
     lo, hi, interior = _pad_args(op)
     return [pad_np(x, fill.reshape(()).item(), lo, hi, interior).astype(x.dtype)]
 
 
 @deps_rule("stablehlo.broadcast", kind=EXACT, note="rows by index map")
-def _broadcast(ctx, op, args):
+def _broadcast(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """``stablehlo.broadcast`` (legacy): ``broadcast_sizes`` prepended to the operand's shape."""
     (t,) = ctx.result_types(op)
     x = args[0]
@@ -156,19 +157,19 @@ def _broadcast(ctx, op, args):
 
 
 @fold_rule("stablehlo.broadcast")
-def _broadcast_fold(ctx, op, consts):
+def _broadcast_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     (t,) = ctx.result_types(op)
     return [np.ascontiguousarray(np.broadcast_to(consts[0], t.shape))]
 
 
 # ---------------------------------------------------------------- sources: iota and constant
 @deps_rule("stablehlo.iota", kind=ZERO, note="a constant (folded)")
-def _iota(ctx, op, args):
+def _iota(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
 @fold_rule("stablehlo.iota")
-def _iota_fold(ctx, op, consts):
+def _iota_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§iota: values ``0, 1, …`` along ``iota_dimension``, broadcast along the others."""
     (t,) = ctx.result_types(op)
     dim = int_attr(op, "iota_dimension")
@@ -178,13 +179,13 @@ def _iota_fold(ctx, op, consts):
 
 
 @deps_rule("stablehlo.constant", kind=ZERO, note="a constant (folded: its value feeds the constant lattice)")
-def _constant(ctx, op, args):
+def _constant(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """A constant the bindings cannot convert (e.g. complex literals) stays unknown, with no dependencies."""
     return [ctx.empty(t.size) for t in ctx.result_types(op)]
 
 
 @fold_rule("stablehlo.constant")
-def _constant_fold(ctx, op, consts):
+def _constant_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """§constant.  The bindings convert most literals to NumPy; complex and bf16 ones they cannot, so those
     are read from the op's printed form.  A literal neither way understands stays unknown (sound)."""
     (t,) = ctx.result_types(op)
@@ -207,7 +208,7 @@ __all__ = ["pad_np", "slice_np", "broadcast_in_dim_np", "transpose_np", "reverse
 
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)
-def moved_uncertainty(ctx, op, args, data: tuple[int, ...] | None = None) -> list[Uncertainty | None]:
+def moved_uncertainty(ctx: RuleContext, op: Op, args, data: tuple[int, ...] | None = None) -> list[Uncertainty | None]:
     """Error bounds of an op that only moves elements (§reshape, §gather, §pad, §select …): each result
     element is a copy of one element of a *data* operand, so it carries that element's bound.
 
@@ -244,7 +245,7 @@ def moved_uncertainty(ctx, op, args, data: tuple[int, ...] | None = None) -> lis
     return out
 
 
-def _moved(ctx, op, args, consts):
+def _moved(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """Moves copy elements: each result element carries the bound of the element it copies."""
     return moved_uncertainty(ctx, op, args)
 
@@ -254,12 +255,12 @@ error_rule("stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice
 
 
 @error_rule("stablehlo.constant")
-def _constant_trust(ctx, op, args, consts):
+def _constant_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """A literal is exact (a subnormal one may be flushed by a backend)."""
     return [literal_uncertainty(c) for c in consts]
 
 
 @error_rule("stablehlo.iota")
-def _iota_trust(ctx, op, args, consts):
+def _iota_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """Integers converted to the element type, correctly rounded: the same everywhere."""
     return [finalize(c, 0.0) for c in consts]

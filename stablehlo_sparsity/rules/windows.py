@@ -43,11 +43,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import dense_array, i64_list
+from ..attrs import dense_attr, i64_list
 from ..irtools import region_captures
 from ..lattice import Deps, Groups, group_union, relation_along, window_union
 from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
 from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
+from ..values import AbstractValue
 from .structural import pad_np
 
 
@@ -58,10 +60,8 @@ def _window_attrs(op, rank: int, with_dilations: bool = True):
     strides = i64_list(op, "window_strides", ones)
     base = i64_list(op, "base_dilations", ones) if with_dilations else ones
     wdil = i64_list(op, "window_dilations", ones) if with_dilations else ones
-    if "padding" in op.attributes:
-        pad = np.asarray(dense_array(op.attributes["padding"]), dtype=np.int64).reshape(rank, 2)
-    else:
-        pad = np.zeros((rank, 2), np.int64)
+    padding = dense_attr(op, "padding")
+    pad = np.zeros((rank, 2), np.int64) if padding is None else np.asarray(padding, np.int64).reshape(rank, 2)
     return wdims, strides, base, wdil, pad
 
 
@@ -193,7 +193,7 @@ def _chooser_candidates(op, keys, init, out_shape, takes_max: bool) -> np.ndarra
     return np.where(cand & (pos >= 0), pos, -1).reshape(out_size, wsize)
 
 
-def _chosen_taps(ctx, op, inputs, inits, out_shape, k: int) -> Groups | None:
+def _chosen_taps(ctx: RuleContext, op: Op, inputs, inits, out_shape, k: int) -> Groups | None:
     """The candidate groups of a chooser ``reduce_window`` with known keys and something to choose (an
     operand with dependencies); ``None`` otherwise (the window union applies)."""
     if all(a.deps.is_empty for a in inputs):
@@ -209,7 +209,7 @@ def _chosen_taps(ctx, op, inputs, inits, out_shape, k: int) -> Groups | None:
 @deps_rule("stablehlo.reduce_window", kind=VALUE_AWARE,
            note="per-dimension window unions (pooling, cumsum/cumprod); a chooser body with known keys: "
                 "the chosen taps")
-def _reduce_window(ctx, op, args):
+def _reduce_window(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§reduce_window: result ``j`` = ∪ over reached operands of (window union of the input ∪ its init).
 
     A *chooser* body (:func:`chooser_body`: max pooling's JVP carries (value, tangent) pairs and keeps the
@@ -236,7 +236,7 @@ def _reduce_window(ctx, op, args):
         captured_rows = Deps.union(*[c.deps.reduce_all() for c in captured]).broadcast_row(out_size)
     results = []
     for j, t in enumerate(rtypes):
-        parts = [operand_rows(i) for i in np.flatnonzero(closure[j])]
+        parts = [operand_rows(int(i)) for i in np.flatnonzero(closure[j])]
         if cap[j] and captured_rows is not None:
             parts.append(captured_rows)
         results.append(Deps.union(*parts) if parts else ctx.empty(t.size))
@@ -257,7 +257,7 @@ def _window_view(x: np.ndarray, fill, op, out_shape) -> np.ndarray:
 
 
 @fold_rule("stablehlo.reduce_window")
-def _reduce_window_fold(ctx, op, consts):
+def _reduce_window_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     """Simple bodies (one add/multiply/max/min/and/or per result) reduce the window view with the ufunc;
     other elementwise bodies fold by a pairwise tree over the taps (a valid §reduce schedule)."""
     k = len(consts) // 2
@@ -291,7 +291,7 @@ def _reduce_window_fold(ctx, op, consts):
 
 # ---------------------------------------------------------------- select_and_scatter
 @deps_rule("stablehlo.select_and_scatter", kind=EXACT, note="transposed window relation on the source (global pattern)")
-def _select_and_scatter(ctx, op, args):
+def _select_and_scatter(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§select_and_scatter: ``result[e] = init ∪ {source[w] : e ∈ window(w)}`` (the operand only steers the
     selection: zero derivative).  Sound, and exact when the operand is unknown (any element can win)."""
     operand, source, init = args
@@ -348,7 +348,7 @@ __all__ = ["window_taps"]
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)
 @error_rule("stablehlo.reduce_window")
-def _reduce_window_trust(ctx, op, args, consts):
+def _reduce_window_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§reduce_window: each result is a reduction of its window (padding and holes hold the init value)."""
     k = len(args) // 2
     out_shape = ctx.result_types(op)[0].shape
