@@ -1,5 +1,6 @@
 """Prepared sparse Jacobians as values: into ``jit`` as arguments, pickled, saved as one artifact, split into
-per-leaf blocks for pytrees, drawn with matplotlib, and read as StableHLO.
+per-leaf blocks for pytrees, drawn with matplotlib, read as StableHLO, and — for a fixed-point solve with no
+reverse-mode derivative — saved forward-only.
 
 Run: ``python examples/prepared_objects.py`` (writes ``jacobian.npz`` and, with matplotlib, ``pattern.png``
 into a temporary directory).
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -63,7 +65,23 @@ def main(n: int = 32, directory: str | None = None) -> dict:
     except ImportError:
         pass
     text = jac.as_text()
-    return dict(direction=np.asarray(direction), blocks=blocks, dense_blocks=dense_blocks,
+
+    # 5. A fixed-point solve (a while_loop whose trip count depends on x) has no reverse-mode derivative: it is
+    #    saved forward-only, evaluates after loading, and says so (ForwardOnlyWarning, repr).
+    def solve(x):
+        keep_going = lambda s: (s[1] < 50) & (jnp.max(jnp.abs(s[0] - 0.5 * jnp.cos(s[0]) - x)) > 1e-12)  # noqa: E731
+        y, _ = jax.lax.while_loop(keep_going, lambda s: (0.5 * jnp.cos(s[0]) + x, s[1] + 1), (x, 0))
+        return y[1:] * y[:-1]
+
+    fixed_point = ss.sparse_jacobian(solve, x, output="dense")
+    fp_path = os.path.join(directory, "fixed_point.npz")
+    fixed_point.save(fp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ss.ForwardOnlyWarning)
+        fp_loaded = ss.load(fp_path)
+    return dict(fixed_point=np.asarray(fixed_point(x)), fixed_point_loaded=np.asarray(fp_loaded(x)),
+                fixed_point_repr=repr(fp_loaded), direction=np.asarray(direction), blocks=blocks,
+                dense_blocks=dense_blocks,
                 loaded=np.asarray(loaded(params, x).todense()), restored=np.asarray(restored(params, x).todense()),
                 reference=np.asarray(jnp.concatenate([dense_blocks["residual"], dense_blocks["total"][None]])),
                 picture=picture, png=png, text_length=len(text), path=path)
@@ -74,3 +92,4 @@ if __name__ == "__main__":
     print(r["picture"])
     print(f"saved {r['path']} ({os.path.getsize(r['path'])} bytes); StableHLO text {r['text_length']} characters"
           + (f"; spy plot {r['png']}" if r["png"] else ""))
+    print(r["fixed_point_repr"])

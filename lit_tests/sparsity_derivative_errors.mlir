@@ -6,7 +6,7 @@
 
 // HESS: sparsity_derivative_errors.mlir:[[# @LINE + 3]]:1: error: a Hessian needs a scalar function; @main returns {{.*}}(2,)
 // REV-NOT: sparsity_derivative_errors.mlir:[[# @LINE + 2]]
-// WRT: sparsity_derivative_errors.mlir:[[# @LINE + 1]]:1: error: wrt index 5 out of range for an entry function with 1 arguments
+// WRT: sparsity_derivative_errors.mlir:[[# @LINE + 1]]:1: error: argument index 5 out of range: @main has 1 arguments
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %s = stablehlo.sine %x : tensor<2xf32>
   return %s : tensor<2xf32>

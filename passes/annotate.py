@@ -79,8 +79,8 @@ class AnnotatePass(SparsityPass):
 
     argument: ClassVar[str] = "sparsity-annotate"
     entry: str | None = option(None, "entry function (default: main, else the only public one)", kind="str")
-    wrt: Sequence[int] | None = option(None, "comma-separated entry argument indices to differentiate (default: 0)",
-                                       kind="ints")
+    wrt: Sequence[int] | str | None = option(None, "comma-separated entry argument indices to differentiate, or "
+                                             "'all' (default: 0)", kind="ints")
     on_unknown: str = option("error", "ops without a rule: error or conservative", choices=("error", "conservative"))
     max_elements: int = option(64, "values with more elements get a summary")
     max_nnz: int = option(1024, "values with more dependencies get a summary")
@@ -289,6 +289,7 @@ def annotate(module, options: AnnotateOptions | None = None, **kwargs):
 
     from stablehlo_sparsity.api import analyze_module
     from stablehlo_sparsity.interpreter import AnalysisOptions
+    from stablehlo_sparsity.keywords import parse_indices
 
     from .strip import strip
 
@@ -325,7 +326,8 @@ def annotate(module, options: AnnotateOptions | None = None, **kwargs):
         fn = next(f for f in _functions(mod) if _name(f) == entry)
         i64 = ir.IntegerType.get_signless(64)
         n_args = len(fn.regions[0].blocks[0].arguments)
-        wrt = list(range(n_args)) if opts.wrt is None else [int(i) for i in opts.wrt]
+        wrt = list(range(n_args)) if opts.wrt is None else list(
+            parse_indices(opts.wrt, n_args, name="wrt", owner=f"@{entry}", allow_text=True))
         arg_updates = {i: {ATTR_OFFSET: ir.IntegerAttr.get(i64, off)} for i, off in zip(wrt, analysis.input_offsets)}
         keep = []
         if _set_func_attr_list(fn, "arg_attrs", n_args, arg_updates):

@@ -149,11 +149,13 @@ def _convert_value(argument: str, opt: Option, raw: str | None):
         if v < 0:
             raise InputError(f"{where} must not be negative, got {v}")
         return v
-    if opt.kind == "ints":
+    if opt.kind == "ints":  # argument indices: the one syntax of wrt (stablehlo_sparsity.keywords)
+        from stablehlo_sparsity.keywords import parse_wrt_text
+
         try:
-            return [int(x) for x in raw.split(",") if x.strip()]
-        except ValueError:
-            raise InputError(f"{where} expects comma-separated integers, got '{raw}'") from None
+            return parse_wrt_text(raw)
+        except InputError:
+            raise InputError(f"{where} expects comma-separated integers or 'all', got '{raw}'") from None
     if opt.kind == "choice" and raw not in opt.choices:
         raise InputError(f"{where} must be one of {', '.join(opt.choices)}, got '{raw}'")
     return raw

@@ -35,9 +35,18 @@ from .jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, sparse
                        value_and_sparse_jacobian)
 from .hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,  # noqa: F401,E402
                       value_and_sparse_hessian)
-from .saved import load  # noqa: F401,E402
+from .saved import ForwardOnlyWarning, load  # noqa: F401,E402
 from .checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
-from .importer import ImportedFunction, import_module  # noqa: F401,E402
 from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,  # noqa: F401,E402
                                  check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)
 from .injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
+
+
+def __getattr__(name):
+    # The StableHLO importer loads on first use (its op tables take a noticeable part of the import time,
+    # and users of JAX functions never need it).
+    if name in ("ImportedFunction", "import_module"):
+        from . import importer
+
+        return getattr(importer, name)
+    raise AttributeError(f"module 'stablehlo_sparsity' has no attribute {name!r}")

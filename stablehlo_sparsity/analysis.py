@@ -16,6 +16,7 @@ from .attrs import function_results
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .irtools import functions
+from .keywords import parse_indices
 from .lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
@@ -61,14 +62,8 @@ class Analysis:
 
 
 def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
-    if isinstance(argnums, int):
-        argnums = (argnums,)
-    out = []
-    for a in argnums:
-        if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
-            raise InputError(f"argnums {argnums!r} out of range for {nargs} positional arguments")
-        out.append(int(a) % nargs)
-    return tuple(out)
+    """``argnums`` as a tuple of indices (repeats kept; see :func:`stablehlo_sparsity.keywords.parse_indices`)."""
+    return parse_indices(argnums, nargs, name="argnums")
 
 
 def resolve_options(options, on_unknown: str = "error") -> AnalysisOptions:
@@ -297,18 +292,11 @@ def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, op
     return an
 
 
-def resolve_wrt(wrt, num_args: int) -> list[int]:
+def resolve_wrt(wrt, num_args: int, owner: str = "the entry function") -> list[int]:
     """The differentiated entry arguments: ``None`` → ``[0]`` (none for an entry without arguments),
-    ``"all"`` → every argument, else the given indices."""
-    if wrt is None:
-        return [0] if num_args else []
-    if isinstance(wrt, str):
-        if wrt.strip().lower() == "all":
-            return list(range(num_args))
-        raise InputError(f"wrt must be argument indices or 'all', got {wrt!r}")
-    if isinstance(wrt, (int, np.integer)):
-        return [int(wrt)]
-    return [int(i) for i in wrt]
+    ``"all"`` → every argument, else the given indices (one rule for the API, the driver and the passes:
+    :func:`stablehlo_sparsity.keywords.parse_indices`)."""
+    return list(parse_indices(wrt, num_args, name="wrt", owner=owner, allow_text=True))
 
 
 def _known_argument(value, t) -> np.ndarray | None:
@@ -349,7 +337,7 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
         # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
         # counted as arguments (wrt indices skip them) and their results are not rows.
         data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
-        wrt_list = resolve_wrt(wrt, len(data_args))
+        wrt_list = resolve_wrt(wrt, len(data_args), f"@{entry}")
         for i in wrt_list:
             if not 0 <= i < len(data_args):
                 raise InputError(f"argument index {i} out of range: @{entry} has {len(data_args)} arguments")

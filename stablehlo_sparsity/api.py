@@ -9,7 +9,9 @@ from .analysis import (CUSTOM_RULE_PRIMITIVES, Analysis, _norm_argnums, _traceab
                        analyze_entry, custom_rule_primitives, lower_and_analyze_global, resolve_options,
                        resolve_wrt)
 from .errors import InputError
+from .keywords import refuse_library_keywords, refuse_unknown_keywords
 from .local import local_analysis, module_local_analysis
+from .prepared.inputs import AuxSplit
 from .options import AnalysisOptions
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
@@ -46,6 +48,9 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``{"max_elements": 16}``): ``.module`` is a copy of the analyzed module carrying the analysis as
     ``sparsity.*`` attributes (the ``sparsity-annotate`` pass; print it with ``str(analysis.module)``).
     """
+    refuse_library_keywords("lower_and_analyze", kwargs)
+    if has_aux:  # auxiliary data that is not an array (a string, an object) passes through, never lowered
+        f = arrays_only_aux(f)
     if local:
         if not args:
             raise InputError("lower_and_analyze needs at least one argument to differentiate")
@@ -70,6 +75,7 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits), ``on_unknown``,
     ``derivatives`` and ``local`` are the library's; every other keyword argument is ``f``'s (see
     :func:`lower_and_analyze`)."""
+    refuse_library_keywords("jacobian_sparsity", kwargs)
     return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                              derivatives=derivatives, local=local, **kwargs).pattern
 
@@ -77,8 +83,9 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
 def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
                    num_outputs: int | None = None, on_unknown: str = "error",
                    options: AnalysisOptions | None = None, observer: Callable | None = None,
-                   local_point: Sequence | None = None) -> Analysis:
-    """Analyze a StableHLO module (an ``ir.Module`` or its text) with no JAX function.
+                   local_point: Sequence | None = None, **unknown) -> Analysis:
+    """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, or a path to a file holding either —
+    see :func:`stablehlo_sparsity.parsing.as_module`) with no JAX function.
 
     wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
     only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:
@@ -87,6 +94,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
     (see :func:`stablehlo_sparsity.local.module_local_analysis` and docs/guarantees.md "Local patterns").
     """
+    refuse_unknown_keywords("analyze_module", unknown)
     module = as_module(module_or_text)
     if num_outputs is not None and int(num_outputs) < 0:
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
@@ -95,3 +103,16 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
         return module_local_analysis(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs,
                                      options=opts, observer=observer)
     return analyze_entry(module, entry, wrt, num_outputs, opts, observer)
+
+
+def arrays_only_aux(f: Callable) -> Callable:
+    """``f`` (returning ``(output, aux)``) with the auxiliary data cut to its array leaves — what a detection
+    lowers: the pattern does not depend on aux, and JAX cannot lower a string or an object."""
+
+    def g(*args, **kwargs):
+        out = f(*args, **kwargs)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            return out  # the analysis reports that has_aux needs a pair
+        return out[0], AuxSplit().strip(out[1])
+
+    return g

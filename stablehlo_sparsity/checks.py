@@ -407,6 +407,9 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
     or returns the :class:`CheckReport` (falsy) when ``raise_on_error=False``.
     """
     from .jacobian import SparseJacobian
+    from .keywords import refuse_library_keywords
+
+    refuse_library_keywords("check_jacobian", kwargs)
 
     if jacobian is None:
         jacobian = SparseJacobian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
@@ -420,15 +423,19 @@ def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None
                   method: str = "auto", probes: int = 4, rtol: float | None = None, atol: float | None = None,
                   seed: int = 0, dense_limit: int = 1_000_000, raise_on_error: bool = True, hessian=None,
                   on_unknown: str = "error", options=None, points: int | Sequence | None = None,
-                  **kwargs) -> CheckReport:
+                  mode: str = "direct", **kwargs) -> CheckReport:
     """Compare a sparse Hessian of the scalar ``f`` with dense AD of ``f`` (see :func:`check_jacobian`;
     ``hessian`` is a prepared :class:`~stablehlo_sparsity.SparseHessian`, an IPOPT
-    :class:`~stablehlo_sparsity.ipopt.LagrangianHessian` or a matrix)."""
+    :class:`~stablehlo_sparsity.ipopt.LagrangianHessian` or a matrix; ``mode`` is the recovery of the Hessian
+    prepared when ``hessian`` is not given)."""
     from .hessian import SparseHessian
+    from .keywords import refuse_library_keywords
 
+    refuse_library_keywords("check_hessian", kwargs)
     if hessian is None:
         hessian = SparseHessian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
-                                output="values", kwargs=kwargs, on_unknown=on_unknown, options=options)
+                                output="values", kwargs=kwargs, on_unknown=on_unknown, options=options,
+                                mode=mode)
     fn = functools.partial(f, **kwargs) if kwargs else f
     return _check("Hessian", fn, args, hessian, argnums, has_aux, method, probes, rtol, atol, seed, dense_limit,
                   points, raise_on_error)

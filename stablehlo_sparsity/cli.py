@@ -62,10 +62,6 @@ def _demo(args) -> int:
     return 0
 
 
-def demo_main(argv=None) -> int:
-    return main(argv)
-
-
 def main(argv=None) -> int:
     import os
 

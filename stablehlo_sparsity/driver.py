@@ -489,6 +489,7 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
 def _run(argv: list[str]) -> int:
     from stablehlo_sparsity.errors import InputError, SparsityError
     from stablehlo_sparsity.irtools import default_pattern_limit
+    from stablehlo_sparsity.keywords import parse_wrt_text
 
     rest, flags, marker = _split_argv(argv)
     args = _make_parser().parse_args(rest)
@@ -506,14 +507,11 @@ def _run(argv: list[str]) -> int:
     try:
         wrt = None
         if args.wrt is not None:
-            if args.wrt.strip().lower() == "all":
-                wrt = "all"
-            else:
-                try:
-                    wrt = [int(x) for x in args.wrt.split(",") if x.strip()]
-                except ValueError:
-                    raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'"
-                                     ) from None
+            try:
+                wrt = parse_wrt_text(args.wrt)
+            except InputError:
+                raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'"
+                                 ) from None
         _bytecode_output(args)
         if args.pass_pipeline is not None and flags:
             raise InputError("--pass-pipeline cannot be combined with individual pass flags "

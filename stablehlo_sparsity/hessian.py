@@ -36,20 +36,25 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .api import _norm_argnums, lower_and_analyze
-from .coloring import Coloring, color_star, star_sources, symmetrize
+from .api import arrays_only_aux, lower_and_analyze
+from .coloring import Coloring, color_star, symmetrize
+from .coloring.kinds import ColoringKind
 from .errors import InputError
-from .evaluation import EvaluationPlan, Side
-from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_f_kwargs, _check_inputs, _check_strategy,
-                       _flat, _index_dtype, _Prepared, _struct, _warn_float64, seed_factory)
+from .evaluation import Side
+from .jacobian import ColoringOptions
+from .keywords import parse_indices, refuse_library_keywords
 from .pattern import SparsityPattern
+from .prepared.base import PreparedDerivative
+from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
+from .prepared.modes import HessianMode, parse_mode
+from .prepared.seeds import hessian_decompression, seed_factory
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
            "HESSIAN_MODES"]
 
 #: ``mode`` of the sparse Hessian: star coloring and direct recovery, acyclic coloring and substitution, or
 #: substitution only when it needs fewer products.
-HESSIAN_MODES = ("direct", "substitution", "auto")
+HESSIAN_MODES = tuple(m.value for m in HessianMode)
 
 
 def _scalar(fn, has_aux: bool):
@@ -76,11 +81,12 @@ def _gradient_program(f, argnums, has_aux, kwargs):
     import jax
 
     fn = functools.partial(f, **kwargs) if kwargs else f
-    return jax.grad(_scalar(fn, has_aux), argnums=argnums, has_aux=has_aux)
+    return jax.grad(_scalar(arrays_only_aux(fn) if has_aux else fn, has_aux), argnums=argnums, has_aux=has_aux)
 
 
 def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                     on_unknown: str = "error", options=None, local: bool = False, **kwargs) -> SparsityPattern:
+                     on_unknown: str = "error", options=None, local: bool = False, derivatives: str = "auto",
+                     **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
     ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
@@ -90,17 +96,23 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
     (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
     0`` and never exceeds the global pattern (docs/guarantees.md "Local patterns").
+
+    ``derivatives``: which program of the gradient the analysis reads (see
+    :func:`~stablehlo_sparsity.lower_and_analyze`).  Library keywords this function does not take (``mode``,
+    ``output`` …) are refused (:mod:`stablehlo_sparsity.keywords`).
     """
-    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local)[0]
+    refuse_library_keywords("hessian_sparsity", kwargs)
+    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
 
 
-def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False):
+def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False,
+            derivatives: str = "auto"):
     if not args:
         raise InputError("hessian_sparsity needs at least one argument to differentiate")
-    argnums_t = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
+    argnums_t = parse_indices(argnums, len(args), unique=True)
     grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
     analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
-                                 options=options, local=local)
+                                 options=options, local=local, derivatives=derivatives)
     return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
 
 
@@ -112,9 +124,10 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     import jax
     import jax.numpy as jnp
 
+    refuse_library_keywords("hessian_coloring", kwargs)
     pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                                **kwargs)
-    sel = [args[i] for i in dict.fromkeys(_norm_argnums(argnums, len(args)))]
+    sel = [args[i] for i in parse_indices(argnums, len(args), unique=True)]
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
     return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
 
@@ -126,20 +139,20 @@ def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, opti
     keeps the worst-case rounding error within half the digits of ``dtype`` (``chain · eps ≤ √eps``)."""
     from .coloring import DecompressionPlan, check_coloring, color_acyclic
 
-    if mode not in HESSIAN_MODES:
-        raise InputError(f"mode must be one of {', '.join(HESSIAN_MODES)}, got {mode!r}")
+    mode = parse_mode(HessianMode, mode)
     if coloring is not None:
-        kinds = ("star",) if mode == "direct" else ("star", "acyclic")
+        kinds = ((ColoringKind.STAR,) if mode is HessianMode.DIRECT
+                 else (ColoringKind.STAR, ColoringKind.ACYCLIC))
         if not isinstance(coloring, Coloring) or coloring.kind not in kinds or coloring.shape != pattern.shape:
-            raise InputError(f"coloring must be a {' or '.join(kinds)} Coloring of the Hessian pattern")
+            raise InputError(f"coloring must be a {' or '.join(map(str, kinds))} Coloring of the Hessian pattern")
         check_coloring(pattern, coloring, raise_on_error=True)
-        plan = None if mode == "direct" else DecompressionPlan(pattern, coloring, "acyclic")
+        plan = None if mode is HessianMode.DIRECT else DecompressionPlan(pattern, coloring, "acyclic")
         return coloring, plan
-    if mode == "direct":
+    if mode is HessianMode.DIRECT:
         return color_star(pattern, **options.kwargs()), None
     acyclic = color_acyclic(pattern, **options.kwargs())
     plan = DecompressionPlan(pattern, acyclic)
-    if mode == "substitution":
+    if mode is HessianMode.SUBSTITUTION:
         return acyclic, plan
     star = color_star(pattern, **options.kwargs())
     eps = float(np.finfo(dtype).eps)
@@ -148,7 +161,7 @@ def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, opti
     return star, None
 
 
-class SparseHessian(_Prepared):
+class SparseHessian(PreparedDerivative):
     """A prepared sparse Hessian of a scalar ``f``: call it with arguments of the prepared shapes.
 
     Output formats and attributes as :class:`~stablehlo_sparsity.jacobian.SparseJacobian` (``num_colors``
@@ -156,7 +169,9 @@ class SparseHessian(_Prepared):
     callable returns ``(f(x), H)`` or ``((f(x), aux), H)``.
     """
 
-    _what = "Hessian"
+    kind = "Hessian"
+    #: the class a saved object is restored as (module derivatives are restored as plain Hessians)
+    saved_as = "SparseHessian"
 
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
@@ -165,52 +180,40 @@ class SparseHessian(_Prepared):
                  options=None, strategy: str = "auto", chunk_size: int | None = None, devices=None):
         import jax
 
-        self.constant_seeds = constant_seeds
-        if output not in OUTPUTS:
-            raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
-        _check_f_kwargs(kwargs or {}, "sparse_hessian")
-        _check_strategy(strategy, chunk_size)
-        self.strategy_requested, self.chunk_size = strategy, chunk_size
+        refuse_library_keywords("sparse_hessian", kwargs or {})
         kwargs = kwargs or {}
-        self.has_aux = bool(has_aux)
-        self.output = output
-        self.with_value = bool(with_value)
-        self._example = jax.tree_util.tree_map(_struct, tuple(args))
-        self._in_tree = jax.tree_util.tree_structure(tuple(args))
-        self._set_devices(devices)
+        fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
+        self.bind(fn, args, (), has_aux=has_aux, output=output, with_value=with_value,
+                  argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
+                  strategy=strategy, chunk_size=chunk_size, devices=devices)
         self.pattern, self.analysis, self.argnums = _detect(f, args, argnums, has_aux, on_unknown, kwargs, options)
-        self._argnums_int = isinstance(argnums, (int, np.integer))
-        _check_inputs(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)), "sparse_hessian")
-        _warn_float64(jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)))
-        self._fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
-        opts = coloring_options or ColoringOptions()
-        x_dtype = jax.numpy.result_type(*jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums)))
-        coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, opts, x_dtype)
+        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
+        check_differentiable(sel_leaves, "sparse_hessian")
+        warn_float64(sel_leaves)
+        x_dtype = jax.numpy.result_type(*sel_leaves)
+        coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions(),
+                                                  x_dtype)
         self.coloring = coloring
-        self.mode = "direct" if plan is None else "substitution"
-        if self.mode == "substitution":
-            self._prepare_substitution(plan)
-            return
-        n = self.pattern.shape[0]
-        k = coloring.num_colors
-        src = star_sources(self.pattern, coloring)
-        if (src < 0).any():
-            raise InputError("the star coloring does not allow direct recovery of every Hessian entry")
-        # star_sources indexes B (n × k) as r·k + c; the program computes Bᵀ (k × n): c·n + r.
-        r, c = np.divmod(src, max(k, 1))
+        self.mode = HessianMode.DIRECT if plan is None else HessianMode.SUBSTITUTION
         rows, cols = self.pattern.to_coo()
-        t = _index_dtype(max(n, 1))
-        self._rows, self._cols = rows.astype(t), cols.astype(t)
-        self._colors = coloring.colors.astype(np.int32)
-        self._plan = EvaluationPlan([Side(self._colors, k, n, "hvp")], c * n + r, self.strategy_requested,
-                                    self.chunk_size, itemsize=self._itemsize())
-        self._reset_compiled()
+        if self.mode is HessianMode.SUBSTITUTION:
+            # the products are computed by the evaluation plan (stacked) and recovered by substitution along
+            # the two-colored trees of the plan (static index arrays; see DecompressionPlan)
+            self._plan_sub = plan
+            sides = [Side(coloring.colors.astype(np.int32), coloring.num_colors, self.pattern.shape[0], "hvp")]
+            self.set_plan(sides, None, rows, cols)
+        else:
+            sides, source = hessian_decompression(self.pattern, coloring)
+            self.set_plan(sides, source, rows, cols)
 
-    @property
-    def strategy(self) -> str:
-        """The evaluation strategy in use (see :mod:`stablehlo_sparsity.evaluation`)."""
-        plan = getattr(self, "_plan", None)
-        return plan.strategy if plan is not None else "vmap"
+    def _row_shapes(self, in_shapes):
+        return in_shapes
+
+    def _row_tree(self, inner):
+        return inner
+
+    def _mode_from_text(self, text: str):
+        return HessianMode(text)
 
     def _values_on(self, args, shard=None):
         """``(f(x), aux, nonzeros in CSR order)``: one forward-over-reverse Hessian-vector product per color
@@ -220,7 +223,13 @@ class SparseHessian(_Prepared):
 
         sel = tuple(args[i] for i in self.argnums)
         sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)
-        h = _bind_selected(self._fn, args, self.argnums)
+        h = bind_selected(self._fn, args, self.argnums)
+        if self.has_aux:
+            h_aux = h
+
+            def h(*s):
+                y, aux = h_aux(*s)
+                return y, self._aux.strip(aux)
         nsel = len(sel)
         vg = jax.value_and_grad(h, argnums=tuple(range(nsel)), has_aux=self.has_aux)
         k = self.num_colors
@@ -245,7 +254,7 @@ class SparseHessian(_Prepared):
 
         def hvp(t):
             _g, gdot, primal = jax.jvp(fun, sel, t, has_aux=True)
-            return primal, _flat(gdot)
+            return primal, flat(gdot)
 
         seeds = seed_factory(self._colors, k, sel_leaves, sel_tree, self.constant_seeds)
 
@@ -254,13 +263,13 @@ class SparseHessian(_Prepared):
         linear = [None]
         if plan.strategy == "loop":
             _g, lin, (y, aux) = jax.linearize(fun, *sel, has_aux=True)
-            linear = [lambda t: _flat(lin(*t))]
-        if self.mode == "substitution":
+            linear = [lambda t: flat(lin(*t))]
+        if self.mode is HessianMode.SUBSTITUTION:
             if shard is not None:
-                flat, primal = plan.sharded_stacked([hvp], [seeds], x_dtype, *shard)
+                stacked, primal = plan.sharded_stacked([hvp], [seeds], x_dtype, *shard)
             else:
-                flat, primal = plan.stacked([hvp], [seeds], x_dtype, linear)
-            values = self._plan_sub.jax_values_from_stacked(flat)
+                stacked, primal = plan.stacked([hvp], [seeds], x_dtype, linear)
+            values = self._plan_sub.jax_values_from_stacked(stacked)
         elif shard is not None:
             values, primal = plan.sharded_values([hvp], [seeds], x_dtype, *shard)
         else:
@@ -269,29 +278,16 @@ class SparseHessian(_Prepared):
             y, aux = primal
         return y, aux, values
 
-    def _prepare_substitution(self, plan):
-        """Keep the substitution plan (static index arrays; see
-        :class:`~stablehlo_sparsity.coloring.DecompressionPlan`); the products are computed by the
-        evaluation plan (stacked) and recovered by substitution."""
-        self._plan_sub = plan
-        rows, cols = self.pattern.to_coo()
-        t = _index_dtype(max(self.pattern.shape[0], 1))
-        self._rows, self._cols = rows.astype(t), cols.astype(t)
-        self._colors = self.coloring.colors.astype(np.int32)
-        n = self.pattern.shape[0]
-        self._plan = EvaluationPlan([Side(self._colors, self.coloring.num_colors, n, "hvp")], None,
-                                    self.strategy_requested, self.chunk_size, itemsize=self._itemsize())
-        self._reset_compiled()
-
     @property
     def longest_chain(self) -> int:
         """The most Hessian-vector-product entries summed into one Hessian entry: 1 for direct recovery, the
         largest two-colored subtree for substitution (the rounding error grows with it)."""
-        return self._plan_sub.longest_chain if self.mode == "substitution" else 1
+        return self._plan_sub.longest_chain if self.mode is HessianMode.SUBSTITUTION else 1
 
     def __repr__(self) -> str:
         n = self.shape[0]
-        how = ", by substitution" if self.mode == "substitution" else ""
+        how = ", by substitution" if self.mode is HessianMode.SUBSTITUTION else ""
+        how += ", forward-only" if self.forward_only else ""
         return (f"SparseHessian({n}×{n}, nnz={self.pattern.nnz}, {self.num_colors} Hessian-vector products "
                 f"per evaluation{how}, strategy={self.strategy!r}, output={self.output!r})")
 
@@ -311,6 +307,7 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
     devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
     arguments of ``f``."""
+    refuse_library_keywords("sparse_hessian", kwargs)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
                          on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options,
@@ -324,6 +321,7 @@ def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 
                              strategy: str = "auto", chunk_size: int | None = None, devices=None,
                              **kwargs) -> SparseHessian:
     """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
+    refuse_library_keywords("value_and_sparse_hessian", kwargs)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,

@@ -30,7 +30,6 @@ dictionary (``docs/injected_derivatives.md``).  Two public helpers close the loo
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,13 +45,9 @@ RECORD_ATTRIBUTE = "sparsity.derivative"
 
 def _load(module_or_source):
     """An ``ir.Module`` from a module, text, bytes (bytecode, portable artifact, ``jax.export``) or a path."""
-    from .parsing import as_module, parse_module
+    from .parsing import as_module
 
-    if isinstance(module_or_source, os.PathLike):
-        return parse_module(os.fspath(module_or_source), is_path=True)
-    if isinstance(module_or_source, str) and "\n" not in module_or_source and "{" not in module_or_source \
-            and os.path.isfile(module_or_source):
-        return parse_module(module_or_source, is_path=True)
+    # one rule for paths and text, that of every module function (parsing.source_path)
     return as_module(getattr(module_or_source, "module", module_or_source))
 
 

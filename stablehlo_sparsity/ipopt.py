@@ -30,6 +30,8 @@ from typing import Callable
 
 import numpy as np
 
+from .keywords import refuse_library_keywords
+
 __all__ = ["ConstraintJacobian", "LagrangianHessian", "sparse_constraint_jacobian", "sparse_lagrangian_hessian",
            "IpoptProblem"]
 
@@ -59,7 +61,7 @@ class ConstraintJacobian:
 
     def __call__(self, x) -> np.ndarray:
         """The nonzeros at ``x`` in :meth:`structure` order; IPOPT's ``jacobian``."""
-        return np.asarray(self.sparse_jacobian.values(np.asarray(x, self.sparse_jacobian._example[0].dtype)))
+        return np.asarray(self.sparse_jacobian.values(np.asarray(x, self.sparse_jacobian.example_args[0].dtype)))
 
 
 class LagrangianHessian:
@@ -115,6 +117,7 @@ class LagrangianHessian:
 def sparse_constraint_jacobian(constraints: Callable, x0, *, options=None, **prepare_kwargs) -> ConstraintJacobian:
     """Prepare ``∂c/∂x`` of ``constraints(x)`` (any pytree of arrays, flattened in leaf order) at the shape
     of ``x0`` for IPOPT; see :class:`ConstraintJacobian`."""
+    refuse_library_keywords("sparse_constraint_jacobian", prepare_kwargs)
     return ConstraintJacobian(constraints, x0, options=options, **prepare_kwargs)
 
 
@@ -122,6 +125,7 @@ def sparse_lagrangian_hessian(objective: Callable, constraints: Callable | None,
                               **prepare_kwargs) -> LagrangianHessian:
     """Prepare the Hessian of the Lagrangian ``σ objective(x) + λᵀ constraints(x)`` at the shape of ``x0``
     for IPOPT (lower triangle); ``constraints=None`` for an unconstrained problem."""
+    refuse_library_keywords("sparse_lagrangian_hessian", prepare_kwargs)
     return LagrangianHessian(objective, constraints, x0, options=options, **prepare_kwargs)
 
 

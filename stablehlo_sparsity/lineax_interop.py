@@ -228,8 +228,8 @@ def operator_from_prepared(prepared, *args, tags=frozenset()) -> SparseJacobianO
     ``args``: the values are one call of the compressed program."""
     sel = tuple(args[i] for i in prepared.argnums)
     in_struct = jax.eval_shape(lambda: sel[0] if len(sel) == 1 else sel)
-    out_struct = jax.tree_util.tree_unflatten(prepared._out_tree, [
-        jax.ShapeDtypeStruct(s, jnp.result_type(*jax.tree_util.tree_leaves(sel))) for s in prepared._out_shapes])
+    out_struct = jax.tree_util.tree_unflatten(prepared.out_tree, [
+        jax.ShapeDtypeStruct(s, jnp.result_type(*jax.tree_util.tree_leaves(sel))) for s in prepared.out_shapes])
     return SparseJacobianOperator(prepared.values(*args), _PatternRef(prepared.pattern), in_struct, out_struct,
                                   False, frozenset(tags))
 
@@ -256,7 +256,9 @@ def sparse_jacobian_operator(fn: Callable, y, args=None, *, tags=frozenset(), op
     analyzed program (unknown values, so the pattern holds for all of them); other leaves (functions, Python
     numbers) are static.  Preparation is cached by ``fn``'s code, the static leaves and the shapes."""
     from .jacobian import sparse_jacobian
+    from .keywords import refuse_library_keywords
 
+    refuse_library_keywords("sparse_jacobian_operator", prepare_kwargs)
     dyn, static = eqx.partition(args, eqx.is_array)
     code = getattr(fn, "__code__", None)
     key = (code if code is not None else _static_key(fn),

@@ -32,48 +32,42 @@ flattened selected arguments in ``wrt`` order; rows the flattened results in ord
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .api import analyze_module
+
+from .analysis import analyze_entry, resolve_options
 from .checks import CheckReport, check_hessian, check_jacobian
 from .coloring import Coloring
+from .coloring.kinds import ColoringKind
 from .errors import InputError
 from .hessian import SparseHessian
-from .importer import ImportedFunction, import_module
 from .interpreter import AnalysisOptions
-from .jacobian import OUTPUTS, ColoringOptions, SparseJacobian, _check_inputs, _choose_coloring, mode_of
+from .keywords import parse_indices, refuse_unknown_keywords
+from .jacobian import ColoringOptions, SparseJacobian
+from .prepared.inputs import check_differentiable
+from .prepared.modes import JacobianMode
 
 __all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_module", "check_hessian_module",
            "ModuleSparseJacobian", "ModuleSparseHessian", "normalize_wrt"]
 
 
-def normalize_wrt(wrt, nargs: int) -> tuple[int, ...]:
-    """``None`` → ``(0,)``; ``"all"`` → every argument; an int or a sequence of ints (negative from the end)."""
-    if wrt is None:
-        wrt = (0,)
-    elif isinstance(wrt, str):
-        if wrt.strip() != "all":
-            try:
-                wrt = [int(x) for x in wrt.split(",") if x.strip()]
-            except ValueError:
-                raise InputError(f"wrt must be argument indices or 'all', got {wrt!r}") from None
-        else:
-            wrt = range(nargs)
-    elif isinstance(wrt, (int, np.integer)):
-        wrt = (int(wrt),)
-    out = []
-    for i in wrt:
-        if not isinstance(i, (int, np.integer)) or not -nargs <= int(i) < nargs:
-            raise InputError(f"wrt index {i!r} out of range for an entry function with {nargs} arguments")
-        out.append(int(i) % nargs)
-    if not out and nargs:
-        raise InputError("wrt selects no argument")
-    return tuple(dict.fromkeys(out))
+def normalize_wrt(wrt, nargs: int, owner: str = "the entry function") -> tuple[int, ...]:
+    """``None`` → ``(0,)``; ``"all"`` → every argument; an int, ``"0,2"`` or a sequence of ints (negative from
+    the end); repeats dropped, an empty selection refused (:func:`stablehlo_sparsity.keywords.parse_indices`)."""
+    return parse_indices(wrt, nargs, name="wrt", owner=owner, unique=True, allow_text=True, allow_empty=False)
+
+
+if TYPE_CHECKING:
+    from .importer import ImportedFunction
 
 
 def _imported(module_or_text, entry: str) -> ImportedFunction:
+    # (imported here: the importer's tables take a noticeable part of `import stablehlo_sparsity`, and
+    # a user of JAX functions never needs them)
+    from .importer import ImportedFunction, import_module
+
     if isinstance(module_or_text, ImportedFunction):
         return module_or_text
     return import_module(module_or_text, entry)
@@ -98,11 +92,20 @@ class _KeepUnused:
     """Lowering keeps every entry argument (``jax.jit`` would prune unused ones): the compressed program has
     the entry's exact signature, which the injection pass relies on."""
 
-    def lower(self, *args, output: str | None = None):
+    def _lower_jit(self, fn):
         import jax
 
-        out = output or ("values" if self.output == "scipy" else self.output)
-        return jax.jit(self._with_output(out), keep_unused=True).lower(*(args or self._example))
+        return jax.jit(fn, keep_unused=True)
+
+    def _extra_meta(self) -> dict:
+        return {"entry": self.entry}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)  # type: ignore[misc]
+        # a restored module derivative evaluates its saved program; the module itself is not kept
+        self.function = self.module = None
+        self.entry = state["meta"].get("entry", "main")
+        self.wrt = self.argnums
 
 
 class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
@@ -115,33 +118,25 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, on_unknown: str = "error",
                  constant_seeds: bool | None = None, options: AnalysisOptions | None = None):
-        if output not in OUTPUTS:
-            raise InputError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
         f = _imported(module_or_text, entry)
         self.function, self.module, self.entry = f, f.module, f.entry
-        self.wrt = self.argnums = normalize_wrt(wrt, len(f.arg_types))
-        self.constant_seeds = constant_seeds
-        self.has_aux = False
-        self.output = output
-        self.with_value = bool(with_value)
-        self._fn = f
-        self._example = f.example_args()
-        import jax
-
-        self._in_tree = jax.tree_util.tree_structure(self._example)
-        _check_inputs([self._example[i] for i in self.argnums], "sparse_jacobian_module")
-        self.analysis = analyze_module(f.module, entry=f.entry, wrt=list(self.argnums),
-                                       options=options or AnalysisOptions(on_unknown=on_unknown))
-        self.pattern = self.analysis.pattern
+        self.wrt = parse_indices(wrt, len(f.arg_types), name="wrt", owner=f"@{f.entry}", unique=True,
+                                 allow_text=True, allow_empty=False)
+        example = f.example_args()
+        check_differentiable([example[i] for i in self.wrt], "sparse_jacobian_module")
+        self.bind(f, example, self.wrt, has_aux=False, output=output, with_value=with_value,
+                  constant_seeds=constant_seeds)
+        # the module's own global pattern, as analyze_module (and the driver's --emit=pattern) finds it
+        analysis = analyze_entry(f.module, f.entry, list(self.wrt), None, resolve_options(options, on_unknown))
         if _has_while(f.module):
             # JAX transposes no lax.while_loop (a StableHLO while replays as one): forward mode only
-            if mode == "reverse" or (coloring is not None and coloring.kind in ("row", "bidirectional")):
+            if (mode == JacobianMode.REVERSE
+                    or (coloring is not None and coloring.kind in (ColoringKind.ROW, ColoringKind.BIDIRECTIONAL))):
                 raise InputError(f"@{f.entry} contains a stablehlo.while loop, which JAX cannot differentiate in "
                                  "reverse mode; use mode='forward'")
-            mode = "forward"
-        self.coloring = _choose_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions())
-        self.mode = mode_of(self.coloring)  # (a bidirectional coloring once ran as VJPs only: wrong values)
-        self._prepare_constants()
+            mode = JacobianMode.FORWARD
+        # (a bidirectional coloring once ran as VJPs only: wrong values — the mode comes from the coloring)
+        self.prepare(analysis, mode, coloring, coloring_options)
 
     def __repr__(self) -> str:
         return "Module" + super().__repr__().replace("SparseJacobian(", f"SparseJacobian(@{self.entry}, ", 1)
@@ -154,50 +149,46 @@ class ModuleSparseHessian(_KeepUnused, SparseHessian):
     def __init__(self, module_or_text, entry: str = "main", wrt=None, *, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
                  coloring_options: ColoringOptions | None = None, on_unknown: str = "error",
-                 constant_seeds: bool | None = None):
+                 constant_seeds: bool | None = None, mode: str = "direct", options: AnalysisOptions | None = None):
         f = _imported(module_or_text, entry)
         if len(f.result_types) != 1 or f.result_types[0].size != 1:
             shapes = [t.shape for t in f.result_types]
             raise InputError(f"a Hessian needs a scalar function; @{f.entry} returns {shapes}")
         self.function, self.module, self.entry = f, f.module, f.entry
-        self.wrt = normalize_wrt(wrt, len(f.arg_types))
+        self.wrt = normalize_wrt(wrt, len(f.arg_types), f"@{f.entry}")
         if _has_while(f.module):
             raise InputError(f"@{f.entry} contains a stablehlo.while loop: its Hessian-vector products need reverse "
                              "mode, and JAX cannot differentiate a while loop in reverse mode")
         super().__init__(f, f.example_args(), argnums=self.wrt, output=output, with_value=with_value,
                          coloring=coloring, coloring_options=coloring_options, on_unknown=on_unknown,
-                         constant_seeds=constant_seeds)
+                         constant_seeds=constant_seeds, mode=mode, options=options)
 
 
 def sparse_jacobian_module(module, entry: str = "main", wrt=None, *, mode: str = "auto", output: str = "bcoo",
                            order: str = "best", recolor: str = "auto", seed: int = 0,
                            coloring: Coloring | None = None, on_unknown: str = "error",
                            constant_seeds: bool | None = None,
-                           options: AnalysisOptions | None = None) -> ModuleSparseJacobian:
+                           options: AnalysisOptions | None = None, **unknown) -> ModuleSparseJacobian:
     """Prepare the sparse Jacobian of a StableHLO module's ``entry`` (an ``ir.Module``, text, bytecode, a
     portable artifact or a serialized ``jax.export`` artifact): detection on the module, coloring, and the
     compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`."""
+    refuse_unknown_keywords("sparse_jacobian_module", unknown)
     return ModuleSparseJacobian(module, entry, wrt, mode=mode, output=output, coloring=coloring,
                                 coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
                                 constant_seeds=constant_seeds, options=options)
 
 
-def value_and_sparse_jacobian_module(module, entry: str = "main", wrt=None, **kwargs) -> ModuleSparseJacobian:
-    """Like :func:`sparse_jacobian_module`; each call returns ``(results, J)``."""
-    opts = {k: kwargs.pop(k) for k in ("order", "recolor", "seed") if k in kwargs}
-    return ModuleSparseJacobian(module, entry, wrt, with_value=True,
-                                coloring_options=ColoringOptions(**opts), **kwargs)
-
-
 def sparse_hessian_module(module, entry: str = "main", wrt=None, *, output: str = "bcoo", order: str = "best",
                           recolor: str = "auto", seed: int = 0, coloring: Coloring | None = None,
-                          on_unknown: str = "error", constant_seeds: bool | None = None) -> ModuleSparseHessian:
+                          on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct",
+                          options: AnalysisOptions | None = None, **unknown) -> ModuleSparseHessian:
     """Prepare the sparse Hessian of a module's scalar ``entry`` (options as
     :func:`~stablehlo_sparsity.sparse_hessian`); the values are the full symmetric matrix in the CSR order of
     its pattern."""
+    refuse_unknown_keywords("sparse_hessian_module", unknown)
     return ModuleSparseHessian(module, entry, wrt, output=output, coloring=coloring,
                                coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
-                               constant_seeds=constant_seeds)
+                               constant_seeds=constant_seeds, mode=mode, options=options)
 
 
 def _points(f: ImportedFunction, args, points: int, seed: int):
@@ -216,7 +207,8 @@ def _points(f: ImportedFunction, args, points: int, seed: int):
 def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
                           mode: str = "auto", method: str = "auto", probes: int = 4, rtol: float | None = None,
                           atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
-                          raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None) -> CheckReport:
+                          raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None,
+                          **unknown) -> CheckReport:
     """The oracle for a module from any producer: the detected pattern and the compressed Jacobian against
     dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points of the declared
     types (or at ``args`` and ``points - 1`` random points near them, or at ``points`` given as a list of
@@ -224,6 +216,7 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
     :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside the pattern counts in ``missing``
     and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`), and so does a point where the function
     or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``)."""
+    refuse_unknown_keywords("check_jacobian_module", unknown)
     f = _imported(module, entry)  # the reference: this module's function, whatever ``jacobian`` was prepared from
     sj = jacobian if jacobian is not None else ModuleSparseJacobian(f, entry, wrt, mode=mode, output="values")
     argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
@@ -236,10 +229,12 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
                          method: str = "auto", probes: int = 4, rtol: float | None = None,
                          atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
-                         raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None) -> CheckReport:
+                         raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None,
+                         mode: str = "direct", **unknown) -> CheckReport:
     """:func:`check_jacobian_module` for the Hessian of a scalar module."""
+    refuse_unknown_keywords("check_hessian_module", unknown)
     f = _imported(module, entry)  # the reference: this module's function, whatever ``hessian`` was prepared from
-    sh = hessian if hessian is not None else ModuleSparseHessian(f, entry, wrt, output="values")
+    sh = hessian if hessian is not None else ModuleSparseHessian(f, entry, wrt, output="values", mode=mode)
     argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
     return _worst([check_hessian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
                                  seed=seed, dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)

@@ -273,8 +273,35 @@ def parse_shipped(data: bytes, name: str = "<input>"):
     return parse_module(exp.mlir_module())
 
 
+#: How MLIR text can begin (after leading whitespace): a module, a function, an attribute alias, a comment.
+_TEXT_STARTS = ("module", "func", "#", "//")
+
+
+def source_path(source) -> str | None:
+    """The file a module source names, or ``None`` when it is contents (an ``ir.Module``, bytes, MLIR text):
+    a ``pathlib.Path`` / ``os.PathLike`` is always a path; a ``str`` is MLIR text when it contains ``{`` or
+    starts with ``module``, ``func``, ``#`` or ``//``, and otherwise the path of a file that must exist."""
+    import os
+
+    if isinstance(source, str) and ("{" in source or source.lstrip().startswith(_TEXT_STARTS)):
+        return None
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    path = os.fspath(source)
+    path = os.fsdecode(path) if isinstance(path, bytes) else path
+    if not os.path.isfile(path):
+        raise InputError(f"no such file: {path!r} (a str is read as a path unless it looks like MLIR text: "
+                         "it contains '{' or starts with module, func, # or //)")
+    return path
+
+
 def as_module(module_or_text):
-    """An ``ir.Module`` from a module, StableHLO text, or bytes in any of the forms of :func:`parse_shipped`."""
+    """An ``ir.Module`` from a module, StableHLO text, bytes in any of the forms of :func:`parse_shipped`, or
+    a path to a file holding any of these (the rule: :func:`source_path`; a file keeps its ``file:line:col``
+    locations)."""
+    path = source_path(module_or_text)
+    if path is not None:
+        return parse_module(path, is_path=True)
     if isinstance(module_or_text, (bytes, bytearray, memoryview)):
         data = bytes(module_or_text)
         shipped = parse_shipped(data)

@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import InputError
+from .keywords import refuse_library_keywords
 
 __all__ = ["ScipyJacobian", "least_squares_jacobian", "ivp_jacobian", "jac_sparsity", "jacobian_operator"]
 
@@ -88,9 +89,10 @@ class ScipyJacobian:
         return f"ScipyJacobian({self.signature}: {self.sparse_jacobian!r}, format={self.format!r})"
 
 
-def _prepare(f, args, argnums, options, prepare_kwargs):
+def _prepare(f, args, argnums, options, prepare_kwargs, what: str):
     from .jacobian import sparse_jacobian
 
+    refuse_library_keywords(what, prepare_kwargs)
     return sparse_jacobian(f, *args, argnums=argnums, output="values", options=options, **prepare_kwargs)
 
 
@@ -104,7 +106,7 @@ def least_squares_jacobian(fun: Callable, x0, *args, format: str = "csr", option
     ``least_squares(..., args=args)``.  ``prepare_kwargs`` go to :func:`~stablehlo_sparsity.sparse_jacobian`
     (``mode``, ``order`` …); ``options`` is an :class:`~stablehlo_sparsity.AnalysisOptions`.
     """
-    return ScipyJacobian(_prepare(fun, (x0, *args), 0, options, prepare_kwargs), "x", format)
+    return ScipyJacobian(_prepare(fun, (x0, *args), 0, options, prepare_kwargs, "least_squares_jacobian"), "x", format)
 
 
 def ivp_jacobian(rhs: Callable, t0, y0, *, format: str = "csc", options=None, **prepare_kwargs) -> ScipyJacobian:
@@ -114,16 +116,18 @@ def ivp_jacobian(rhs: Callable, t0, y0, *, format: str = "csc", options=None, **
     ``rhs(t, y)`` is JAX-traceable; ``t`` is passed as a 0-d array of ``y``'s dtype."""
     y0 = np.asarray(y0)
     t0 = np.asarray(t0, dtype=y0.dtype)
-    return ScipyJacobian(_prepare(rhs, (t0, y0), 1, options, prepare_kwargs), "t,y", format)
+    return ScipyJacobian(_prepare(rhs, (t0, y0), 1, options, prepare_kwargs, "ivp_jacobian"), "t,y", format)
 
 
 def jac_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, format: str = "csr", options=None,
-                 **kwargs):
+                 on_unknown: str = "error", derivatives: str = "auto", **kwargs):
     """The detected pattern as a SciPy matrix (``jac_sparsity=`` of ``least_squares`` and ``solve_ivp``):
     ones at the nonzeros.  SciPy then groups columns and estimates the Jacobian by finite differences."""
     from .api import jacobian_sparsity
 
-    p = jacobian_sparsity(f, *args, argnums=argnums, options=options, **kwargs).to_scipy()
+    refuse_library_keywords("jac_sparsity", kwargs)
+    p = jacobian_sparsity(f, *args, argnums=argnums, options=options, on_unknown=on_unknown,
+                          derivatives=derivatives, **kwargs).to_scipy()
     m = sp.csr_matrix((np.ones(p.nnz), p.indices, p.indptr), shape=p.shape)
     return m.asformat(format)
 

@@ -227,7 +227,7 @@ def test_api_accepts_utf8_bytes():
 @pytest.mark.parametrize("kwargs, text", [
     ({"entry": "nope"}, "no entry function '@nope'"),
     ({"wrt": [5]}, "argument index 5 out of range"),
-    ({"wrt": [-1]}, "argument index -1 out of range"),
+    ({"wrt": [-2]}, "argument index -2 out of range"),  # negative indices count from the end (as argnums)
     ({"num_outputs": -1}, "num_outputs must be non-negative"),
 ])
 def test_api_rejects_bad_arguments(kwargs, text):

@@ -250,7 +250,7 @@ def test_checker_can_fail():
     sj2 = ss.sparse_jacobian_module(text, output="values", mode="forward")
     sj2.pattern = damaged
     sj2.coloring = ss.color_columns(damaged)
-    sj2._prepare_constants()
+    sj2.replan()
     rep = ss.check_jacobian_module(text, jacobian=sj2, raise_on_error=False)
     assert not rep.ok and rep.missing >= 1
 

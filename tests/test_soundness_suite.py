@@ -223,8 +223,8 @@ def with_aux(x):
     return y, {"norm": jnp.linalg.norm(x), "count": 3}
 
 
-def with_kwargs(x, scale=1.0, mode="roll"):
-    if mode == "roll":
+def with_kwargs(x, scale=1.0, stencil="roll"):  # (not ``mode``: a library keyword, never forwarded to f)
+    if stencil == "roll":
         return scale * jnp.roll(x, 2) * x
     return scale * x
 
@@ -381,8 +381,8 @@ CASES = {
     "argnums_negative": Case(three_args, (ones(3), ones(2), ones(3)), argnums=(-1, 0)),
     "list_out": Case(list_out, (ones(4),), needs=("stablehlo.reduce",)),
     "has_aux": Case(with_aux, (ones(5),), has_aux=True, needs=("stablehlo.reduce",)),
-    "kwargs_roll": Case(with_kwargs, (ones(5),), kwargs={"scale": 2.0, "mode": "roll"}),
-    "kwargs_plain": Case(with_kwargs, (ones(5),), kwargs={"mode": "plain"}, points=1),
+    "kwargs_roll": Case(with_kwargs, (ones(5),), kwargs={"scale": 2.0, "stencil": "roll"}),
+    "kwargs_plain": Case(with_kwargs, (ones(5),), kwargs={"stencil": "plain"}, points=1),
     "nested_dict_out": Case(nested_dict_out, (ones(6),), needs=("stablehlo.reduce",)),
     # convolutions, loops, indexing, sorting, branches, windows
     "conv2d_strided_dilated": Case(conv2d_strided, (ones(1, 1, 6, 7),), points=1, needs=("stablehlo.convolution",)),

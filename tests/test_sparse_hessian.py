@@ -227,7 +227,7 @@ def test_checks_catch_a_wrong_jacobian():
     from stablehlo_sparsity.coloring import Coloring
 
     jac.coloring = Coloring(np.zeros(9, np.int32), 1, "column", jac.shape)
-    jac._prepare_constants()
+    jac.replan()
     for method in ("dense", "probes"):
         rep = check_jacobian(f, x, jacobian=jac, method=method, raise_on_error=False)
         assert not rep and rep.worst > 1

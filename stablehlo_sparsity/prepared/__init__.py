@@ -1,0 +1,23 @@
+"""The derivative layer's contract: what every prepared sparse derivative shares.
+
+* :class:`PreparedDerivative` (:mod:`.base`) — the public base of :class:`~stablehlo_sparsity.SparseJacobian`,
+  :class:`~stablehlo_sparsity.SparseHessian` and the module derivatives: checks, compiled core, containers,
+  blocks, lowering, export, pickling and ``.save``;
+* :mod:`.outputs` — one table from an output name to its container (BCOO, BCSR, SciPy, dense, values, and
+  the per-block containers);
+* :mod:`.seeds` — seeds and decompression plans;
+* :mod:`.modes` — the modes as enums (:class:`JacobianMode`, :class:`HessianMode`) beside the coloring kinds
+  (:class:`~stablehlo_sparsity.coloring.kinds.ColoringKind`);
+* :mod:`.inputs` — argument checks, the binding of the selected arguments, auxiliary data;
+* :mod:`.saving` — pytree registration, the serialized program (forward-only when JAX has no reverse-mode
+  derivative of it), ``.npz`` files.
+"""
+
+from .base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative, load  # noqa: F401
+from .inputs import Float64Warning  # noqa: F401
+from .modes import ColoringKind, HessianMode, JacobianMode, mode_of  # noqa: F401
+from .outputs import OUTPUTS, Output  # noqa: F401
+from .saving import STATE_FORMAT, ForwardOnlyWarning  # noqa: F401
+
+__all__ = ["PreparedDerivative", "load", "OUTPUTS", "Output", "JacobianMode", "HessianMode", "ColoringKind",
+           "mode_of", "Float64Warning", "ForwardOnlyWarning", "STATE_FORMAT", "ELIDE_CONSTANT_ELEMENTS"]
