@@ -43,6 +43,7 @@ from .evaluation import EvaluationPlan, Side
 from .jacobian import (OUTPUTS, ColoringOptions, _bind_selected, _check_f_kwargs, _check_inputs, _check_strategy,
                        _flat, _index_dtype, _Prepared, _struct, _warn_float64, seed_factory)
 from .pattern import SparsityPattern
+from . import second_order
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
            "HESSIAN_MODES"]
@@ -80,17 +81,38 @@ def _gradient_program(f, argnums, has_aux, kwargs):
 
 
 def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                     on_unknown: str = "error", options=None, local: bool = False, **kwargs) -> SparsityPattern:
+                     on_unknown: str = "error", options=None, local: bool = False, method: str = "auto",
+                     **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
-    ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
-    pattern of the lowered gradient program, symmetrized (see the module docstring).  ``options``: an
+    ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  ``options``: an
     :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
+
+    ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
+    gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
+    symmetrized (see the module docstring); ``"auto"`` (default) — direct, unless ``f`` uses a custom
+    derivative rule of its own or ``local=True``, then via the gradient.
 
     ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
     (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
     0`` and never exceeds the global pattern (docs/guarantees.md "Local patterns").
     """
+    if method not in ("auto", "direct", "via-gradient"):
+        raise InputError(f"method must be 'auto', 'direct' or 'via-gradient', got {method!r}")
+    if method != "via-gradient" and not local:
+        if not args:
+            raise InputError("hessian_sparsity needs at least one argument to differentiate")
+        from .analysis import resolve_options
+
+        argnums_t = tuple(dict.fromkeys(_norm_argnums(argnums, len(args))))
+        try:
+            return SparsityPattern(second_order.direct_hessian_sparsity(
+                f, args, argnums_t, has_aux, resolve_options(options, on_unknown), kwargs))
+        except second_order.NotCovered:
+            if method == "direct":
+                raise
+    elif method == "direct":
+        raise InputError("method='direct' gives the global pattern; local=True needs method='via-gradient'")
     return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local)[0]
 
 

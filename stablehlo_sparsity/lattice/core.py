@@ -48,6 +48,9 @@ __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", 
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
            "COMPACT_MOVES"]
 
+#: Above this many columns :meth:`Deps.reduce_all` sorts the entries instead of marking a vector of ``n`` flags.
+SPARSE_REDUCE_COLUMNS = 1 << 28
+
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
 
@@ -661,6 +664,8 @@ class Deps:
         n = self.n
         if not self.parts:
             return Deps.empty(1, n)
+        if n > SPARSE_REDUCE_COLUMNS:
+            return self._reduce_all_sorted()
         mark = np.zeros(n, bool)
         for p in self.parts:
             if isinstance(p, IndexPart):
@@ -675,6 +680,24 @@ class Deps:
                 mark[p.base.indices[np.repeat(used, np.diff(p.base.indptr))]] = True
         cols = np.flatnonzero(mark)
         return Deps(1, n, [CsrPart(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))] if len(cols) else [])
+
+    def _reduce_all_sorted(self) -> "Deps":
+        """:meth:`reduce_all` by sorting the entries: for column spaces too wide for a mark vector (the
+        second-order lattice's ``n + n²`` pair columns, :mod:`~stablehlo_sparsity.second_order`)."""
+        n = self.n
+        cols = []
+        for p in self.parts:
+            if isinstance(p, IndexPart):
+                cols.append(p.cols[p.cols >= 0])
+            elif p.rowmap is None:
+                cols.append(p.base.indices)
+            else:
+                used = np.zeros(p.base.shape[0], bool)
+                rm = p.rowmap
+                used[rm[rm >= 0]] = True
+                cols.append(p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
+        c = _sorted_unique(np.concatenate(cols).astype(np.int64, copy=False))
+        return Deps(1, n, [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n))] if len(c) else [])
 
     def broadcast_row(self, rows: int) -> "Deps":
         """A one-row lattice repeated ``rows`` times (a scalar broadcast)."""
