@@ -66,7 +66,7 @@ def _dot_general(ctx, op, args, results):
     return [dot_general_pairs(ctx, op, lhs, rhs)]
 
 
-@local_term("stablehlo.convolution", kind=CROSS,
+@local_term("stablehlo.convolution", "stablehlo.dynamic_conv", kind=CROSS,
             note="nothing with a known operand; two unknown operands: full (conservative)")
 def _convolution(ctx, op, args, results):
     if args[0].deps.is_empty or args[1].deps.is_empty:

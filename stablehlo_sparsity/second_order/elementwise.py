@@ -26,7 +26,8 @@ LINEAR = ("stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.
           "chlo.broadcast_add", "chlo.broadcast_subtract", "chlo.broadcast_complex")
 PIECEWISE_LINEAR = ("stablehlo.maximum", "stablehlo.minimum", "stablehlo.clamp", "stablehlo.select",
                     "stablehlo.remainder", "chlo.broadcast_maximum", "chlo.broadcast_minimum",
-                    "chlo.broadcast_select", "chlo.broadcast_remainder", "chlo.next_after")
+                    "chlo.broadcast_select", "chlo.broadcast_remainder", "chlo.next_after",
+                    "chlo.broadcast_next_after")
 local_term(*LINEAR, kind=ZERO, note="linear")(no_term)
 local_term(*PIECEWISE_LINEAR, kind=ZERO, note="piecewise linear (real operands)")(no_term)
 
