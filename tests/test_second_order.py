@@ -229,7 +229,7 @@ def test_soundness_suite_objectives(name, wrap):
 
 
 # ---------------------------------------------------------------- random programs
-EXAMPLES = int(os.environ.get("SHS_SECOND_ORDER_EXAMPLES", "300" if LONG else "12"))
+EXAMPLES = int(os.environ.get("SHS_SECOND_ORDER_EXAMPLES", "300" if LONG else "8"))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG, database=None,
