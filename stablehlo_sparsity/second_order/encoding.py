@@ -60,25 +60,32 @@ def first_order(deps: Deps, n: int) -> sp.csr_array:
 
 
 def _rows_from_entries(rows: np.ndarray, cols: np.ndarray, k: int, width: int) -> Deps:
-    """A ``(k, width)`` lattice from (row, column) entries, duplicates allowed."""
+    """A ``(k, width)`` lattice from (row, column) entries, duplicates allowed: SciPy's compiled COO → CSR
+    conversion and per-row sort (an order of magnitude faster than a two-key ``lexsort``)."""
     if len(rows) == 0:
         return Deps.empty(k, width)
-    order = np.lexsort((cols, rows))
-    rows, cols = rows[order], cols[order]
-    keep = np.ones(len(rows), bool)
-    keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
-    rows, cols = rows[keep], cols[keep]
-    check_nnz(len(cols), "the interactions of a value")
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
-    return Deps(k, width, [CsrPart(make_csr(indptr, cols, k, width))])
+    m = sp.csr_array((np.ones(len(rows), bool), (rows, cols)), shape=(k, width))
+    m.sum_duplicates()
+    check_nnz(m.nnz, "the interactions of a value")
+    return Deps(k, width, [CsrPart(make_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), k, width))])
+
+
+#: Above this many distinct (left length, right length) combinations, :func:`pair_rows` expands every triple
+#: through one flat index computation instead of one broadcast per combination.
+MAX_LENGTH_BUCKETS = 64
+
+
+def _row_matrix(m: sp.csr_array, ptr: np.ndarray, rows: np.ndarray, length: int) -> np.ndarray:
+    """The columns of ``rows`` (each of exactly ``length`` entries) as a ``(len(rows), length)`` matrix."""
+    return m.indices[ptr[rows][:, None] + np.arange(length, dtype=np.int64)[None, :]].astype(np.int64)
 
 
 def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right: sp.csr_array, rb: np.ndarray,
               n: int) -> Deps:
     """The cross term: for each triple ``t``, every pair ``{u, v}`` with ``u ∈ left[la[t]]`` and ``v ∈
     right[rb[t]]`` goes into output row ``out[t]`` (a product's ``∇a∇bᵀ + ∇b∇aᵀ``).  ``-1`` in ``la``/``rb``:
-    an empty row.  Vectorized over all pairs at once."""
+    an empty row.  Vectorized: the triples are bucketed by their two row lengths (a handful of buckets in
+    practice: stencils give rows of equal length), and each bucket is one broadcast outer product."""
     width = pair_width(n)
     la = np.asarray(la, np.int64)
     rb = np.asarray(rb, np.int64)
@@ -93,9 +100,22 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     live = cnt > 0
     if not live.any():
         return Deps.empty(k, width)
-    la_s, rb_s, out, len_b, cnt = la_s[live], rb_s[live], out[live], len_b[live], cnt[live]
+    la_s, rb_s, out, len_a, len_b, cnt = la_s[live], rb_s[live], out[live], len_a[live], len_b[live], cnt[live]
     total = int(cnt.sum())
     check_nnz(total, "the interactions of a value")
+    combo = len_a * (int(len_b.max()) + 1) + len_b
+    kinds = np.unique(combo)
+    if len(kinds) <= MAX_LENGTH_BUCKETS:
+        rows_list, codes_list = [], []
+        for c in kinds.tolist():
+            sel = np.flatnonzero(combo == c)
+            a_len, b_len = int(len_a[sel[0]]), int(len_b[sel[0]])
+            u = _row_matrix(left, lptr, la_s[sel], a_len)[:, :, None]
+            v = _row_matrix(right, rptr, rb_s[sel], b_len)[:, None, :]
+            lo, hi = np.minimum(u, v), np.maximum(u, v)
+            codes_list.append((lo * n + hi + n).reshape(-1))
+            rows_list.append(np.repeat(out[sel], a_len * b_len))
+        return _rows_from_entries(np.concatenate(rows_list), np.concatenate(codes_list), k, width)
     t = np.repeat(np.arange(len(cnt), dtype=np.int64), cnt)
     first = np.zeros(len(cnt), np.int64)
     np.cumsum(cnt[:-1], out=first[1:])
