@@ -198,6 +198,20 @@ def test_bad_method_and_non_scalar():
         hessian_sparsity(jnp.sum, jnp.ones(3), method="direct", local=True)
 
 
+def test_more_inputs_than_fit_packed_runs():
+    """n = 50,000: pair columns pass 2³¹ (the lattice's run-length compaction packs columns in 31 bits and
+    must stand aside; it once wrapped around and asked for 10¹⁴ nonzeros)."""
+    n = 50_000
+
+    def f(x):  # a 1-D Brusselator-like residual, squared: the banded unions the run compaction likes
+        lap = jnp.roll(x, 1) + jnp.roll(x, -1) - 2 * x
+        return jnp.sum((x * x * jnp.roll(x, 1) + lap) ** 2)
+
+    h = hessian_sparsity(f, jnp.ones(n), method="direct").to_scipy()
+    assert h.nnz == 5 * n  # pentadiagonal, periodic
+    assert h[0, n - 1] and h[0, n - 2] and h[7, 9] and not h[0, 3]
+
+
 def test_direct_never_lowers_the_gradient(monkeypatch):
     """The direct path builds no gradient program: jax.grad is never called."""
     import stablehlo_sparsity.hessian as H
