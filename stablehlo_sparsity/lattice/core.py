@@ -51,6 +51,11 @@ __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", 
 #: Above this many columns :meth:`Deps.reduce_all` sorts the entries instead of marking a vector of ``n`` flags.
 SPARSE_REDUCE_COLUMNS = 1 << 28
 
+#: Faster ways to the sorted distinct columns of a wide column space, tried in order by the sorted
+#: :meth:`Deps.reduce_all`: ``fn(columns int64, n) -> sorted distinct columns | None`` (``None``: not
+#: applicable).  The second-order lattice registers one that knows its pair encoding.
+WIDE_DISTINCT: list = []
+
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
 
@@ -696,7 +701,14 @@ class Deps:
                 rm = p.rowmap
                 used[rm[rm >= 0]] = True
                 cols.append(p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
-        c = _sorted_unique(np.concatenate(cols).astype(np.int64, copy=False))
+        flat = np.concatenate(cols).astype(np.int64, copy=False)
+        c = None
+        for distinct in WIDE_DISTINCT:
+            c = distinct(flat, n)
+            if c is not None:
+                break
+        if c is None:
+            c = _sorted_unique(flat)
         return Deps(1, n, [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n))] if len(c) else [])
 
     def broadcast_row(self, rows: int) -> "Deps":

@@ -22,14 +22,18 @@ Worked example (``n = 2``; pair ``{u, v}`` is column ``2 + 2u + v``)::
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import PatternTooLargeError
 from ..lattice import Deps
-from ..lattice.core import CsrPart, check_nnz, make_csr
+from ..irtools import index_dtype
+from ..lattice.core import WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts, is_arange, make_csr
 
-__all__ = ["pair_width", "first_order", "pair_rows", "full_rows", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
+__all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
+           "pairs_to_hessian", "MAX_PAIR_WIDTH"]
 
 #: The widest column space (``n + n²``) the pair encoding may use: columns are ``int64``.
 MAX_PAIR_WIDTH = 1 << 62
@@ -44,15 +48,75 @@ def pair_width(n: int) -> int:
     return width
 
 
-def first_order(deps: Deps, n: int) -> sp.csr_array:
+def inputs_of_width(width: int) -> int | None:
+    """The ``n`` with ``n + n² = width``, or ``None`` when ``width`` is not a pair width."""
+    n = int((math.isqrt(4 * width + 1) - 1) // 2)
+    return n if n > 0 and n + n * n == width else None
+
+
+#: The marks of :func:`distinct_columns` may take this many times the entries (and at least this many bytes).
+MARK_SLACK, MARK_FLOOR = 8, 1 << 20
+
+
+def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
+    """Sorted distinct columns of a second-order lattice, with mark vectors instead of a sort.
+
+    First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
+    array, ``b`` the widest ``v - u`` present — small for the local objectives this is for.  ``None`` when
+    ``width`` is no pair width or the marks would not be much smaller than sorting (a wide band)."""
+    n = inputs_of_width(width)
+    if n is None:
+        return None
+    pairs = cols >= n
+    first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
+    code = cols[pairs] - n
+    if len(code) == 0:
+        return first.astype(np.int64)
+    u, v = np.divmod(code, n)
+    d = v - u
+    band = int(d.max()) + 1
+    if n * band > max(MARK_SLACK * len(code), MARK_FLOOR):
+        return None
+    mark = np.zeros(n * band, bool)
+    mark[u * band + d] = True
+    hit = np.flatnonzero(mark)
+    uu, dd = np.divmod(hit, band)
+    codes = uu * n + (uu + dd) + n                    # (u, d) order is (u, v) order: sorted
+    return np.concatenate([first.astype(np.int64), codes])
+
+
+WIDE_DISTINCT.append(distinct_columns)
+
+
+def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     """The first-order part (columns ``< n``) of a second-order lattice, as a ``(k, n)`` canonical CSR.
 
-    Rows are sorted, so each row's first-order columns come first: one mask over the entries, O(nnz)."""
-    m = deps.to_csr()
+    Works on the lazy parts, so a value's interactions are never materialized just to read its first-order
+    sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
+    shared across values; many parts see one base through different row maps)."""
+    k = deps.rows
+    parts = []
+    for p in deps.parts:
+        if isinstance(p, IndexPart):
+            cols = p.cols
+            parts.append(IndexPart(np.where(cols < n, cols, -1).astype(index_dtype(n), copy=False)))
+        else:
+            base = p.base
+            hit = bases.get(id(base)) if bases is not None else None
+            if hit is None or hit[0] is not base:
+                hit = (base, _first_order_csr(base, n))
+                if bases is not None:
+                    bases[id(base)] = hit  # keeps the base alive: its id stays unique
+            parts.append(CsrPart(hit[1], p.rowmap))
+    return csr_from_parts(parts, k, n)
+
+
+def _first_order_csr(m: sp.csr_array, n: int) -> sp.csr_array:
+    """Columns ``< n`` of a canonical CSR (sorted rows: a mask over the entries, O(nnz))."""
     k = m.shape[0]
-    if m.nnz == 0:
-        return make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
     keep = m.indices < n
+    if keep.all():
+        return make_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), k, n)
     row_of = np.repeat(np.arange(k, dtype=np.int64), np.diff(m.indptr))
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(np.bincount(row_of[keep], minlength=k), out=indptr[1:])
@@ -80,31 +144,90 @@ def _row_matrix(m: sp.csr_array, ptr: np.ndarray, rows: np.ndarray, length: int)
     return m.indices[ptr[rows][:, None] + np.arange(length, dtype=np.int64)[None, :]].astype(np.int64)
 
 
+def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Row lengths of a CSR at ``rows`` (``-1`` = an empty row)."""
+    if len(rows) == 0 or int(rows.min()) >= 0:
+        return ptr[rows + 1] - ptr[rows]
+    safe = np.maximum(rows, 0)
+    return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
+
+
+def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n) -> Deps:
+    """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
+    of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
+    width = pair_width(n)
+    square = left is right and np.array_equal(la_s, rb_s)
+    buckets = []
+    for c in kinds.tolist():
+        sel = np.flatnonzero(combo == c) if len(kinds) > 1 else None
+        rows_a = la_s if sel is None else la_s[sel]
+        a_len, b_len = (int(len_a[0]), int(len_b[0])) if sel is None else (int(len_a[sel[0]]), int(len_b[sel[0]]))
+        a = _row_matrix(left, lptr, rows_a, a_len)
+        keep = None                                 # None: every code of the bucket is distinct within its row
+        if square:
+            # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
+            iu, ju = np.triu_indices(a_len)
+            codes = a[:, iu] * n + a[:, ju] + n
+        else:
+            u = a[:, :, None]
+            v = _row_matrix(right, rptr, rb_s if sel is None else rb_s[sel], b_len)[:, None, :]
+            codes = (np.minimum(u, v) * n + np.maximum(u, v) + n).reshape(len(rows_a), a_len * b_len)
+            if codes.shape[1] > 1:
+                codes.sort(axis=1)
+                keep = np.ones(codes.shape, bool)
+                np.not_equal(codes[:, 1:], codes[:, :-1], out=keep[:, 1:])
+        buckets.append((out if sel is None else out[sel], codes, keep))
+    if len(buckets) == 1 and buckets[0][2] is None and len(out) == k and is_arange(out):
+        codes = buckets[0][1]                       # one bucket covering rows 0..k-1 in order: the codes as they are
+        indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+        check_nnz(codes.size, "the interactions of a value")
+        return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+    counts = np.zeros(k, np.int64)
+    for rows, codes, keep in buckets:
+        counts[rows] = codes.shape[1] if keep is None else keep.sum(axis=1)
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]), "the interactions of a value")
+    indices = np.empty(int(indptr[-1]), np.int64)
+    for rows, codes, keep in buckets:
+        if keep is None:
+            slot = indptr[rows][:, None] + np.arange(codes.shape[1], dtype=np.int64)[None, :]
+            indices[slot.reshape(-1)] = codes.reshape(-1)
+        else:
+            slot = np.cumsum(keep, axis=1) - 1
+            slot += indptr[rows][:, None]
+            indices[slot[keep]] = codes[keep]
+    return Deps(k, width, [CsrPart(make_csr(indptr, indices, k, width))])
+
+
 def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right: sp.csr_array, rb: np.ndarray,
-              n: int) -> Deps:
+              n: int, one_per_row: bool = False) -> Deps:
     """The cross term: for each triple ``t``, every pair ``{u, v}`` with ``u ∈ left[la[t]]`` and ``v ∈
     right[rb[t]]`` goes into output row ``out[t]`` (a product's ``∇a∇bᵀ + ∇b∇aᵀ``).  ``-1`` in ``la``/``rb``:
     an empty row.  Vectorized: the triples are bucketed by their two row lengths (a handful of buckets in
-    practice: stencils give rows of equal length), and each bucket is one broadcast outer product."""
+    practice: stencils give rows of equal length), and each bucket is one broadcast outer product.
+    ``one_per_row``: ``out`` has no repeated row (elementwise ops), which allows a faster assembly."""
     width = pair_width(n)
     la = np.asarray(la, np.int64)
     rb = np.asarray(rb, np.int64)
     out = np.asarray(out, np.int64)
     lptr = left.indptr.astype(np.int64)
     rptr = right.indptr.astype(np.int64)
-    la_ok, rb_ok = la >= 0, rb >= 0
-    la_s, rb_s = np.where(la_ok, la, 0), np.where(rb_ok, rb, 0)
-    len_a = np.where(la_ok, lptr[la_s + 1] - lptr[la_s], 0)
-    len_b = np.where(rb_ok, rptr[rb_s + 1] - rptr[rb_s], 0)
+    len_a = _lengths(lptr, la)
+    len_b = _lengths(rptr, rb)
     cnt = len_a * len_b
     live = cnt > 0
     if not live.any():
         return Deps.empty(k, width)
-    la_s, rb_s, out, len_a, len_b, cnt = la_s[live], rb_s[live], out[live], len_a[live], len_b[live], cnt[live]
+    if not live.all():
+        la, rb, out, len_a, len_b, cnt = la[live], rb[live], out[live], len_a[live], len_b[live], cnt[live]
+    la_s, rb_s = la, rb
     total = int(cnt.sum())
     check_nnz(total, "the interactions of a value")
     combo = len_a * (int(len_b.max()) + 1) + len_b
-    kinds = np.unique(combo)
+    kinds = np.flatnonzero(np.bincount(combo))   # (np.unique hashes: much slower on NumPy 2)
+    if one_per_row and len(kinds) <= MAX_LENGTH_BUCKETS:
+        return _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n)
     if len(kinds) <= MAX_LENGTH_BUCKETS:
         rows_list, codes_list = [], []
         for c in kinds.tolist():
@@ -131,17 +254,20 @@ def full_rows(s: sp.csr_array, n: int) -> Deps:
     """The full term ``S_e × S_e`` of each row (a nonlinear op's ``g''·∇y∇yᵀ`` with ``g''`` unknown)."""
     k = s.shape[0]
     idx = np.arange(k, dtype=np.int64)
-    return pair_rows(idx, k, s, idx, s, idx, n)
+    return pair_rows(idx, k, s, idx, s, idx, n, one_per_row=True)
 
 
 def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
-    """The symmetric ``(n, n)`` pattern of a one-row second-order lattice (its pair columns, both triangles)."""
+    """The symmetric ``(n, n)`` pattern of a one-row second-order lattice (its pair columns, both triangles).
+
+    The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
+    is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
     cols = row.indices.astype(np.int64)
     code = cols[cols >= n] - n
-    u, v = code // n, code % n
-    r = np.concatenate([u, v])
-    c = np.concatenate([v, u])
-    m = sp.csr_array((np.ones(len(r), bool), (r, c)), shape=(n, n))
-    m.sum_duplicates()
-    m.sort_indices()
-    return m
+    u, v = np.divmod(code, n)
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    upper = make_csr(indptr, v, n, n)
+    full = (upper + upper.T).tocsr()
+    full.sort_indices()
+    return full

@@ -46,6 +46,7 @@ class SecondOrderInterpreter(Interpreter):
         self.n = pair_width(self.n_first)
         self._no_plans = _NoLoopPlans()
         self._first_order_cache: dict[int, tuple[Deps, sp.csr_array]] = {}
+        self._first_order_bases: dict = {}
 
     def memo(self, name: str) -> dict:
         if name == "while_plans":  # no summaries: see the module docstring
@@ -57,7 +58,7 @@ class SecondOrderInterpreter(Interpreter):
         hit = self._first_order_cache.get(id(av.deps))
         if hit is not None and hit[0] is av.deps:
             return hit[1]
-        m = first_order(av.deps, self.n_first)
+        m = first_order(av.deps, self.n_first, self._first_order_bases)
         self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
         return m
 

@@ -34,4 +34,4 @@ def cross_rows(ctx, a, b, size: int):
     e = np.arange(size, dtype=np.int64)
     ia = e if a.size == size else np.zeros(size, np.int64)
     ib = e if b.size == size else np.zeros(size, np.int64)
-    return pair_rows(e, size, sa, ia, sb, ib, ctx.n_first)
+    return pair_rows(e, size, sa, ia, sb, ib, ctx.n_first, one_per_row=True)
