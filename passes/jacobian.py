@@ -239,27 +239,11 @@ def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str =
 def read_pattern(fn) -> dict:
     """The ``sparsity.derivative`` dictionary of an injected function, read back as Python / NumPy values
     (``kind``, ``entry``, ``wrt``, ``shape``, ``nnz``, ``indptr``, ``indices``, ``mode``, ``num_colors``,
-    ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view."""
-    from jaxlib.mlir import ir
+    ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view; the public reader is
+    :func:`stablehlo_sparsity.read_injected`."""
+    from stablehlo_sparsity.injected import read_function_record
 
-    d = ir.DictAttr(fn.attributes[_OWN])
-    ints = lambda k: np.asarray(d[k], dtype=np.int64).reshape(-1)  # noqa: E731
-    out = {
-        "kind": ir.StringAttr(d["kind"]).value,
-        "entry": ir.StringAttr(d["entry"]).value,
-        "wrt": [int(v) for v in ints("wrt")],
-        "shape": tuple(int(v) for v in ints("shape")),
-        "nnz": int(ir.IntegerAttr(d["nnz"]).value),
-        "indptr": ints("row_pointers"),
-        "indices": ints("column_indices"),
-        "mode": ir.StringAttr(d["mode"]).value,
-        "num_colors": int(ir.IntegerAttr(d["num_colors"]).value),
-        "colors": ints("colors"),
-        "helpers": [ir.StringAttr(a).value for a in ir.ArrayAttr(d["helpers"])],
-    }
-    if "triangle" in d:
-        out["triangle"] = ir.StringAttr(d["triangle"]).value
-    return out
+    return read_function_record(fn).as_dict()
 
 
 _ENTRY = "entry function (default: main, else the only public one)"

@@ -40,3 +40,4 @@ from .checks import CheckReport, DerivativeMismatchError, check_hessian, check_j
 from .importer import ImportedFunction, import_module  # noqa: F401,E402
 from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,  # noqa: F401,E402
                                  check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)
+from .injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402

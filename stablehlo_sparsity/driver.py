@@ -2,11 +2,13 @@
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
                            [--emit=ir|pattern|hessian-pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
-                           [--max-pattern-nnz=N]
+                           [--emit-bytecode] [--max-pattern-nnz=N]
 
 Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
 ``--wrt=0,2`` picks arguments, ``--wrt=all`` takes every argument.  ``--max-pattern-nnz=N`` sets the limit on
 pattern size (default: from the memory available); ``--emit=pattern|json`` stream their text.
+``--emit-bytecode`` (implied by ``-o OUT.mlirbc``) writes the module as MLIR bytecode, which the driver (and
+any MLIR tool) reads back.
 
 Pass flags run in command-line order: ``--sparsity-fold-constants[=materialize=true]``,
 ``--sparsity-annotate[="max-elements=N entry=f"]``, ``--sparsity-strip``, ``--sparsity-jacobian[="wrt=0 mode=auto"]``,
@@ -35,7 +37,7 @@ DEFAULT_SPLIT_MARKER = "// -----"
 
 # Options the argument parser owns (everything else starting with '-' is a pass flag).
 _DRIVER_OPTIONS = {
-    "o", "emit", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file",
+    "o", "emit", "emit-bytecode", "entry", "wrt", "on-unknown", "max-pattern-nnz", "pass-pipeline", "split-input-file",
     "mlir-print-debuginfo",
     "mlir-print-op-generic", "allow-unregistered-dialect", "version", "help", "h",
 }
@@ -97,6 +99,8 @@ def _make_parser() -> argparse.ArgumentParser:
                    help="input .mlir file (or MLIR bytecode .mlirbc, a StableHLO portable artifact, a serialized "
                         "jax.export artifact), or - for stdin (default)")
     p.add_argument("-o", dest="output", default="-", metavar="OUT", help="output file (default: stdout)")
+    p.add_argument("--emit-bytecode", action="store_true",
+                   help="write the module as MLIR bytecode (with --emit=ir; implied by -o OUT.mlirbc)")
     p.add_argument("--emit", choices=["ir", "pattern", "hessian-pattern", "json", "picture"], default="ir",
                    help="ir: the module after the passes (default); pattern: the Jacobian pattern in "
                         "MatrixMarket coordinate format; hessian-pattern: the Hessian pattern of a scalar entry "
@@ -472,6 +476,10 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
             elements = _resolve_wrt_all(elements, module)
         if elements:
             run_pipeline(module, elements)
+        if args.emit == "ir" and args.emit_bytecode:
+            buf = io.BytesIO()  # (get_asm(binary=True) is text as bytes; write_bytecode writes MLIR bytecode)
+            module.operation.write_bytecode(buf)
+            return buf.getvalue()
         if args.emit == "ir":
             asm = module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo,
                                            print_generic_op_form=args.mlir_print_op_generic)
@@ -515,6 +523,7 @@ def _run(argv: list[str]) -> int:
                 except ValueError:
                     raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'"
                                      ) from None
+        _bytecode_output(args)
         if args.pass_pipeline is not None and flags:
             raise InputError("--pass-pipeline cannot be combined with individual pass flags "
                              f"({', '.join('--' + n for n, _ in flags)})")
@@ -558,10 +567,10 @@ def _run(argv: list[str]) -> int:
     # Outputs are written as they are produced (the pattern emitters stream their text in chunks): the driver
     # never holds more than the pattern itself and one chunk of text.
     if args.output == "-":
-        out = sys.stdout
+        out = sys.stdout.buffer if args.emit_bytecode else sys.stdout
     else:
         try:
-            out = io.open(args.output, "w", encoding="utf-8")
+            out = io.open(args.output, "wb") if args.emit_bytecode else io.open(args.output, "w", encoding="utf-8")
         except OSError as e:
             print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
             return 1
@@ -575,7 +584,7 @@ def _run(argv: list[str]) -> int:
                     warnings.simplefilter("always")
                     try:
                         result = _process_chunk(chunk, first_line, name, elements, args, wrt, ctx)
-                        pieces = [result] if isinstance(result, str) else result
+                        pieces = [result] if isinstance(result, (str, bytes)) else result
                         for i, piece in enumerate(pieces):
                             if i == 0 and written:
                                 out.write(sep)
@@ -594,9 +603,27 @@ def _run(argv: list[str]) -> int:
         print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
         return 1
     finally:
-        if out is not sys.stdout:
+        if out is not sys.stdout and out is not getattr(sys.stdout, "buffer", None):
             out.close()
     return 1 if failed else 0
+
+
+def _bytecode_output(args) -> None:
+    """``-o OUT.mlirbc`` implies ``--emit-bytecode``; bytecode holds one module and only the IR."""
+    from stablehlo_sparsity.errors import InputError
+
+    if args.output != "-" and args.output.endswith(".mlirbc"):
+        args.emit_bytecode = True
+    if not args.emit_bytecode:
+        return
+    if args.emit != "ir":
+        raise InputError(f"--emit-bytecode writes the module's IR; it cannot be combined with --emit={args.emit}")
+    if args.split_input_file is not None:
+        raise InputError("--emit-bytecode writes one module; it cannot be combined with --split-input-file")
+    if args.mlir_print_op_generic or args.mlir_print_debuginfo:
+        # (bytecode keeps locations and has no printed form: the printing flags do not apply)
+        raise InputError("--mlir-print-op-generic and --mlir-print-debuginfo apply to text output, not to "
+                         "--emit-bytecode")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -201,9 +201,16 @@ def sparse_hessian_module(module, entry: str = "main", wrt=None, *, output: str 
 
 
 def _points(f: ImportedFunction, args, points: int, seed: int):
+    """``[(point, points= for check_*)]``: at ``args`` and ``points - 1`` random points near them; at the
+    given points (a list of argument tuples); else at ``points`` random points of the declared types."""
+    if not isinstance(points, (int, np.integer)) or isinstance(points, bool):  # explicit argument tuples
+        if args is not None:
+            raise InputError("pass either args= or a list of points=, not both")
+        pts = [tuple(p) for p in points]
+        return [(pts[0], pts)] if pts else []
     if args is not None:
-        return [tuple(args)]
-    return [f.random_args(seed + k) for k in range(points)]
+        return [(tuple(args), points)]
+    return [(f.random_args(seed + k), 1) for k in range(points)]
 
 
 def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
@@ -211,13 +218,19 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
                           atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
                           raise_on_error: bool = True, jacobian: ModuleSparseJacobian | None = None) -> CheckReport:
     """The oracle for a module from any producer: the detected pattern and the compressed Jacobian against
-    dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points (or at
-    ``args``).  Returns the worst :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside
-    the pattern counts in ``missing`` and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`)."""
-    sj = jacobian if jacobian is not None else ModuleSparseJacobian(module, entry, wrt, mode=mode, output="values")
-    return _worst(check_jacobian(sj.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
-                                 dense_limit=dense_limit, raise_on_error=raise_on_error, jacobian=sj)
-                  for pt in _points(sj.function, args, points, seed))
+    dense AD (``jax.jacfwd``-style JVPs) of the imported function at ``points`` random points of the declared
+    types (or at ``args`` and ``points - 1`` random points near them, or at ``points`` given as a list of
+    argument tuples).  Returns the worst
+    :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside the pattern counts in ``missing``
+    and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`), and so does a point where the function
+    or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``)."""
+    f = _imported(module, entry)  # the reference: this module's function, whatever ``jacobian`` was prepared from
+    sj = jacobian if jacobian is not None else ModuleSparseJacobian(f, entry, wrt, mode=mode, output="values")
+    argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
+    return _worst([check_jacobian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
+                                  seed=seed, dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)
+                   for pt, k in _points(f, args, points, seed)], args is None and isinstance(points, int), seed,
+                  raise_on_error)
 
 
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
@@ -225,13 +238,31 @@ def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequenc
                          atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
                          raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None) -> CheckReport:
     """:func:`check_jacobian_module` for the Hessian of a scalar module."""
-    sh = hessian if hessian is not None else ModuleSparseHessian(module, entry, wrt, output="values")
-    return _worst(check_hessian(sh.function, *pt, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
-                                dense_limit=dense_limit, raise_on_error=raise_on_error, hessian=sh)
-                  for pt in _points(sh.function, args, points, seed))
+    f = _imported(module, entry)  # the reference: this module's function, whatever ``hessian`` was prepared from
+    sh = hessian if hessian is not None else ModuleSparseHessian(f, entry, wrt, output="values")
+    argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
+    return _worst([check_hessian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
+                                 seed=seed, dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)
+                   for pt, k in _points(f, args, points, seed)], args is None and isinstance(points, int), seed,
+                  raise_on_error)
 
 
-def _worst(reports) -> CheckReport | None:
-    """The worst of the reports at several points: failures first, then most missing, then largest error (the
-    first of equals)."""
-    return max(reports, key=lambda rep: (not rep.ok, rep.missing, rep.worst), default=None)
+def _worst(reports, random: bool, seed: int, raise_on_error: bool) -> CheckReport | None:
+    """The worst of the reports at several points: failures first, then not finite, then most missing, then
+    largest error (the first of equals); raised as a :class:`~stablehlo_sparsity.DerivativeMismatchError` when
+    it fails and ``raise_on_error``."""
+    from .checks import DerivativeMismatchError
+
+    if not reports:
+        return None
+    k = max(range(len(reports)), key=lambda i: (not reports[i].ok, not reports[i].finite, reports[i].missing,
+                                               reports[i].worst))
+    rep = reports[k]
+    if random:  # say which random point (the check itself saw it as its args)
+        rep.point, rep.points = k, len(reports)
+        rep.where = f"random point {k} of the declared types (ImportedFunction.random_args({seed + k}))"
+        if not rep.finite:
+            rep.message = rep.message.replace("(args=/points=)", "(args=)")
+    if not rep.ok and raise_on_error:
+        raise DerivativeMismatchError(rep)
+    return rep

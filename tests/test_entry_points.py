@@ -90,9 +90,9 @@ def test_check_hessian_of_another_function_fails(method):
 
 
 def test_check_hessian_of_another_size_fails():
-    # the prepared program cannot even run at these arguments: an input error, never an OK
+    # a 5×5 Hessian for a function of 6 variables: a wrong answer (of the wrong shape), never an OK
     hes = ss.sparse_hessian(energy, X[:5])
-    with pytest.raises(InputError, match="prepared shape"):
+    with pytest.raises(DerivativeMismatchError, match="WRONG SHAPE.*5×5.*6×6"):
         ss.check_hessian(energy, X, hessian=hes)
 
 
