@@ -108,7 +108,7 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
         try:
             return SparsityPattern(second_order.direct_hessian_sparsity(
                 f, args, argnums_t, has_aux, resolve_options(options, on_unknown), kwargs))
-        except second_order.NotCovered:
+        except second_order.FALLBACK_ERRORS:
             if method == "direct":
                 raise
     elif method == "direct":

@@ -206,6 +206,17 @@ def test_custom_rule_falls_back_to_the_gradient():
     assert (auto == hessian_sparsity(g, jnp.ones(4), method="via-gradient").todense()).all()
 
 
+def test_auto_falls_back_when_interactions_exceed_the_budget():
+    from stablehlo_sparsity import AnalysisOptions, PatternTooLargeError
+
+    f = lambda x: jnp.sin(x)[0]  # sin(x) holds 20 first-order sets and 20 interactions: 40 > 30
+    opts = AnalysisOptions(max_pattern_nnz=30)
+    with pytest.raises(PatternTooLargeError):
+        hessian_sparsity(f, jnp.ones(20), method="direct", options=opts)
+    auto = hessian_sparsity(f, jnp.ones(20), options=opts)
+    assert auto.nnz == hessian_sparsity(f, jnp.ones(20), method="via-gradient", options=opts).nnz
+
+
 def test_bad_method_and_non_scalar():
     with pytest.raises(InputError, match="method"):
         hessian_sparsity(jnp.sum, jnp.ones(3), method="forward")

@@ -13,9 +13,15 @@ custom calls).
 """
 
 from . import bodies, contraction, elementwise, linalg, linear  # noqa: F401  (registers every rule)
+from ..errors import PatternTooLargeError
 from .api import NotCovered, direct_hessian_sparsity, hessian_pattern_of_entry
 from .interpreter import SecondOrderInterpreter
 from .registry import KINDS, LOCAL_TERMS
 
 __all__ = ["direct_hessian_sparsity", "hessian_pattern_of_entry", "NotCovered", "SecondOrderInterpreter",
-           "LOCAL_TERMS", "KINDS"]
+           "LOCAL_TERMS", "KINDS", "FALLBACK_ERRORS"]
+
+#: What ``hessian_sparsity(method="auto")`` answers by taking the gradient path instead: a custom derivative
+#: rule the primal does not show, or intermediate interactions above the nonzero budget (the gradient
+#: program's Jacobian may still fit: its rows hold only the final pattern).
+FALLBACK_ERRORS = (NotCovered, PatternTooLargeError)
