@@ -225,7 +225,8 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     total = int(cnt.sum())
     check_nnz(total, "the interactions of a value")
     combo = len_a * (int(len_b.max()) + 1) + len_b
-    kinds = np.flatnonzero(np.bincount(combo))   # (np.unique hashes: much slower on NumPy 2)
+    # (np.unique hashes, much slower on NumPy 2; a bincount only while the length pairs are small numbers)
+    kinds = np.flatnonzero(np.bincount(combo)) if int(combo.max()) < 1 << 22 else np.unique(combo)
     if one_per_row and len(kinds) <= MAX_LENGTH_BUCKETS:
         return _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n)
     if len(kinds) <= MAX_LENGTH_BUCKETS:
