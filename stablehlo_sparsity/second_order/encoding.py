@@ -179,8 +179,10 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
         buckets.append((out if sel is None else out[sel], codes, keep))
     if len(buckets) == 1 and buckets[0][2] is None and len(out) == k and is_arange(out):
         codes = buckets[0][1]                       # one bucket covering rows 0..k-1 in order: the codes as they are
-        indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
         check_nnz(codes.size, "the interactions of a value")
+        if codes.shape[1] == 1:  # one pair per row (x², x·y of single inputs): an index part, unions stay lazy
+            return Deps(k, width, [IndexPart(codes.reshape(-1))])
+        indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
         return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
     counts = np.zeros(k, np.int64)
     for rows, codes, keep in buckets:
