@@ -91,7 +91,8 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
     gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
     symmetrized (see the module docstring); ``"auto"`` (default) — direct, unless ``f`` uses a custom
-    derivative rule of its own or ``local=True``, then via the gradient.
+    derivative rule of its own, the direct analysis' interactions exceed the nonzero budget, or ``local=True``:
+    then via the gradient.
 
     ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
     (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
