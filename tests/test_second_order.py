@@ -98,6 +98,16 @@ def test_distinct_columns_by_marks_equals_a_sort(band):
     assert distinct_columns(cols, pair_width(n) + 1) is None  # not a pair width
 
 
+def test_full_reduction_of_a_wide_column_space_sorts_instead_of_marking():
+    """Deps.reduce_all over 10⁷ columns with a few entries: no 10⁷-flag vector, the same answer."""
+    import scipy.sparse as sp
+
+    n = 10_000_000
+    m = sp.csr_array((np.ones(4, bool), (np.array([0, 0, 1, 2]), np.array([9_999_999, 5, 5, 17]))), shape=(3, n))
+    d = Deps.union(Deps.from_csr(m), Deps.identity(2, n, 40).gather_rows(np.array([0, -1, 1])))
+    assert d.reduce_all().to_csr().indices.tolist() == [5, 17, 40, 41, 9_999_999]
+
+
 def test_every_first_order_op_is_classified():
     """Every op with a first-order rule has an explicit second-order class (the default full term is sound,
     but a missing entry would be an unreviewed op)."""

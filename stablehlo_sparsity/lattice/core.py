@@ -48,8 +48,9 @@ __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", 
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
            "COMPACT_MOVES"]
 
-#: Above this many columns :meth:`Deps.reduce_all` sorts the entries instead of marking a vector of ``n`` flags.
-SPARSE_REDUCE_COLUMNS = 1 << 28
+#: Above this many columns, and 16 per entry, :meth:`Deps.reduce_all` sorts the entries instead of marking a
+#: vector of ``n`` flags (the second-order lattice has ``n + n²`` columns).
+SPARSE_REDUCE_COLUMNS = 1 << 22
 
 #: Faster ways to the sorted distinct columns of a wide column space, tried in order by the sorted
 #: :meth:`Deps.reduce_all`: ``fn(columns int64, n) -> sorted distinct columns | None`` (``None``: not
@@ -669,7 +670,8 @@ class Deps:
         n = self.n
         if not self.parts:
             return Deps.empty(1, n)
-        if n > SPARSE_REDUCE_COLUMNS:
+        if n > SPARSE_REDUCE_COLUMNS and n > 16 * sum(len(p.cols) if isinstance(p, IndexPart) else p.base.nnz
+                                                      for p in self.parts):
             return self._reduce_all_sorted()
         mark = np.zeros(n, bool)
         for p in self.parts:
