@@ -1,7 +1,7 @@
 """``stablehlo-sparsity-opt``: an ``mlir-opt``-style driver for StableHLO sparsity analysis.
 
     stablehlo-sparsity-opt INPUT.mlir|INPUT.mlirbc|- [pass flags | --pass-pipeline=...] [--split-input-file]
-                           [--emit=ir|pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
+                           [--emit=ir|pattern|hessian-pattern|json|picture] [--entry=NAME] [--wrt=0,2|all] [-o OUT]
                            [--emit-bytecode] [--max-pattern-nnz=N] [--platform=auto|portable|cpu]
 
 Columns are the entry's argument 0 by default (as ``jax.jacfwd``'s ``argnums=0`` and the Python API);
@@ -104,9 +104,11 @@ def _make_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", dest="output", default="-", metavar="OUT", help="output file (default: stdout)")
     p.add_argument("--emit-bytecode", action="store_true",
                    help="write the module as MLIR bytecode (with --emit=ir; implied by -o OUT.mlirbc)")
-    p.add_argument("--emit", choices=["ir", "pattern", "json", "picture"], default="ir",
+    p.add_argument("--emit", choices=["ir", "pattern", "hessian-pattern", "json", "picture"], default="ir",
                    help="ir: the module after the passes (default); pattern: the Jacobian pattern in "
-                        "MatrixMarket coordinate format; json: shapes, nnz and rows; picture: a text picture")
+                        "MatrixMarket coordinate format; hessian-pattern: the Hessian pattern of a scalar entry "
+                        "(both triangles, from the primal program); json: shapes, nnz and rows; picture: a text "
+                        "picture")
     p.add_argument("--entry", default=None, metavar="NAME",
                    help="entry function (default: main, else the only public function)")
     p.add_argument("--wrt", default=None, metavar="I,J|all",
@@ -289,6 +291,20 @@ def _analyze(module, args, wrt):
     return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
 
 
+def _hessian(module, args, wrt):
+    """The Hessian pattern of the scalar entry, by the direct (second-order) analysis of the module."""
+    from types import SimpleNamespace
+
+    from stablehlo_sparsity.interpreter import AnalysisOptions
+    from stablehlo_sparsity.passes.annotate import resolve_entry
+    from stablehlo_sparsity.pattern import SparsityPattern
+    from stablehlo_sparsity.second_order import hessian_pattern_of_entry
+
+    entry = resolve_entry(module, args.entry)
+    pattern, warned = hessian_pattern_of_entry(module, entry, wrt, AnalysisOptions(on_unknown=args.on_unknown))
+    return SimpleNamespace(pattern=SparsityPattern(pattern), entry=entry)
+
+
 #: The streaming emitters format this many nonzeros at a time: their temporaries (about 100 bytes per
 #: nonzero formatted) stay a few MiB whatever the pattern's size, so the output costs no more than the
 #: pattern itself.
@@ -385,7 +401,7 @@ def _row_blocks(indptr, chunk: int = None):
         lo = hi
 
 
-def _emit_pattern(analysis):
+def _emit_pattern(analysis, legend: str = "Jacobian sparsity of @{entry}: rows are outputs, columns are inputs"):
     """MatrixMarket coordinate pattern, streamed: one chunk of text per block of rows."""
     import numpy as np
 
@@ -393,7 +409,7 @@ def _emit_pattern(analysis):
     m, n = p.shape
     csr = p.to_scipy()
     yield ("%%MatrixMarket matrix coordinate pattern general\n"
-           f"% Jacobian sparsity of @{analysis.entry}: rows are outputs, columns are inputs (1-based)\n"
+           f"% {legend.format(entry=analysis.entry)} (1-based)\n"
            f"{m} {n} {p.nnz}\n")
     for lo, hi in _row_blocks(csr.indptr):
         a, b = int(csr.indptr[lo]), int(csr.indptr[hi])
@@ -478,6 +494,9 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
             asm = module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo,
                                            print_generic_op_form=args.mlir_print_op_generic)
             return asm.rstrip("\n") + "\n"
+        if args.emit == "hessian-pattern":
+            return _emit_pattern(_hessian(module, args, wrt), "Hessian sparsity of @{entry}: both triangles, rows and "
+                                 "columns are inputs")
         analysis = _analyze(module, args, wrt)
         # (pattern and json: a generator of text chunks, written as they come: see _run)
         return {"pattern": _emit_pattern, "json": _emit_json, "picture": _emit_picture}[args.emit](analysis)

@@ -48,6 +48,7 @@ from .prepared.base import PreparedDerivative
 from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
 from .prepared.modes import HessianMode, parse_mode
 from .prepared.seeds import hessian_decompression, seed_factory
+from . import second_order
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
            "HESSIAN_MODES"]
@@ -86,12 +87,18 @@ def _gradient_program(f, argnums, has_aux, kwargs):
 
 def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                      on_unknown: str = "error", options=None, local: bool = False, derivatives: str = "auto",
+                     method: str = "auto",
                      **kwargs) -> SparsityPattern:
     """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
 
-    ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  Found as the Jacobian
-    pattern of the lowered gradient program, symmetrized (see the module docstring).  ``options``: an
+    ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  ``options``: an
     :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
+
+    ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
+    gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
+    symmetrized (see the module docstring); ``"auto"`` (default) — direct, unless ``f`` uses a custom
+    derivative rule of its own, the direct analysis' interactions exceed the nonzero budget, or ``local=True``:
+    then via the gradient.
 
     ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
     (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
@@ -102,6 +109,23 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     ``output`` …) are refused (:mod:`stablehlo_sparsity.keywords`).
     """
     refuse_library_keywords("hessian_sparsity", kwargs)
+    if method not in ("auto", "direct", "via-gradient"):
+        raise InputError(f"method must be 'auto', 'direct' or 'via-gradient', got {method!r}")
+    if method == "direct" and (local or derivatives != "auto"):
+        raise InputError("method='direct' reads the primal program for the global pattern; local=True and "
+                         "derivatives= are options of method='via-gradient'")
+    if method != "via-gradient" and not local and derivatives == "auto":
+        if not args:
+            raise InputError("hessian_sparsity needs at least one argument to differentiate")
+        from .analysis import resolve_options
+
+        argnums_t = parse_indices(argnums, len(args), unique=True)
+        try:
+            return SparsityPattern(second_order.direct_hessian_sparsity(
+                f, args, argnums_t, has_aux, resolve_options(options, on_unknown), kwargs))
+        except second_order.FALLBACK_ERRORS:
+            if method == "direct":
+                raise
     return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
 
 

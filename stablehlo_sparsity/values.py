@@ -68,6 +68,10 @@ class TensorType:
 
 
 _TYPE_CACHE: dict = {}
+#: The MLIR context of the cached types.  Every type keeps its context (the whole lowered module, about a
+#: megabyte) alive, so the cache holds the types of one context only: analyzing a new module empties it, and a
+#: long run over many functions keeps at most one old module alive instead of thousands.
+_TYPE_CACHE_CONTEXT: list = [None]
 
 
 def tensor_type(t, location: str | None = None) -> TensorType:
@@ -77,8 +81,10 @@ def tensor_type(t, location: str | None = None) -> TensorType:
     except (KeyError, TypeError):
         pass
     tt = _tensor_type(t, location)
-    if len(_TYPE_CACHE) > 4096:  # types keep their MLIR context alive: bound the cache
+    context = getattr(t, "context", None)
+    if context is not _TYPE_CACHE_CONTEXT[0] or len(_TYPE_CACHE) > 4096:
         _TYPE_CACHE.clear()
+        _TYPE_CACHE_CONTEXT[0] = context
     try:
         _TYPE_CACHE[t] = tt
     except TypeError:

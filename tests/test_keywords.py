@@ -59,11 +59,6 @@ CALLS = {
     "sparse_jacobian_operator": (sparse_jacobian_operator, lambda fn, kw: fn(boom, X, None, **kw)),
 }
 
-#: Keywords other helpers add to these entry points (issue 22 gives ``hessian_sparsity`` a ``method``; issue 20
-#: part B gives the checks ``points``): in the contract already, maybe not yet in the signature on this branch.
-PENDING = {("hessian_sparsity", "method"), ("check_jacobian", "points"), ("check_hessian", "points")}
-
-
 def _takes(fn, name: str, keyword: str) -> bool:
     params = inspect.signature(fn).parameters
     if keyword in params and params[keyword].kind in (inspect.Parameter.KEYWORD_ONLY,
@@ -85,7 +80,7 @@ def test_every_entry_point_is_crossed():
 def test_keyword_is_taken_or_refused(name, keyword):
     fn, call = CALLS[name]
     if keyword in ENTRY_POINTS[name]:
-        assert _takes(fn, name, keyword) or (name, keyword) in PENDING, f"{name} should take {keyword}="
+        assert _takes(fn, name, keyword), f"{name} should take {keyword}="
         return
     assert not _takes(fn, name, keyword) or name in ("sparse_constraint_jacobian", "sparse_lagrangian_hessian",
                                                      "sparse_jacobian_operator", "least_squares_jacobian",

@@ -48,6 +48,15 @@ __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", 
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
            "COMPACT_MOVES", "register_compact_moves"]
 
+#: Above this many columns, and 16 per entry, :meth:`Deps.reduce_all` sorts the entries instead of marking a
+#: vector of ``n`` flags (the second-order lattice has ``n + n²`` columns).
+SPARSE_REDUCE_COLUMNS = 1 << 22
+
+#: Faster ways to the sorted distinct columns of a wide column space, tried in order by the sorted
+#: :meth:`Deps.reduce_all`: ``fn(columns int64, n) -> sorted distinct columns | None`` (``None``: not
+#: applicable).  The second-order lattice registers one that knows its pair encoding.
+WIDE_DISTINCT: list = []
+
 #: Above this many parts a union is materialized into a single CSR part, to bound the cost of later moves.
 MAX_LAZY_PARTS = 24
 
@@ -100,6 +109,17 @@ def _col_dtype(n: int):
 
 def as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sort + neighbour mask: NumPy 2.x's hash-based ``np.unique`` is ~20× slower here."""
+    a = np.sort(a)
+    if len(a) < 2:
+        return a
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
 
 
 def _empty_csr(k: int, n: int) -> sp.csr_array:
@@ -659,6 +679,9 @@ class Deps:
         n = self.n
         if not self.parts:
             return Deps.empty(1, n)
+        if n > SPARSE_REDUCE_COLUMNS and n > 16 * sum(len(p.cols) if isinstance(p, IndexPart) else p.base.nnz
+                                                      for p in self.parts):
+            return self._reduce_all_sorted()
         mark = np.zeros(n, bool)
         for p in self.parts:
             if isinstance(p, IndexPart):
@@ -673,6 +696,31 @@ class Deps:
                 mark[p.base.indices[np.repeat(used, np.diff(p.base.indptr))]] = True
         cols = np.flatnonzero(mark)
         return Deps(1, n, [CsrPart(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))] if len(cols) else [])
+
+    def _reduce_all_sorted(self) -> "Deps":
+        """:meth:`reduce_all` by sorting the entries: for column spaces too wide for a mark vector (the
+        second-order lattice's ``n + n²`` pair columns, :mod:`~stablehlo_sparsity.second_order`)."""
+        n = self.n
+        cols = []
+        for p in self.parts:
+            if isinstance(p, IndexPart):
+                cols.append(p.cols[p.cols >= 0])
+            elif p.rowmap is None:
+                cols.append(p.base.indices)
+            else:
+                used = np.zeros(p.base.shape[0], bool)
+                rm = p.rowmap
+                used[rm[rm >= 0]] = True
+                cols.append(p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
+        flat = np.concatenate(cols).astype(np.int64, copy=False)
+        c = None
+        for distinct in WIDE_DISTINCT:
+            c = distinct(flat, n)
+            if c is not None:
+                break
+        if c is None:
+            c = _sorted_unique(flat)
+        return Deps(1, n, [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n))] if len(c) else [])
 
     def broadcast_row(self, rows: int) -> "Deps":
         """A one-row lattice repeated ``rows`` times (a scalar broadcast)."""

@@ -221,6 +221,10 @@ LAZY_RUN_PARTS = 1
 SAMPLE_ROWS = 256
 _LOW32 = np.int64(0xFFFFFFFF)
 
+#: Column spaces at least this wide are never kept as runs (the second-order lattice's ``n + n²`` columns):
+#: :func:`merge_runs` packs a run's start and end into one ``int64`` key.
+PACKED_COLUMNS = 1 << 31
+
 
 def merge_runs(pieces: list[tuple[np.ndarray, np.ndarray]], rows: int, n: int):
     """Union of slot-major run arrays (each ``(r_i, rows)``): ``(starts, ends, nnz)``, canonical; ``None``
@@ -291,6 +295,8 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
     one part).  A union of index and CSR parts only, when it is being materialized anyway, becomes runs if
     a sample of its rows says runs are at least twice as compact as the nonzeros (a widening band: yes; a
     2-D stencil: no).  Returns the single part of the union, or ``None`` to leave it as it is."""
+    if n >= PACKED_COLUMNS:  # merge_runs packs (start, end) into one int64: columns must fit in 31 bits
+        return None
     has_run = any(isinstance(p, RunPart) for p in parts)
     if has_run:
         parts = [p for p in parts if not any(isinstance(q, RunPart) and q is not p and q.contains_part(p)

@@ -1,0 +1,276 @@
+"""The second-order lattice's column space: first-order columns and interaction (pair) columns in one matrix.
+
+A value with ``k`` elements in a program with ``n`` differentiated inputs gets one sparse boolean matrix of
+shape ``(k, n + n²)``, an ordinary :class:`~stablehlo_sparsity.lattice.Deps`:
+
+* columns ``0 … n-1`` — the first-order set ``S_e`` (the inputs element ``e`` may depend on), exactly what the
+  Jacobian analysis computes;
+* column ``n + u·n + v`` with ``u ≤ v`` — the interaction ``{u, v}``: ``∂²y_e/∂x_u∂x_v`` may be nonzero.  Only
+  the upper triangle is stored; the Hessian is symmetric.
+
+Why one matrix: a linear op moves a value's interactions exactly as it moves its first-order sets (a
+reshape, a gather, a sum), and the chain rule ``H(g∘y) = Σ g'·H(y) + g''·∇y∇yᵀ`` says every op passes its
+operands' interactions on wherever its first derivative may be nonzero — which is what its first-order rule
+computes.  So the first-order rules, applied to these wider rows, propagate both parts at once (loops and
+constants included), and a nonlinear op only *adds* its local term ``g''·∇y∇yᵀ`` (:mod:`.terms`).
+
+Worked example (``n = 2``; pair ``{u, v}`` is column ``2 + 2u + v``)::
+
+    x = [{0}, {1}]                 d = x0 - x1 = [{0, 1}]
+    d * d  (cross term S_d × S_d)  = [{0, 1} ∪ pairs {0,0} {0,1} {1,1}] = [{0, 1, 2, 3, 5}]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import PatternTooLargeError
+from ..lattice import Deps
+from ..irtools import index_dtype
+from ..lattice.core import WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts, is_arange, make_csr
+
+__all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
+           "pairs_to_hessian", "MAX_PAIR_WIDTH"]
+
+#: The widest column space (``n + n²``) the pair encoding may use: columns are ``int64``.
+MAX_PAIR_WIDTH = 1 << 62
+
+
+def pair_width(n: int) -> int:
+    """The number of columns of the second-order lattice over ``n`` inputs (``n + n²``)."""
+    width = n + n * n
+    if width >= MAX_PAIR_WIDTH:
+        raise PatternTooLargeError(f"{n} inputs are too many for the direct second-order analysis "
+                                   "(pair columns n + n² must fit in int64)")
+    return width
+
+
+def inputs_of_width(width: int) -> int | None:
+    """The ``n`` with ``n + n² = width``, or ``None`` when ``width`` is not a pair width."""
+    n = int((math.isqrt(4 * width + 1) - 1) // 2)
+    return n if n > 0 and n + n * n == width else None
+
+
+#: The marks of :func:`distinct_columns` may take this many times the entries (and at least this many bytes).
+MARK_SLACK, MARK_FLOOR = 8, 1 << 20
+
+
+def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
+    """Sorted distinct columns of a second-order lattice, with mark vectors instead of a sort.
+
+    First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
+    array, ``b`` the widest ``v - u`` present — small for the local objectives this is for.  ``None`` when
+    ``width`` is no pair width or the marks would not be much smaller than sorting (a wide band)."""
+    n = inputs_of_width(width)
+    if n is None:
+        return None
+    pairs = cols >= n
+    first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
+    code = cols[pairs] - n
+    if len(code) == 0:
+        return first.astype(np.int64)
+    u, v = np.divmod(code, n)
+    d = v - u
+    band = int(d.max()) + 1
+    if n * band > max(MARK_SLACK * len(code), MARK_FLOOR):
+        return None
+    mark = np.zeros(n * band, bool)
+    mark[u * band + d] = True
+    hit = np.flatnonzero(mark)
+    uu, dd = np.divmod(hit, band)
+    codes = uu * n + (uu + dd) + n                    # (u, d) order is (u, v) order: sorted
+    return np.concatenate([first.astype(np.int64), codes])
+
+
+WIDE_DISTINCT.append(distinct_columns)
+
+
+def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
+    """The first-order part (columns ``< n``) of a second-order lattice, as a ``(k, n)`` canonical CSR.
+
+    Works on the lazy parts, so a value's interactions are never materialized just to read its first-order
+    sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
+    shared across values; many parts see one base through different row maps)."""
+    k = deps.rows
+    parts = []
+    for p in deps.parts:
+        if isinstance(p, IndexPart):
+            cols = p.cols
+            parts.append(IndexPart(np.where(cols < n, cols, -1).astype(index_dtype(n), copy=False)))
+        else:
+            base = p.base
+            hit = bases.get(id(base)) if bases is not None else None
+            if hit is None or hit[0] is not base:
+                hit = (base, _first_order_csr(base, n))
+                if bases is not None:
+                    bases[id(base)] = hit  # keeps the base alive: its id stays unique
+            parts.append(CsrPart(hit[1], p.rowmap))
+    return csr_from_parts(parts, k, n)
+
+
+def _first_order_csr(m: sp.csr_array, n: int) -> sp.csr_array:
+    """Columns ``< n`` of a canonical CSR (sorted rows: a mask over the entries, O(nnz))."""
+    k = m.shape[0]
+    keep = m.indices < n
+    if keep.all():
+        return make_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), k, n)
+    row_of = np.repeat(np.arange(k, dtype=np.int64), np.diff(m.indptr))
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(row_of[keep], minlength=k), out=indptr[1:])
+    return make_csr(indptr, m.indices[keep].astype(np.int64), k, n)
+
+
+def _rows_from_entries(rows: np.ndarray, cols: np.ndarray, k: int, width: int) -> Deps:
+    """A ``(k, width)`` lattice from (row, column) entries, duplicates allowed: SciPy's compiled COO → CSR
+    conversion and per-row sort (an order of magnitude faster than a two-key ``lexsort``)."""
+    if len(rows) == 0:
+        return Deps.empty(k, width)
+    m = sp.csr_array((np.ones(len(rows), bool), (rows, cols)), shape=(k, width))
+    m.sum_duplicates()
+    check_nnz(m.nnz, "the interactions of a value")
+    return Deps(k, width, [CsrPart(make_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), k, width))])
+
+
+#: Above this many distinct (left length, right length) combinations, :func:`pair_rows` expands every triple
+#: through one flat index computation instead of one broadcast per combination.
+MAX_LENGTH_BUCKETS = 64
+
+
+def _row_matrix(m: sp.csr_array, ptr: np.ndarray, rows: np.ndarray, length: int) -> np.ndarray:
+    """The columns of ``rows`` (each of exactly ``length`` entries) as a ``(len(rows), length)`` matrix."""
+    return m.indices[ptr[rows][:, None] + np.arange(length, dtype=np.int64)[None, :]].astype(np.int64)
+
+
+def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Row lengths of a CSR at ``rows`` (``-1`` = an empty row)."""
+    if len(rows) == 0 or int(rows.min()) >= 0:
+        return ptr[rows + 1] - ptr[rows]
+    safe = np.maximum(rows, 0)
+    return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
+
+
+def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n) -> Deps:
+    """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
+    of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
+    width = pair_width(n)
+    square = left is right and np.array_equal(la_s, rb_s)
+    buckets = []
+    for c in kinds.tolist():
+        sel = np.flatnonzero(combo == c) if len(kinds) > 1 else None
+        rows_a = la_s if sel is None else la_s[sel]
+        a_len, b_len = (int(len_a[0]), int(len_b[0])) if sel is None else (int(len_a[sel[0]]), int(len_b[sel[0]]))
+        a = _row_matrix(left, lptr, rows_a, a_len)
+        keep = None                                 # None: every code of the bucket is distinct within its row
+        if square:
+            # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
+            iu, ju = np.triu_indices(a_len)
+            codes = a[:, iu] * n + a[:, ju] + n
+        else:
+            u = a[:, :, None]
+            v = _row_matrix(right, rptr, rb_s if sel is None else rb_s[sel], b_len)[:, None, :]
+            codes = (np.minimum(u, v) * n + np.maximum(u, v) + n).reshape(len(rows_a), a_len * b_len)
+            if codes.shape[1] > 1:
+                codes.sort(axis=1)
+                keep = np.ones(codes.shape, bool)
+                np.not_equal(codes[:, 1:], codes[:, :-1], out=keep[:, 1:])
+        buckets.append((out if sel is None else out[sel], codes, keep))
+    if len(buckets) == 1 and buckets[0][2] is None and len(out) == k and is_arange(out):
+        codes = buckets[0][1]                       # one bucket covering rows 0..k-1 in order: the codes as they are
+        check_nnz(codes.size, "the interactions of a value")
+        if codes.shape[1] == 1:  # one pair per row (x², x·y of single inputs): an index part, unions stay lazy
+            return Deps(k, width, [IndexPart(codes.reshape(-1))])
+        indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+        return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+    counts = np.zeros(k, np.int64)
+    for rows, codes, keep in buckets:
+        counts[rows] = codes.shape[1] if keep is None else keep.sum(axis=1)
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]), "the interactions of a value")
+    indices = np.empty(int(indptr[-1]), np.int64)
+    for rows, codes, keep in buckets:
+        if keep is None:
+            slot = indptr[rows][:, None] + np.arange(codes.shape[1], dtype=np.int64)[None, :]
+            indices[slot.reshape(-1)] = codes.reshape(-1)
+        else:
+            slot = np.cumsum(keep, axis=1) - 1
+            slot += indptr[rows][:, None]
+            indices[slot[keep]] = codes[keep]
+    return Deps(k, width, [CsrPart(make_csr(indptr, indices, k, width))])
+
+
+def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right: sp.csr_array, rb: np.ndarray,
+              n: int, one_per_row: bool = False) -> Deps:
+    """The cross term: for each triple ``t``, every pair ``{u, v}`` with ``u ∈ left[la[t]]`` and ``v ∈
+    right[rb[t]]`` goes into output row ``out[t]`` (a product's ``∇a∇bᵀ + ∇b∇aᵀ``).  ``-1`` in ``la``/``rb``:
+    an empty row.  Vectorized: the triples are bucketed by their two row lengths (a handful of buckets in
+    practice: stencils give rows of equal length), and each bucket is one broadcast outer product.
+    ``one_per_row``: ``out`` has no repeated row (elementwise ops), which allows a faster assembly."""
+    width = pair_width(n)
+    la = np.asarray(la, np.int64)
+    rb = np.asarray(rb, np.int64)
+    out = np.asarray(out, np.int64)
+    lptr = left.indptr.astype(np.int64)
+    rptr = right.indptr.astype(np.int64)
+    len_a = _lengths(lptr, la)
+    len_b = _lengths(rptr, rb)
+    cnt = len_a * len_b
+    live = cnt > 0
+    if not live.any():
+        return Deps.empty(k, width)
+    if not live.all():
+        la, rb, out, len_a, len_b, cnt = la[live], rb[live], out[live], len_a[live], len_b[live], cnt[live]
+    la_s, rb_s = la, rb
+    total = int(cnt.sum())
+    check_nnz(total, "the interactions of a value")
+    combo = len_a * (int(len_b.max()) + 1) + len_b
+    # (np.unique hashes, much slower on NumPy 2; a bincount only while the length pairs are small numbers)
+    kinds = np.flatnonzero(np.bincount(combo)) if int(combo.max()) < 1 << 22 else np.unique(combo)
+    if one_per_row and len(kinds) <= MAX_LENGTH_BUCKETS:
+        return _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n)
+    if len(kinds) <= MAX_LENGTH_BUCKETS:
+        rows_list, codes_list = [], []
+        for c in kinds.tolist():
+            sel = np.flatnonzero(combo == c)
+            a_len, b_len = int(len_a[sel[0]]), int(len_b[sel[0]])
+            u = _row_matrix(left, lptr, la_s[sel], a_len)[:, :, None]
+            v = _row_matrix(right, rptr, rb_s[sel], b_len)[:, None, :]
+            lo, hi = np.minimum(u, v), np.maximum(u, v)
+            codes_list.append((lo * n + hi + n).reshape(-1))
+            rows_list.append(np.repeat(out[sel], a_len * b_len))
+        return _rows_from_entries(np.concatenate(rows_list), np.concatenate(codes_list), k, width)
+    t = np.repeat(np.arange(len(cnt), dtype=np.int64), cnt)
+    first = np.zeros(len(cnt), np.int64)
+    np.cumsum(cnt[:-1], out=first[1:])
+    j = np.arange(total, dtype=np.int64) - first[t]
+    lb = len_b[t]
+    u = left.indices[lptr[la_s[t]] + j // lb].astype(np.int64)
+    v = right.indices[rptr[rb_s[t]] + j % lb].astype(np.int64)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    return _rows_from_entries(out[t], n + lo * n + hi, k, width)
+
+
+def full_rows(s: sp.csr_array, n: int) -> Deps:
+    """The full term ``S_e × S_e`` of each row (a nonlinear op's ``g''·∇y∇yᵀ`` with ``g''`` unknown)."""
+    k = s.shape[0]
+    idx = np.arange(k, dtype=np.int64)
+    return pair_rows(idx, k, s, idx, s, idx, n, one_per_row=True)
+
+
+def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
+    """The symmetric ``(n, n)`` pattern of a one-row second-order lattice (its pair columns, both triangles).
+
+    The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
+    is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
+    cols = row.indices.astype(np.int64)
+    code = cols[cols >= n] - n
+    u, v = np.divmod(code, n)
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    upper = make_csr(indptr, v, n, n)
+    full = (upper + upper.T).tocsr()
+    full.sort_indices()
+    return full
