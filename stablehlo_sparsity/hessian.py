@@ -210,7 +210,14 @@ class SparseHessian(PreparedDerivative):
         self.bind(fn, args, (), has_aux=has_aux, output=output, with_value=with_value,
                   argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
                   strategy=strategy, chunk_size=chunk_size, devices=devices)
-        self.pattern, self.analysis, self.argnums = _detect(f, args, argnums, has_aux, on_unknown, kwargs, options)
+        if not args:
+            raise InputError("sparse_hessian needs at least one argument to differentiate")
+        # the pattern as hessian_sparsity gives it: the second-order analysis of the primal program where it
+        # covers f, else the gradient program's (method="auto"); no analysis object is kept
+        self.argnums = parse_indices(argnums, len(args), unique=True)
+        self.pattern = hessian_sparsity(f, *args, argnums=self.argnums, has_aux=has_aux, on_unknown=on_unknown,
+                                        options=options, **kwargs)
+        self.analysis = None
         sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
         check_differentiable(sel_leaves, "sparse_hessian")
         warn_float64(sel_leaves)
