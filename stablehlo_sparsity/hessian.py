@@ -122,7 +122,8 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
         argnums_t = parse_indices(argnums, len(args), unique=True)
         try:
             return SparsityPattern(second_order.direct_hessian_sparsity(
-                f, args, argnums_t, has_aux, resolve_options(options, on_unknown), kwargs))
+                arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolve_options(options, on_unknown),
+                kwargs))
         except second_order.FALLBACK_ERRORS:
             if method == "direct":
                 raise
