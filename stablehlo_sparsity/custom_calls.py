@@ -44,6 +44,8 @@ class Family:
     sharding_marker: bool = False
     #: the importer's derivative: a key of ``importer.replay.REPLAY_JVPS`` (registered by ``importer.linalg``)
     jvp: str | None = None
+    #: the JAX function computing the same thing (whose derivative ``jvp`` is, where JAX has one)
+    jax_function: str | None = None
     #: why the importer cannot differentiate it (``None`` when it can, or when its derivative is zero)
     refused: str | None = None
     #: every floating-point result has a zero derivative (random bits, uninitialized buffers, assertions)
@@ -69,18 +71,26 @@ _TPU = "an XLA TPU expander: its derivative is not mapped"
 
 FAMILIES: tuple[Family, ...] = (
     # ------------------------------------------------------------------ LAPACK on CPU (jaxlib)
-    Family("trsm", _lapack("trsm"), "trsm", ("matrix", "rhs", "alpha"), ("solution",), jvp="trsm"),
-    Family("potrf", _lapack("potrf"), "potrf", ("matrix",), ("factor", "info"), jvp="potrf"),
-    Family("getrf", _lapack("getrf"), "getrf", ("matrix",), ("factor", "pivots", "info"), jvp="getrf"),
-    Family("syevd", _lapack("syevd", "heevd"), "dense", ("matrix",), ("vectors", "values", "info"), jvp="syevd"),
+    Family("trsm", _lapack("trsm"), "trsm", ("matrix", "rhs", "alpha"), ("solution",), jvp="trsm",
+           jax_function="lax.linalg.triangular_solve"),
+    Family("potrf", _lapack("potrf"), "potrf", ("matrix",), ("factor", "info"), jvp="potrf",
+           jax_function="lax.linalg.cholesky"),
+    Family("getrf", _lapack("getrf"), "getrf", ("matrix",), ("factor", "pivots", "info"), jvp="getrf",
+           jax_function="lax.linalg.lu"),
+    Family("syevd", _lapack("syevd", "heevd"), "dense", ("matrix",), ("vectors", "values", "info"), jvp="syevd",
+           jax_function="lax.linalg.eigh"),
     Family("gesdd", _lapack("gesdd"), "dense", ("matrix",), ("workspace", "values", "u", "vt", "info"),
-           jvp="gesdd"),
+           jvp="gesdd", jax_function="lax.linalg.svd"),
     Family("gesvd", _lapack("gesvd"), "dense", ("matrix",), ("workspace", "values", "u", "vt", "info"),
-           jvp="gesvd"),
+           jvp="gesvd", jax_function="lax.linalg.svd(algorithm=SvdAlgorithm.QR)"),
     Family("gtsv", _lapack("gtsv"), "gtsv", ("lower", "diagonal", "upper", "rhs"),
-           ("workspace", "workspace", "workspace", "solution", "info"), jvp="gtsv"),
-    Family("geqrf", _lapack("geqrf"), "geqrf", ("matrix",), ("reflectors", "tau"), jvp="geqrf"),
-    Family("orgqr", _lapack("orgqr", "ungqr"), "orgqr", ("reflectors", "tau"), ("q",), jvp="orgqr"),
+           ("workspace", "workspace", "workspace", "solution", "info"), jvp="gtsv",
+           jax_function="lax.linalg.tridiagonal_solve"),
+    Family("geqrf", _lapack("geqrf"), "geqrf", ("matrix",), ("reflectors", "tau"), jvp="geqrf",
+           jax_function="importer.linalg.geqrf_reference (LAPACK's ?geqr2 in JAX; lax.linalg.geqrf has no derivative)"),
+    Family("orgqr", _lapack("orgqr", "ungqr"), "orgqr", ("reflectors", "tau"), ("q",), jvp="orgqr",
+           jax_function="importer.linalg.orgqr_reference (LAPACK's ?org2r in JAX; householder_product has no "
+                        "derivative)"),
     Family("gees", _lapack("gees"), "dense", ("matrix",),
            refused=_NO_JAX_JVP.format("the Schur decomposition", "lax.linalg.schur")),
     Family("gehrd", _lapack("gehrd"), "dense", ("matrix",), ("reflectors", "tau", "info"),
@@ -92,9 +102,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("geqp3", _lapack("geqp3"), "dense", ("matrix",), refused=_NOT_MAPPED),
     Family("ormqr", _lapack("ormqr", "unmqr"), "dense", refused=_NOT_MAPPED),
     # ------------------------------------------------------------------ cuSOLVER / hipSOLVER (GPU)
-    Family("gpu getrf", _gpu_solver("getrf"), "getrf", jvp="getrf"),
-    Family("gpu potrf", _gpu_solver("potrf"), "potrf", jvp="potrf"),
-    Family("gpu syevd", _gpu_solver("syevd"), "dense", jvp="syevd"),
+    Family("gpu getrf", _gpu_solver("getrf"), "getrf", jvp="getrf", jax_function="lax.linalg.lu"),
+    Family("gpu potrf", _gpu_solver("potrf"), "potrf", jvp="potrf", jax_function="lax.linalg.cholesky"),
+    Family("gpu syevd", _gpu_solver("syevd"), "dense", jvp="syevd", jax_function="lax.linalg.eigh"),
     Family("gpu geqrf", _gpu_solver("geqrf"), "geqrf", refused=_GPU),
     Family("gpu orgqr", _gpu_solver("orgqr"), "orgqr", refused=_GPU),
     Family("gpu factorizations", sum((_gpu_solver(r) for r in ("ormqr", "gesvd", "gesvdj", "gesvdp", "gesdd",
@@ -113,7 +123,8 @@ FAMILIES: tuple[Family, ...] = (
     # ------------------------------------------------------------------ markers, selections, effects
     Family("sharding markers", ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                 "annotate_device_placement"), "identity", sharding_marker=True),
-    Family("approx top-k", ("ApproxTopK",), "approx_top_k", core_rank=1, refused=_TPU),
+    Family("approx top-k", ("ApproxTopK",), "approx_top_k", core_rank=1,
+           refused="a TPU kernel (jax.lax.approx_max_k): its derivative is not mapped"),
     Family("no data", ("AllocateBuffer", "shape_assertion"), "zero", zero_derivative=True),
     Family("python callbacks", ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback", "xla_python_gpu_callback",
                                 "xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_cpu_callback",

@@ -64,6 +64,7 @@ def test_every_target_the_analysis_knows_is_replayable_or_refused_with_a_reason(
         handled = fam.sharding_marker or fam.zero_derivative or (fam.jvp is not None and fam.jvp in REPLAY_JVPS)
         assert handled or (fam.refused and len(fam.refused) > 20), target
         assert not (fam.jvp and fam.refused), target
+        assert bool(fam.jvp) == bool(fam.jax_function), target
     assert len({t for f in FAMILIES for t in f.targets}) == sum(len(f.targets) for f in FAMILIES)
 
 
@@ -128,6 +129,9 @@ QR_SVD_LONG = [
      ("gesdd",)),
     ("svd values 3x5 f64", lambda x: jnp.linalg.svd(x, compute_uv=False), (3, 5), np.float64, ("gesdd",)),
     ("svd full square f64", lambda x: jnp.linalg.svd(x), (3, 3), np.float64, ("gesdd",)),
+    ("svd qr algorithm f64", lambda x: jax.lax.linalg.svd(x, full_matrices=False,
+                                                          algorithm=jax.lax.linalg.SvdAlgorithm.QR),
+     (5, 3), np.float64, ("gesvd",)),
 ]
 
 

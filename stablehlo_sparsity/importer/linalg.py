@@ -151,20 +151,27 @@ def _syevd_jvp(primals, tangents, attrs, out):
     return [v, w] + [None] * (len(out) - 2)
 
 
-def _svd_jvp(primals, tangents, attrs, out):
-    """``gesdd`` / ``gesvd`` → ``(overwritten a, s, u, vt, info)``: the derivative of ``lax.linalg.svd``.
+def _svd_jvp(algorithm: str):
+    """``gesdd`` / ``gesvd`` → ``(overwritten a, s, u, vt, info)``: the derivative of ``lax.linalg.svd`` with
+    the same algorithm (so the singular vectors JAX's rule differentiates are the kernel's, signs included).
     ``mode`` ``A`` (full) on a square matrix is the reduced SVD; ``N`` computes singular values only (``u``
-    and ``vt`` are scratch, :func:`_svd_refusal` refuses a module that reads them)."""
-    import jax
-    from jax.lax import linalg
+    and ``vt`` are scratch: :func:`_scratch_read` refuses a module that reads them)."""
 
-    mode = chr(_config_int(attrs, "mode", ord("A")))
-    if mode == "N":
-        ds = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=False), primals[:1], tangents[:1])[1]
-        return [None, ds, None, None, None]
-    du, ds, dvt = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=True), primals[:1],
-                          tangents[:1])[1]
-    return [None, ds, du, dvt, None]
+    def jvp(primals, tangents, attrs, out):
+        import jax
+        from jax.lax import linalg
+
+        how = getattr(linalg.SvdAlgorithm, algorithm)
+        mode = chr(_config_int(attrs, "mode", ord("A")))
+        if mode == "N":
+            ds = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=False, algorithm=how),
+                         primals[:1], tangents[:1])[1]
+            return [None, ds, None, None, None]
+        du, ds, dvt = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=True, algorithm=how),
+                              primals[:1], tangents[:1])[1]
+        return [None, ds, du, dvt, None]
+
+    return jvp
 
 
 def _gtsv_jvp(primals, tangents, attrs, out):
@@ -257,7 +264,7 @@ def _orgqr_jvp(primals, tangents, attrs, out):
 
 
 REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp, "syevd": _syevd_jvp,
-                    "gesdd": _svd_jvp, "gesvd": _svd_jvp, "gtsv": _gtsv_jvp, "geqrf": _geqrf_jvp,
+                    "gesdd": _svd_jvp("DEFAULT"), "gesvd": _svd_jvp("QR"), "gtsv": _gtsv_jvp, "geqrf": _geqrf_jvp,
                     "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out)})
 
 
