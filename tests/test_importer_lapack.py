@@ -276,3 +276,15 @@ def test_complex_qr_jvp_matches_jax():
         f = ss.import_module(text)
         for got, ref in zip(jax.jvp(f, (x,), (v,))[1], jax.jvp(fn, (x,), (v,))[1], strict=True):
             np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-12, atol=1e-12)
+
+
+def test_second_derivatives_through_replayed_qr_match_jax():
+    """Hessians differentiate the replayed kernel's JVP once more (the Householder transcription included)."""
+    x = np.random.default_rng(6).standard_normal((4, 3))
+
+    def fn(a):
+        return jnp.sum(jnp.sin(jnp.linalg.qr(a)[0]))
+
+    with jax.enable_x64(True):
+        f = ss.import_module(_lowered(fn, x)[0])
+        np.testing.assert_allclose(jax.hessian(f)(x), jax.hessian(fn)(x), rtol=1e-10, atol=1e-12)
