@@ -278,13 +278,14 @@ def test_complex_qr_jvp_matches_jax():
             np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.skipif(not LONG, reason="XLA compiles a nested Householder loop for ~4 s: SHS_LONG=1")
 def test_second_derivatives_through_replayed_qr_match_jax():
     """Hessians differentiate the replayed kernel's JVP once more (the Householder transcription included)."""
-    x = np.random.default_rng(6).standard_normal((4, 3))
+    x = np.random.default_rng(6).standard_normal((3, 2))
 
     def fn(a):
         return jnp.sum(jnp.sin(jnp.linalg.qr(a)[0]))
 
     with jax.enable_x64(True):
         f = ss.import_module(_lowered(fn, x)[0])
-        np.testing.assert_allclose(jax.hessian(f)(x), jax.hessian(fn)(x), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(jax.jit(jax.hessian(f))(x), jax.jit(jax.hessian(fn))(x), rtol=1e-10, atol=1e-12)
