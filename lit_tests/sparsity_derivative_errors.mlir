@@ -34,9 +34,10 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// An op the importer re-emits without a derivative rule (QR's LAPACK kernel): named, with its location.
-// REV: sparsity_derivative_errors.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: cannot import op 'stablehlo.custom_call': the importer replays custom_call target 'lapack_sgeqrf_ffi' verbatim and has no derivative rule for it
+// A LAPACK kernel the importer replays for values but JAX cannot differentiate (the Hessenberg reduction):
+// named, with the reason and its location.
+// REV: sparsity_derivative_errors.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: cannot import op 'stablehlo.custom_call': custom_call target 'lapack_sgehrd_ffi' has no derivative rule: JAX defines no derivative for the Hessenberg reduction (lax.linalg.hessenberg)
 func.func @main(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
-  %0:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%a) {mhlo.backend_config = {}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xf32>)
+  %0:3 = stablehlo.custom_call @lapack_sgehrd_ffi(%a) {mhlo.backend_config = {high = 3 : i32, low = 1 : i32}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<2xf32>, tensor<i32>)
   return %0#0 : tensor<3x3xf32>
 }

@@ -119,19 +119,20 @@ def test_driver_refuses_shape_changing_markers_without_suggesting_conservative(c
 
 # ---------------------------------------------------------------------- named custom-call targets
 def test_derivative_refusal_names_the_custom_call_target():
-    """JAX's exported SVD (``lapack_sgesdd_ffi``) replays, but has no derivative rule: the error says which."""
-    mod = importlib.import_module("jax._src.internal_test_util.export_back_compat_test_data.cpu_svd_lapack_gesdd")
-    data = mod.data_2024_08_13["f32"]
+    """JAX's exported Schur decomposition (``lapack_sgees_ffi``) replays, but JAX defines no derivative for it:
+    the error says which target."""
+    mod = importlib.import_module("jax._src.internal_test_util.export_back_compat_test_data.cpu_schur_lapack_gees")
+    data = mod.data_2024_11_29["f32"]
     f = import_module(data["mlir_module_serialized"])
     (x,) = data["inputs"]
-    with pytest.raises(ImportError_, match="custom_call target 'lapack_sgesdd_ffi'"):
+    with pytest.raises(ImportError_, match="custom_call target 'lapack_sgees_ffi'"):
         jax.jacfwd(lambda a: jnp.sum(f(a)[0]))(x)
 
 
 def test_pass_error_names_the_custom_call_target(capsys, tmp_path):
-    mod = importlib.import_module("jax._src.internal_test_util.export_back_compat_test_data.cpu_svd_lapack_gesdd")
-    path = tmp_path / "svd.mlirbc"
-    path.write_bytes(mod.data_2024_08_13["f32"]["mlir_module_serialized"])
+    mod = importlib.import_module("jax._src.internal_test_util.export_back_compat_test_data.cpu_schur_lapack_gees")
+    path = tmp_path / "schur.mlirbc"
+    path.write_bytes(mod.data_2024_11_29["f32"]["mlir_module_serialized"])
     code = main([str(path), "--sparsity-jacobian"])
     err = capsys.readouterr().err
-    assert code == 1 and "lapack_sgesdd_ffi" in err and "Traceback" not in err
+    assert code == 1 and "lapack_sgees_ffi" in err and "Schur" in err and "Traceback" not in err

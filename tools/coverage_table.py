@@ -99,6 +99,29 @@ def classify(name: str):
     return ERROR, "no rule: UnsupportedOpError (or the conservative opt-in)", None
 
 
+def _custom_call_importer_table() -> list[str]:
+    """The importer's side of ``stablehlo_sparsity.custom_calls.FAMILIES``: how each family is replayed."""
+    from stablehlo_sparsity.custom_calls import FAMILIES
+
+    out = ["### `stablehlo.custom_call` in the importer", "",
+           "From `stablehlo_sparsity/custom_calls.py`, the table the analysis reads too. A known call is re-emitted "
+           "verbatim (the module's own kernel computes the values); its derivative is JAX's, of the function "
+           "named, or refused with the reason given.", "",
+           "| family | targets | importer |", "|---|---|---|"]
+    for fam in FAMILIES:
+        if fam.sharding_marker:
+            how = "identity (a shape-changing marker is refused)"
+        elif fam.zero_derivative:
+            how = "replayed; zero derivative"
+        elif fam.jvp is not None:
+            how = f"replayed; derivative of `{fam.jax_function}`"
+        else:
+            how = f"refused: {fam.refused}" if fam.callback else f"replayed; derivative refused: {fam.refused}"
+        out.append(f"| {fam.name} | {', '.join(f'`{t}`' for t in fam.targets)} | {how} |")
+    out.append("")
+    return out
+
+
 def render() -> tuple[str, list[str]]:
     from stablehlo_sparsity.rules import DEPS_RULES, FOLD_RULES
     from stablehlo_sparsity.rules.custom_call import CUSTOM_CALL_TARGETS
@@ -175,6 +198,7 @@ def render() -> tuple[str, list[str]]:
         names = ", ".join(f"`{t}`" for t in sorted(targets))
         lines.append(f"| {getattr(rule, 'kind', 'unclassified')} | {names} | {doc} |")
     lines.append("")
+    lines.extend(_custom_call_importer_table())
 
     lines.extend(NOTES.strip("\n").splitlines())
     lines.append("")

@@ -1,13 +1,21 @@
 """Linear algebra: §triangular_solve, §cholesky, §fft, and ``stablehlo.custom_call`` (§custom_call).
 
-Custom calls are re-emitted verbatim (:mod:`.replay`) so that the LAPACK / cuSOLVER kernel the module calls
-computes the primal, with the derivative of the ``jax.lax.linalg`` function that computes the same
-factorization (:data:`LAPACK_JVPS`): ``getrf`` → ``lu``, ``potrf`` → ``cholesky``, ``trsm`` →
-``triangular_solve``, ``syevd`` / ``heevd`` → ``eigh``.  The other factorizations (QR's ``geqrf`` /
-``orgqr``, SVD, Schur …) replay faithfully but have no derivative rule here: differentiating them is an
-error naming the op and its target.  Sharding markers are the identity (a shape-changing one —
-``SPMDFullToShardShape`` of a sharded program — is refused, as the analysis does); Python callbacks belong to
-the process that exported the module and cannot be replayed.
+Custom calls are described once, in :data:`stablehlo_sparsity.custom_calls.FAMILIES` (the analysis reads
+the same table).  A known call is re-emitted verbatim (:mod:`.replay`), so the LAPACK / cuSOLVER kernel the
+module calls computes the primal bit for bit, and differentiated with JAX's derivative of the
+``jax.lax.linalg`` function that computes the same thing (the family's ``jvp``, registered here in
+:data:`~.replay.REPLAY_JVPS`): ``getrf`` → ``lu``, ``potrf`` → ``cholesky``, ``trsm`` →
+``triangular_solve``, ``syevd`` / ``heevd`` → ``eigh``, ``gesdd`` / ``gesvd`` → ``svd``, ``gtsv`` →
+``tridiagonal_solve``.  QR's two halves, ``geqrf`` (packed reflectors and ``tau``) and ``orgqr`` / ``ungqr``
+(``Q`` from them), have no JAX derivative of their own (``lax.linalg.geqrf`` / ``householder_product`` have
+none): they are differentiated through a JAX transcription of LAPACK's Householder steps (``?larfg``
+conventions), evaluated at the module's operands.  Families JAX cannot differentiate (Schur ``gees``,
+Hessenberg ``gehrd``, tridiagonal reduction ``sytrd``, ``geev`` …) replay for values and refuse the derivative
+with the family's reason, naming the target.  A module that reads a result LAPACK leaves as scratch (the
+overwritten input of ``gesdd``, the diagonals of ``gtsv``, the vectors of a ``gesdd`` with ``mode = N``)
+has no derivative either.  Sharding markers are the identity (a shape-changing one — ``SPMDFullToShardShape``
+of a sharded program — is refused, as the analysis does); Python callbacks belong to the process that
+exported the module and cannot be replayed.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import re
 
 import numpy as np
 
-from .core import import_rule
+from .core import ImportError_, import_rule
 from .replay import REPLAY_JVPS, replay
 
 
@@ -49,12 +57,6 @@ def _triangular_solve(ctx, op, args):
     return [linalg.triangular_solve(a, b, left_side=_bool(op, "left_side"), lower=_bool(op, "lower"),
                                     transpose_a=ta != "NO_TRANSPOSE", conjugate_a=ta == "ADJOINT",
                                     unit_diagonal=_bool(op, "unit_diagonal"))]
-
-
-def _tril(x, k=0):
-    import jax.numpy as jnp
-
-    return jnp.tril(x, k)
 
 
 def _sym_from(x, lower: bool):
@@ -91,10 +93,10 @@ def _fft(ctx, op, args):
 
 
 # ---------------------------------------------------------------------- custom_call
-def _backend_config(op) -> dict:
-    from ..attrs import dict_attr
-
-    return dict_attr(op, "mhlo.backend_config")
+def _config_int(attrs, key: str, default: int) -> int:
+    """An integer field of the ``mhlo.backend_config`` dictionary in a replayed op's attribute text."""
+    m = re.search(key + r" = (\d+)", attrs.get("mhlo.backend_config", ""))
+    return int(m.group(1)) if m else default
 
 
 def _getrf_jvp(primals, tangents, attrs, out):
@@ -110,7 +112,7 @@ def _potrf_jvp(primals, tangents, attrs, out):
     import jax.numpy as jnp
     from jax.lax import linalg
 
-    lower = "uplo = 76" in attrs.get("mhlo.backend_config", "uplo = 76")
+    lower = _config_int(attrs, "uplo", ord("L")) == ord("L")
     (a,), (da,) = primals[:1], tangents[:1]
 
     def factor(x):
@@ -127,11 +129,8 @@ def _trsm_jvp(primals, tangents, attrs, out):
     import jax
     from jax.lax import linalg
 
-    cfg = attrs.get("mhlo.backend_config", "")
-
     def letter(key, default):
-        m = re.search(key + r" = (\d+)", cfg)
-        return chr(int(m.group(1))) if m else default
+        return chr(_config_int(attrs, key, ord(default)))
 
     side, uplo, trans, diag = letter("side", "L"), letter("uplo", "L"), letter("trans_x", "N"), letter("diag", "N")
 
@@ -146,34 +145,175 @@ def _syevd_jvp(primals, tangents, attrs, out):
     import jax
     from jax.lax import linalg
 
-    lower = "uplo = 76" in attrs.get("mhlo.backend_config", "uplo = 76")
+    lower = _config_int(attrs, "uplo", ord("L")) == ord("L")
     v, w = jax.jvp(lambda a: linalg.eigh(_sym_from(a, lower), lower=True, symmetrize_input=False),
                    primals[:1], tangents[:1])[1]
     return [v, w] + [None] * (len(out) - 2)
 
 
-REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp, "syevd": _syevd_jvp})
+def _svd_jvp(algorithm: str):
+    """``gesdd`` / ``gesvd`` → ``(overwritten a, s, u, vt, info)``: the derivative of ``lax.linalg.svd`` with
+    the same algorithm (so the singular vectors JAX's rule differentiates are the kernel's, signs included).
+    ``mode`` ``A`` (full) on a square matrix is the reduced SVD; ``N`` computes singular values only (``u``
+    and ``vt`` are scratch: :func:`_scratch_read` refuses a module that reads them)."""
 
-_ROUTINE = re.compile(r"^(?:lapack_[sdcz]|cusolver_|hipsolver_)([a-z0-9]+?)(?:_ffi)?$")
-_JVP_OF_ROUTINE = {"getrf": "getrf", "potrf": "potrf", "trsm": "trsm", "syevd": "syevd", "heevd": "syevd"}
-_IDENTITY_TARGETS = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement"}
+    def jvp(primals, tangents, attrs, out):
+        import jax
+        from jax.lax import linalg
+
+        how = getattr(linalg.SvdAlgorithm, algorithm)
+        mode = chr(_config_int(attrs, "mode", ord("A")))
+        if mode == "N":
+            ds = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=False, algorithm=how),
+                         primals[:1], tangents[:1])[1]
+            return [None, ds, None, None, None]
+        du, ds, dvt = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=True, algorithm=how),
+                              primals[:1], tangents[:1])[1]
+        return [None, ds, du, dvt, None]
+
+    return jvp
 
 
-def custom_call_jvp_key(target: str) -> str | None:
-    m = _ROUTINE.match(target)
-    return _JVP_OF_ROUTINE.get(m.group(1)) if m else None
+def _gtsv_jvp(primals, tangents, attrs, out):
+    """``gtsv`` → ``(dl, d, du overwritten by the LU factors, x, info)``: the derivative of
+    ``lax.linalg.tridiagonal_solve``."""
+    import jax
+    from jax.lax import linalg
+
+    dx = jax.jvp(lambda dl, d, du, b: linalg.tridiagonal_solve(dl, d, du, b), tuple(primals[:4]),
+                 tuple(tangents[:4]))[1]
+    return [None, None, None, dx, None]
+
+
+def _householder_vector(col, j, rows):
+    """The reflector of column ``col`` at step ``j`` with LAPACK's ``?larfg`` conventions: ``(v, beta, tau)``
+    with ``v[j] = 1``, ``v[:j] = 0``, ``H = I - tau v vᴴ``, ``Hᴴ col = beta e_j`` (``beta`` real, of the
+    opposite sign to ``Re col[j]``); ``tau = 0`` when there is nothing to annihilate."""
+    import jax.numpy as jnp
+
+    below = rows > j
+    alpha = jnp.sum(jnp.where(rows == j, col, 0), axis=-1)
+    xnorm2 = jnp.sum(jnp.where(below, jnp.abs(col) ** 2, 0), axis=-1)
+    trivial = (xnorm2 == 0) & (jnp.imag(alpha) == 0)
+    safe2 = jnp.where(trivial, 1, jnp.abs(alpha) ** 2 + xnorm2)
+    beta = jnp.where(jnp.real(alpha) >= 0, -1, 1) * jnp.sqrt(safe2)
+    tau = jnp.where(trivial, 0, (beta - alpha) / beta).astype(col.dtype)
+    scale = jnp.where(trivial, 1, alpha - beta)
+    v = jnp.where(below, col / scale[..., None], jnp.where(rows == j, 1, 0)).astype(col.dtype)
+    return v, jnp.where(trivial, alpha, beta).astype(col.dtype), tau
+
+
+def geqrf_reference(a):
+    """LAPACK's ``?geqrf`` (unblocked ``?geqr2``) in JAX: ``R`` on and above the diagonal, the reflectors
+    below it, and ``tau``.  Differentiable; the importer evaluates its derivative at the module's operand."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    rows = jnp.arange(m)
+    cols = jnp.arange(n)
+
+    def step(j, carry):
+        x, taus = carry
+        col = jnp.sum(jnp.where(cols == j, x, 0), axis=-1)  # x[..., :, j]
+        v, diag, tau = _householder_vector(col, j, rows)
+        w = jnp.sum(v.conj()[..., :, None] * x, axis=-2)  # vᴴ x
+        applied = x - (tau.conj()[..., None, None] * v[..., :, None]) * w[..., None, :]
+        newcol = jnp.where(rows > j, v, jnp.where(rows == j, diag[..., None], col))
+        x = jnp.where(cols > j, applied, jnp.where(cols == j, newcol[..., :, None], x))
+        taus = jnp.where(jnp.arange(k) == j, tau[..., None], taus)
+        return x, taus
+
+    return lax.fori_loop(0, k, step, (a, jnp.zeros(a.shape[:-2] + (k,), a.dtype)))
+
+
+def orgqr_reference(a, taus):
+    """LAPACK's ``?orgqr`` / ``?ungqr`` in JAX: the first ``n`` columns of ``H_0 ⋯ H_(k-1)`` from the
+    reflectors below the diagonal of ``a`` (``m × n``) and ``taus`` (``k``).  Differentiable."""
+    import jax.numpy as jnp
+    from jax import lax
+
+    m, n = a.shape[-2:]
+    k = taus.shape[-1]
+    rows = jnp.arange(m)
+    cols = jnp.arange(n)
+    q0 = jnp.broadcast_to(jnp.eye(m, n, dtype=a.dtype), a.shape)
+
+    def step(i, q):
+        j = k - 1 - i  # Q = H_0 (H_1 (⋯ (H_(k-1) I)))
+        col = jnp.sum(jnp.where(cols == j, a, 0), axis=-1)
+        v = jnp.where(rows > j, col, jnp.where(rows == j, 1, 0)).astype(a.dtype)
+        tau = jnp.sum(jnp.where(jnp.arange(k) == j, taus, 0), axis=-1)
+        w = jnp.sum(v.conj()[..., :, None] * q, axis=-2)
+        return q - (tau[..., None, None] * v[..., :, None]) * w[..., None, :]
+
+    return lax.fori_loop(0, k, step, q0)
+
+
+def _geqrf_jvp(primals, tangents, attrs, out):
+    import jax
+
+    return list(jax.jvp(geqrf_reference, primals[:1], tangents[:1])[1])
+
+
+def _orgqr_jvp(primals, tangents, attrs, out):
+    import jax
+
+    return [jax.jvp(orgqr_reference, tuple(primals[:2]), tuple(tangents[:2]))[1]]
+
+
+REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp, "syevd": _syevd_jvp,
+                    "gesdd": _svd_jvp("DEFAULT"), "gesvd": _svd_jvp("QR"), "gtsv": _gtsv_jvp, "geqrf": _geqrf_jvp,
+                    "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out)})
+
+
+def _refusing_jvp(op_name: str, location, detail: str):
+    """A JVP that raises: the op replays for values, and differentiating it is an error saying why."""
+
+    def jvp(primals, tangents, attrs, out):
+        raise ImportError_(op_name, location, detail)
+
+    return jvp
+
+
+def _scratch_read(ctx, op, fam) -> str | None:
+    """Why the derivative of this call is refused because of what the module reads (``None`` if it is not):
+    a result the kernel leaves as scratch, or full singular vectors of a non-square matrix."""
+    roles = list(fam.results)
+    if fam.name in ("gesdd", "gesvd"):
+        mode = chr(_config_int({"mhlo.backend_config": _attr_text(op)}, "mode", ord("A")))
+        rtypes = ctx.result_types(op)
+        if mode == "N":
+            roles[2:4] = ["workspace", "workspace"]
+        elif mode == "A" and rtypes[2].shape[-1] != rtypes[3].shape[-1]:
+            return ("it computes full singular vectors of a non-square matrix, and JAX differentiates the "
+                    "reduced SVD only (lax.linalg.svd with full_matrices=False)")
+    for role, r in zip(roles, op.results):
+        if role == "workspace" and any(True for _ in r.uses):
+            return ("the module reads a result the kernel leaves as scratch (LAPACK overwrites it), which has no "
+                    "derivative")
+    return None
+
+
+def _attr_text(op) -> str:
+    return str(op.attributes["mhlo.backend_config"]) if "mhlo.backend_config" in op.attributes else ""
 
 
 @import_rule("stablehlo.custom_call")
 def _custom_call(ctx, op, args):
-    """§custom_call: the targets the analysis knows (``rules.custom_call.CUSTOM_CALL_TARGETS``), re-emitted;
-    identity markers pass their operands through; unknown targets and Python callbacks are refused."""
+    """§custom_call: the targets of :data:`~stablehlo_sparsity.custom_calls.FAMILIES`, re-emitted with their
+    family's derivative; sharding markers pass their operands through; unknown targets and Python callbacks
+    are refused."""
     from jaxlib.mlir import ir
 
-    from ..rules.custom_call import CUSTOM_CALL_TARGETS
+    from ..custom_calls import family_of
 
     target = ir.StringAttr(op.attributes["call_target_name"]).value
-    if target in _IDENTITY_TARGETS:
+    fam = family_of(target)
+    if fam is None:
+        raise ctx.error(op, f"unknown custom_call target '{target}'")
+    if fam.sharding_marker:
         rtypes = ctx.result_types(op)
         if len(rtypes) > len(args) or any(tuple(t.shape) != tuple(np.shape(a)) for t, a in zip(rtypes, args)):
             raise ctx.error(op, f"custom_call target '{target}' changes shapes (a sharded program); import the "
@@ -181,9 +321,14 @@ def _custom_call(ctx, op, args):
         return list(args)[:len(op.results)]
     if target == "shape_assertion":
         return []
-    if "callback" in target:
-        raise ctx.error(op, f"custom_call target '{target}' is a Python callback of the process that wrote the "
-                            "module; it cannot be replayed")
-    if target not in CUSTOM_CALL_TARGETS:
-        raise ctx.error(op, f"unknown custom_call target '{target}'")
-    return replay(ctx, op, args, jvp=custom_call_jvp_key(target))
+    if fam.callback:
+        raise ctx.error(op, f"custom_call target '{target}' is {fam.refused}")
+    reason = None if fam.jvp is None else _scratch_read(ctx, op, fam)
+    if fam.jvp is not None and reason is None:
+        return replay(ctx, op, args, jvp=fam.jvp)
+    if fam.zero_derivative:
+        return replay(ctx, op, args, jvp="zero")
+    detail = f"custom_call target '{target}' has no derivative rule: {reason or fam.refused}"
+    key = f"refused {target} at {ctx.location(op)}: {detail}"
+    REPLAY_JVPS.setdefault(key, _refusing_jvp(op.operation.name, ctx.location(op), detail))
+    return replay(ctx, op, args, jvp=key)

@@ -1,6 +1,8 @@
 """``stablehlo.custom_call`` (§custom_call): rules as data, keyed by ``call_target_name``.
 
-A custom call is opaque to StableHLO, so its semantics come from a table of known targets:
+A custom call is opaque to StableHLO, so its semantics come from the table of known targets,
+:data:`stablehlo_sparsity.custom_calls.FAMILIES` (shared with the importer), whose ``analysis`` key names
+one of the rules here (:data:`ANALYSIS_RULES`):
 
 * **linear-algebra kernels** that JAX lowers ``jnp.linalg`` / ``jax.scipy.linalg`` to — LAPACK on CPU
   (``lapack_{s,d,c,z}<routine>_ffi``), cuSOLVER / hipSOLVER / cuSPARSE on GPU, and XLA's TPU expanders
@@ -42,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..attrs import dict_attr, string_attr
+from ..custom_calls import FAMILIES
 from ..errors import UnsupportedOpError
 from ..lattice import Deps, Groups, group_union
 from ..values import is_differentiable
@@ -50,7 +53,7 @@ from .registry import PER_TARGET, deps_rule
 from .registry import RuleContext, Op, DepsResult  # the rule contract
 from ..values import AbstractValue
 
-__all__ = ["CUSTOM_CALL_TARGETS", "target_name", "custom_call_rule"]
+__all__ = ["CUSTOM_CALL_TARGETS", "ANALYSIS_RULES", "target_name", "custom_call_rule"]
 
 
 # ====================================================================== attribute access
@@ -304,58 +307,17 @@ def _unknown(ctx, op, args, detail: str | None = None):
 
 
 # ====================================================================== the table
+#: the analysis rule of each ``custom_calls.Family.analysis`` key
+ANALYSIS_RULES: dict[str, Callable] = {
+    "dense": _batched(2), "trsm": _trsm, "potrf": _potrf, "gtsv": _gtsv, "getrf": _getrf, "geqrf": _geqrf,
+    "orgqr": _orgqr, "identity": _identity, "approx_top_k": _approx_top_k, "zero": _no_derivative,
+    "python_callback": _python_callback,
+}
+
+
 def _build_table() -> dict[str, Callable]:
-    t: dict[str, Callable] = {}
-    dense = _batched(2)
-    # LAPACK routines (CPU): lapack_<s|d|c|z><routine>_ffi; the complex ones have Hermitian names.
-    real_complex = {
-        "getrf": ("getrf", "getrf"), "geqrf": ("geqrf", "geqrf"), "geqp3": ("geqp3", "geqp3"),
-        "orgqr": ("orgqr", "ungqr"), "ormqr": ("ormqr", "unmqr"), "syevd": ("syevd", "heevd"),
-        "geev": ("geev", "geev"), "gesdd": ("gesdd", "gesdd"), "gesvd": ("gesvd", "gesvd"),
-        "sytrd": ("sytrd", "hetrd"), "gehrd": ("gehrd", "gehrd"), "gees": ("gees", "gees"),
-        "trsm": ("trsm", "trsm"), "potrf": ("potrf", "potrf"), "gtsv": ("gtsv", "gtsv"),
-    }
-    special = {"trsm": _trsm, "potrf": _potrf, "gtsv": _gtsv, "getrf": _getrf, "geqrf": _geqrf,
-               "orgqr": _orgqr}
-    for key, (rname, cname) in real_complex.items():
-        rule = special.get(key, dense)
-        for p in "sd":
-            t[f"lapack_{p}{rname}_ffi"] = rule
-        for p in "cz":
-            t[f"lapack_{p}{cname}_ffi"] = rule
-    # cuSOLVER / hipSOLVER (GPU): <cu|hip>solver_<routine>_ffi
-    for prefix in ("cusolver", "hipsolver"):
-        t[f"{prefix}_getrf_ffi"] = _getrf
-        t[f"{prefix}_geqrf_ffi"] = _geqrf
-        t[f"{prefix}_orgqr_ffi"] = _orgqr
-        for routine in ("ormqr", "syevd", "gesvd", "gesvdj", "gesvdp", "gesdd",
-                        "sytrd", "geev", "syrk"):
-            t[f"{prefix}_{routine}_ffi"] = dense
-        t[f"{prefix}_potrf_ffi"] = _potrf
-    for prefix in ("cu", "hip"):
-        t[f"{prefix}_lu_pivots_to_permutation"] = _no_derivative  # integers only
-        t[f"{prefix}_threefry2x32_ffi"] = _no_derivative
-        t[f"{prefix}hybrid_eig_real"] = dense
-        t[f"{prefix}hybrid_eig_comp"] = dense
-        t[f"{prefix}hybrid_geqp3"] = dense
-        t[f"{prefix}_cholesky_update_ffi"] = dense
-        t[f"{prefix}_tridiagonal_solve_perturbed"] = _gtsv
-        t[f"{prefix}sparse_gtsv2_ffi"] = _gtsv
-    t["tridiagonal_solve_perturbed_ffi"] = _gtsv
-    # XLA's TPU linear algebra expanders (exported with platforms=("tpu",)).
-    for name in ("LuDecomposition", "Qr", "ProductOfElementaryHouseholderReflectors", "Eigh"):
-        t[name] = dense
-    # Markers and effects.
-    for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement"):
-        t[name] = _identity
-    t["ApproxTopK"] = _approx_top_k  # jax.lax.approx_max_k / approx_min_k (TPU)
-    t["AllocateBuffer"] = _no_derivative
-    t["shape_assertion"] = _no_derivative
-    for name in ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback", "xla_python_gpu_callback",
-                 "xla_ffi_python_gpu_callback", "xla_ffi_partitioned_python_cpu_callback",
-                 "xla_ffi_partitioned_python_gpu_callback"):
-        t[name] = _python_callback
-    return t
+    """Every target of :data:`~stablehlo_sparsity.custom_calls.FAMILIES` with its family's analysis rule."""
+    return {target: ANALYSIS_RULES[fam.analysis] for fam in FAMILIES for target in fam.targets}
 
 
 #: call_target_name -> rule ``fn(ctx, op, args)``; each rule has a ``kind`` for the coverage table.
