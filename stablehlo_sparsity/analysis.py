@@ -61,7 +61,7 @@ class Analysis:
         return self.pattern.shape
 
 
-def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
+def norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
     """``argnums`` as a tuple of indices (repeats kept; see :func:`stablehlo_sparsity.keywords.parse_indices`)."""
     return parse_indices(argnums, nargs, name="argnums")
 
@@ -81,7 +81,7 @@ def resolve_options(options, on_unknown: str = "error") -> AnalysisOptions:
     return options
 
 
-def _traceable(value) -> bool:
+def traceable_keyword(value) -> bool:
     """A keyword value JAX can trace as an array: arrays, NumPy scalars, floats (or pytrees of them)."""
     import jax
 
@@ -188,9 +188,9 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
 
     if not args:
         raise InputError("lower_and_analyze needs at least one argument to differentiate")
-    argnums_t = _norm_argnums(argnums, len(args))
+    argnums_t = norm_argnums(argnums, len(args))
     opts = resolve_options(options, on_unknown)
-    traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
+    traced_kw = {k: v for k, v in kwargs.items() if traceable_keyword(v)}
     static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
     fn = functools.partial(f, **static_kw) if static_kw else f
     if derivatives not in ("auto", "primal", "jvp", "vjp"):

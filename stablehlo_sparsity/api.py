@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .analysis import (CUSTOM_RULE_PRIMITIVES, Analysis, _norm_argnums, _traceable,  # noqa: F401  (public here too)
+from .analysis import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_keyword,  # noqa: F401  (public here too)
                        analyze_entry, custom_rule_primitives, lower_and_analyze_global, resolve_options,
                        resolve_wrt)
 from .errors import InputError

@@ -64,6 +64,7 @@ import numpy as np
 from .check_candidates import Candidate, WrongShape, candidate_of, to_csr
 from .check_reference import DenseReference, is_array
 from .errors import InputError, SparsityError
+from .keywords import parse_indices
 
 __all__ = ["check_jacobian", "check_hessian", "CheckReport", "DerivativeMismatchError"]
 
@@ -293,26 +294,16 @@ def _method(method: str, m: int, n: int, dense_limit: int) -> str:
     return method
 
 
-def _norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
-    items = (argnums,) if isinstance(argnums, (int, np.integer)) else tuple(argnums)
-    out = []
-    for i in items:
-        if not isinstance(i, (int, np.integer)) or not -nargs <= int(i) < nargs:
-            raise InputError(f"argnums {argnums!r} out of range for {nargs} arguments")
-        out.append(int(i) % nargs)
-    return tuple(dict.fromkeys(out))
-
-
 def _selection(cand: Candidate, args, argnums, has_aux, kind: str) -> tuple[tuple[int, ...], bool]:
     """A prepared object is checked for the arguments it differentiates; explicit ``argnums`` / ``has_aux``
     must agree with it (else the comparison would be between different derivatives)."""
     if cand.argnums is not None:
-        if argnums is not None and _norm_argnums(argnums, len(args)) != cand.argnums:
+        if argnums is not None and parse_indices(argnums, len(args), unique=True) != cand.argnums:
             raise InputError(f"argnums={argnums!r} differs from the prepared {kind}'s argnums {cand.argnums}")
         if has_aux is not None and bool(has_aux) != bool(cand.has_aux):
             raise InputError(f"has_aux={has_aux} differs from the prepared {kind}'s has_aux={cand.has_aux}")
         return cand.argnums, bool(cand.has_aux)
-    return _norm_argnums(0 if argnums is None else argnums, len(args)), bool(has_aux)
+    return parse_indices(argnums, len(args), unique=True), bool(has_aux)
 
 
 def _shape_mismatch(kind, want, got, cand: Candidate, dtype) -> CheckReport:

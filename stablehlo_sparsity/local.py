@@ -61,7 +61,7 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .analysis import (_norm_argnums, _traceable, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
+from .analysis import (norm_argnums, traceable_keyword, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
                        resolve_options, resolve_wrt)
 from .errors import InputError, SparsityError, SparsityWarning
 from .irtools import functions
@@ -93,7 +93,7 @@ def local_analysis(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
         raise InputError("local=True analyzes the tangent program JAX evaluates at the point (derivatives='auto', "
                          "'jvp' or 'vjp'), not the primal program")
     opts = resolve_options(options)
-    argnums_t = _norm_argnums(argnums, len(args))
+    argnums_t = norm_argnums(argnums, len(args))
     if len(set(argnums_t)) != len(argnums_t):
         raise InputError(f"argnums {argnums!r} repeats an argument, which local=True does not support")
     with warnings.catch_warnings():  # the point analysis reports its own conservative steps; the meet is tighter
@@ -168,7 +168,7 @@ def _point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, obser
     import jax
 
 
-    traced_kw = {k: v for k, v in kwargs.items() if _traceable(v)}
+    traced_kw = {k: v for k, v in kwargs.items() if traceable_keyword(v)}
     fn = functools.partial(f, **{k: v for k, v in kwargs.items() if k not in traced_kw})
     try:
         try:
