@@ -312,6 +312,61 @@ def _known_argument(value, t) -> np.ndarray | None:
         return None
 
 
+@dataclass
+class EntryLayout:
+    """Where an entry function's differentiated arguments sit among the pattern's columns (shared by the
+    first- and the second-order analyses of a module's entry)."""
+
+    fn: Any
+    loc: str | None
+    arg_types: list
+    #: indices of the differentiated arguments among the entry's arguments (effect tokens skipped by ``wrt``)
+    wrt: list[int]
+    offsets: list[int]
+    n: int
+
+    @property
+    def columns(self) -> dict[int, int]:
+        """Argument index → its first column."""
+        return dict(zip(self.wrt, self.offsets))
+
+    def argument_deps(self, i: int, n: int | None = None) -> Deps:
+        """The lattice of argument ``i`` over ``n`` columns (default: :attr:`n`): its own columns when it is
+        differentiated — integer and boolean inputs get columns, but no derivative flows from them (as
+        ``jax.jacfwd``) — else empty."""
+        t, width = self.arg_types[i], self.n if n is None else n
+        col = self.columns.get(i)
+        if col is not None and is_differentiable(t.dtype):
+            return Deps.identity(t.size, width, col)
+        return Deps.empty(t.size, width)
+
+
+def entry_layout(module, entry: str, wrt) -> EntryLayout:
+    """The entry function ``@entry`` of a parsed module (in its context) and its column layout for ``wrt``;
+    an :class:`InputError` names what is wrong (no such function, a declaration, an index out of range)."""
+    funcs = functions(module)
+    fn = funcs.get(entry)
+    if fn is None:
+        names = list(funcs)
+        raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
+    from .errors import format_location
+
+    loc = format_location(fn.location)
+    if not len(fn.regions[0].blocks):
+        raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
+                         "analyze", loc)
+    block = fn.regions[0].blocks[0]
+    arg_types = [tensor_type(a.type, loc) for a in block.arguments]
+    # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
+    # counted as arguments (wrt indices skip them) and their results are not rows.
+    data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
+    wrt_list = resolve_wrt(wrt, len(data_args), f"@{entry}")
+    wrt_list = [data_args[i] for i in wrt_list]
+    sizes = [arg_types[i].size for i in wrt_list]
+    offsets = [int(o) for o in np.cumsum([0] + sizes[:-1])] if sizes else []
+    return EntryLayout(fn, loc, arg_types, wrt_list, offsets, int(sum(sizes)))
+
+
 def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: AnalysisOptions,
                   observer: Callable | None = None, values: Sequence | None = None) -> Analysis:
     """:func:`analyze_module` on a parsed module, with resolved options.
@@ -321,39 +376,15 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
     unknown: the constant lattice's invariant is that a known value has no dependencies."""
 
     with module.context:
-        funcs = functions(module)
-        fn = funcs.get(entry)
-        if fn is None:
-            names = list(funcs)
-            raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
-        from .errors import format_location
-
-        loc = format_location(fn.location)
-        if not len(fn.regions[0].blocks):
-            raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
-                             "analyze", loc)
-        block = fn.regions[0].blocks[0]
-        arg_types = [tensor_type(a.type, loc) for a in block.arguments]
-        # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
-        # counted as arguments (wrt indices skip them) and their results are not rows.
-        data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
-        wrt_list = resolve_wrt(wrt, len(data_args), f"@{entry}")
-        for i in wrt_list:
-            if not 0 <= i < len(data_args):
-                raise InputError(f"argument index {i} out of range: @{entry} has {len(data_args)} arguments")
-        wrt_list = [data_args[i] for i in wrt_list]
-        sizes = [arg_types[i].size for i in wrt_list]
-        n = int(sum(sizes))
-        offsets = list(np.cumsum([0] + sizes[:-1]).astype(int)) if sizes else []
-        col_of = dict(zip(wrt_list, offsets))
+        layout = entry_layout(module, entry, wrt)
+        fn, loc, arg_types, wrt_list, n = layout.fn, layout.loc, layout.arg_types, layout.wrt, layout.n
+        offsets = layout.offsets
         interp = Interpreter(module, n, opts, observer=observer)
         args = []
         for i, t in enumerate(arg_types):
-            # Integer and boolean inputs get their columns, but no derivative flows from them (as jax.jacfwd).
-            own = i in col_of and is_differentiable(t.dtype)
-            deps = Deps.identity(t.size, n, col_of[i]) if own else Deps.empty(t.size, n)
-            const = None if values is None or i in col_of else _known_argument(values[i], t)
-            args.append(AbstractValue(t, deps, const, None if const is None else literal_uncertainty(const)))
+            const = None if values is None or i in layout.columns else _known_argument(values[i], t)
+            args.append(AbstractValue(t, layout.argument_deps(i), const,
+                                      None if const is None else literal_uncertainty(const)))
         results = interp.call(entry, args)
         res_types = function_results(fn)
         results = [r for r, t in zip(results, res_types) if not is_token_type(t)]

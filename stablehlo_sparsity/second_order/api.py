@@ -8,9 +8,10 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ..attrs import function_results
 from ..errors import InputError, SparsityError
-from ..lattice import Deps, nnz_budget
-from ..values import AbstractValue, is_differentiable, is_token_type, tensor_type
+from ..lattice import nnz_budget
+from ..values import AbstractValue, is_token_type
 from .interpreter import SecondOrderInterpreter
 
 __all__ = ["hessian_pattern_of_entry", "direct_hessian_sparsity", "NotCovered"]
@@ -24,41 +25,14 @@ def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_a
     """The symmetric ``(n, n)`` Hessian pattern of the scalar entry ``@entry`` of a parsed module, from its
     primal program, and the analysis' warnings.  ``wrt``: indices of the differentiated data arguments
     (tokens skipped), as :func:`~stablehlo_sparsity.analysis.resolve_wrt` gives them."""
-    from jaxlib.mlir import ir
-
-    from ..analysis import resolve_wrt
-    from ..errors import format_location
+    from ..analysis import entry_layout
 
     with module.context:
-        fn = None
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
-                fn = op
-        if fn is None:
-            raise InputError(f"no entry function '@{entry}' in the module")
-        loc = format_location(fn.location)
-        if not len(fn.regions[0].blocks):
-            raise InputError(f"entry function '@{entry}' has no body (it is a declaration)", loc)
-        block = fn.regions[0].blocks[0]
-        arg_types = [tensor_type(a.type, loc) for a in block.arguments]
-        data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
-        wrt_list = resolve_wrt(wrt, len(data_args))
-        for i in wrt_list:
-            if not 0 <= i < len(data_args):
-                raise InputError(f"argument index {i} out of range: @{entry} has {len(data_args)} arguments")
-        wrt_list = [data_args[i] for i in wrt_list]
-        sizes = [arg_types[i].size for i in wrt_list]
-        n = int(sum(sizes))
-        offsets = list(np.cumsum([0] + sizes[:-1]).astype(int)) if sizes else []
-        col_of = dict(zip(wrt_list, offsets))
-        interp = SecondOrderInterpreter(module, n, options)
-        args = []
-        for i, t in enumerate(arg_types):
-            own = i in col_of and is_differentiable(t.dtype)
-            deps = Deps.identity(t.size, interp.n, col_of[i]) if own else Deps.empty(t.size, interp.n)
-            args.append(AbstractValue(t, deps))
+        layout = entry_layout(module, entry, wrt)
+        interp = SecondOrderInterpreter(module, layout.n, options)
+        args = [AbstractValue(t, layout.argument_deps(i, interp.n)) for i, t in enumerate(layout.arg_types)]
         results = interp.call(entry, args)
-        res_types = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+        res_types = function_results(layout.fn)
         results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
     if not results or results[0].size != 1:
         shape = results[0].shape if results else "nothing"
