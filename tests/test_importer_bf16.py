@@ -249,3 +249,62 @@ def test_bf16_lit_rewrite_keeps_names_and_other_types():
     assert "@f32_named" in text and "tensor<2x3xbf16>" in text and "tensor<bf16>" in text
     assert "tensor<2xi32>" in text and "f32>" not in text and "f64" not in text
     assert jnp.dtype(import_module(parse_module(text), "f32_named").arg_types[0].dtype) == BF16
+
+
+# ---------------------------------------------------------------------- the library's float tests over bf16
+def _bf16_module(body: str, result: str) -> str:
+    return f"func.func @main() -> {result} {{\n{body}\n}}"
+
+
+def test_top_k_of_a_bf16_constant_with_nan_is_not_folded():
+    """chlo.top_k's fold (NumPy's order) skips NaN rows; a bf16 NaN was missed (kind "V") and the folded
+    [1, nan] / [0, 1] contradicted XLA's [nan, 3] / [1, 2]."""
+    from stablehlo_sparsity import analyze_module
+
+    text = _bf16_module("""  %x = stablehlo.constant dense<[1.0, 0x7FC0, 3.0]> : tensor<3xbf16>
+  %v, %i = chlo.top_k(%x, k = 2) : tensor<3xbf16> -> (tensor<2xbf16>, tensor<2xi32>)
+  return %v, %i : tensor<2xbf16>, tensor<2xi32>""", "(tensor<2xbf16>, tensor<2xi32>)")
+    xla_values, xla_indices = run_module(text, [])
+    assert xla_indices.tolist() == [1, 2]
+    for r, want in zip(analyze_module(text).results, (xla_values, xla_indices)):
+        assert r.const is None or np.array_equal(np.asarray(r.const), want, equal_nan=True)
+
+
+def test_bf16_scatter_add_over_duplicates_folds_only_order_free_sums():
+    """§scatter: the order duplicates combine in is implementation-defined; 256 + 1 + 1 in bf16 is 256 one
+    way and 258 another, so it is not folded (it was, in NumPy's order, bf16 not being seen as a float); the
+    exactly representable 2 + 1 + 1 still is."""
+    from stablehlo_sparsity import analyze_module
+
+    def scatter(updates: str) -> str:
+        return _bf16_module(f"""  %z = stablehlo.constant dense<0.0> : tensor<1xbf16>
+  %u = stablehlo.constant dense<{updates}> : tensor<3xbf16>
+  %idx = stablehlo.constant dense<[[0], [0], [0]]> : tensor<3x1xi32>
+  %s = "stablehlo.scatter"(%z, %idx, %u) ({{
+    ^bb0(%a: tensor<bf16>, %b: tensor<bf16>):
+      %c = stablehlo.add %a, %b : tensor<bf16>
+      stablehlo.return %c : tensor<bf16>
+  }}) {{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0],
+      scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}} : (tensor<1xbf16>, tensor<3x1xi32>, tensor<3xbf16>) -> tensor<1xbf16>
+  return %s : tensor<1xbf16>""", "tensor<1xbf16>")
+
+    assert analyze_module(scatter("[256.0, 1.0, 1.0]")).results[0].const is None
+    exact = analyze_module(scatter("[2.0, 1.0, 1.0]")).results[0].const
+    assert exact is not None and np.asarray(exact).tolist() == [4.0]
+
+
+def test_bf16_products_decompress_to_bf16_values():
+    """DecompressionPlan.values keeps the products' dtype for bf16 as for float32 (it returned float64)."""
+    import scipy.sparse as sp
+
+    from stablehlo_sparsity.coloring import DecompressionPlan, color_acyclic, compress, symmetrize
+
+    n = 30
+    p = symmetrize(sp.csr_array(sp.diags_array([np.ones(n)] * 3, offsets=[-1, 0, 1], shape=(n, n), dtype=bool)))
+    v = sp.csr_array((np.random.default_rng(0).standard_normal(p.nnz), p.indices, p.indptr), shape=p.shape)
+    h = sp.csr_array(v + v.T)
+    plan = DecompressionPlan(p, color_acyclic(p))
+    got = plan.values(compress(h, color_acyclic(p)).astype(BF16))
+    assert got.dtype == BF16
+    want = plan.values(compress(h, color_acyclic(p)))
+    assert np.allclose(got.astype(np.float64), want, atol=4 * EPS * np.abs(want).max() * plan.longest_chain)
