@@ -119,12 +119,12 @@ def test_lit_corpus_is_faithful_in_bf16():
     entries = _lit_bf16()
     assert len(entries) >= 100
     seen = 0
-    for ident, m, name in entries[::1 if LONG else 4]:
+    for ident, m, name in entries[::1 if LONG else 6]:
         if ident in IMPORTER_REFUSES:
             continue
         oracle.check_faithful(m, name, seeds=(0,), what=f"{ident} (bf16)")
         seen += 1
-    assert seen >= 25
+    assert seen >= (100 if LONG else 15)
 
 
 @pytest.mark.parametrize("ident", sorted(IMPORTER_REFUSES))
@@ -157,7 +157,7 @@ def _soundness_module_bf16(name):
     return m
 
 
-_STRIDE = 1 if LONG else 6
+_STRIDE = 1 if LONG else 8
 
 
 @pytest.mark.parametrize("name", sorted(_soundness_cases())[::_STRIDE])
@@ -183,25 +183,25 @@ def test_random_programs_are_faithful_in_bf16(prog):
 
 
 # ---------------------------------------------------------------------- injected Jacobian over bf16
-def check_injected_bf16(module, what=""):
+def check_injected_bf16(module, entry="main", what=""):
     """Inject ``sparsity-jacobian`` for every real float argument, run the new function with XLA, compare with
     dense ``jax.jacfwd`` of the import at the same bf16 point: no nonzero of dense AD outside the pattern
     (beyond bf16 cancellation residue) and equal values to a few bf16 roundings."""
-    f = import_module(module)
+    f = import_module(module, entry)
     wrt = [i for i, t in enumerate(f.arg_types) if is_real_float(t.dtype)]
     if not wrt:
         return None
     m = parse_module(module.operation.get_asm(enable_debug_info=True))
-    run_pipeline(m, f"builtin.module(sparsity-jacobian{{entry=main wrt={','.join(map(str, wrt))}}})")
+    run_pipeline(m, f"builtin.module(sparsity-jacobian{{entry={entry} wrt={','.join(map(str, wrt))}}})")
     from test_module_derivatives import _function, _dense_jacobian
 
-    info = read_pattern(_function(m, "main_jacobian"))
+    info = read_pattern(_function(m, f"{entry}_jacobian"))
     indptr, indices, shape = info["indptr"], info["indices"], info["shape"]
     rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
     pattern = np.zeros(shape, bool)
     pattern[rows, indices] = True
     args = f.random_args(0)
-    (vals,) = run_module(m, list(args), entry="main_jacobian")
+    (vals,) = run_module(m, list(args), entry=f"{entry}_jacobian")
     dense = _dense_jacobian(f, args, wrt)
     assert dense.shape == tuple(shape)
     if not np.isfinite(dense).all():
@@ -222,6 +222,18 @@ def test_injected_jacobian_equals_dense_ad_in_bf16(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_injected_bf16(_soundness_module_bf16(name), what=f"{name} (bf16)")
+
+
+def test_injected_jacobian_on_the_lit_corpus_in_bf16():
+    """The lit functions rewritten to bf16 with a float argument (110; every 16th in the normal suite)."""
+    done = 0
+    for ident, m, name in _lit_bf16()[::1 if LONG else 16]:
+        if ident in IMPORTER_REFUSES:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            done += check_injected_bf16(m, entry=name, what=f"{ident} (bf16)") is not None
+    assert done >= (100 if LONG else 6)
 
 
 def test_injected_jacobian_of_a_bf16_window_maximum():
