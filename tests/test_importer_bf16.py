@@ -320,3 +320,16 @@ def test_bf16_products_decompress_to_bf16_values():
     assert got.dtype == BF16
     want = plan.values(compress(h, color_acyclic(p)))
     assert np.allclose(got.astype(np.float64), want, atol=4 * EPS * np.abs(want).max() * plan.longest_chain)
+
+
+def test_auto_hessian_coloring_weighs_substitution_chains_at_bf16_precision():
+    """mode="auto" compares the substitution chain with 1/√eps of the argument dtype: at bf16 (eps 2^-7) a
+    chain of ~30 is too long where float32 takes it (np.finfo refused bfloat16: a raw ValueError)."""
+    from stablehlo_sparsity.hessian import hessian_coloring
+
+    def tridiagonal_chain(x):
+        return jnp.sum(jnp.exp(0.3 * x[1:] * x[:-1])) + jnp.sum(jnp.cosh(x))
+
+    assert hessian_coloring(tridiagonal_chain, jnp.ones(60, jnp.float32), mode="auto").kind == "acyclic"
+    assert hessian_coloring(tridiagonal_chain, jnp.ones(60, jnp.bfloat16), mode="auto").kind == "star"
+    assert hessian_coloring(tridiagonal_chain, jnp.ones(10, jnp.bfloat16), mode="auto").kind == "acyclic"
