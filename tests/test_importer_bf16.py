@@ -1,5 +1,7 @@
-"""The importer over ``bfloat16`` (issue 25): every faithfulness oracle of ``test_importer.py`` again, with the
-modules' floats in bf16, and the injected Jacobian of those modules against dense AD of their import.
+"""The importer over ``bfloat16`` (issue 25): the faithfulness oracles of ``test_importer.py`` again (not the
+hostile files: they test parsing, not types), with the modules' floats in bf16, and the injected Jacobian of
+those modules against dense AD of their import.  Last, the library's own float tests that missed bf16 (NumPy
+gives ``ml_dtypes`` floats ``kind`` ``"V"``): each with a case that failed before.
 
 * the lit corpus: each function the analysis accepts, its ``f32``/``f64`` element types rewritten to ``bf16``
   in the module's text (a rewrite the verifier rejects — ``stablehlo.complex`` of bf16, an ``f32``-only
