@@ -180,7 +180,9 @@ def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, opti
     if mode is HessianMode.SUBSTITUTION:
         return acyclic, plan
     star = color_star(pattern, **options.kwargs())
-    eps = float(np.finfo(dtype).eps)
+    import ml_dtypes  # (np.finfo refuses bfloat16)
+
+    eps = float(ml_dtypes.finfo(dtype).eps)
     if acyclic.num_colors < star.num_colors and plan.longest_chain * eps <= eps ** 0.5:
         return acyclic, plan
     return star, None

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from stablehlo_sparsity import jacobian_sparsity
+from stablehlo_sparsity.importer.dtypes import is_float
 
 
 def _flat_jacobian(f, args, argnums, jac_fn=None):
@@ -182,7 +183,7 @@ def assert_same_values(got, want, rtol=0.0):
     """Equal values and dtypes, NaN where NaN, and the same sign of zero (exact unless ``rtol``)."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-    if got.dtype.kind in "fc" or got.dtype.name == "bfloat16":
+    if is_float(got.dtype):  # (bfloat16 and the float8 types too: NumPy's kind "V")
         g = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
         w = want.astype(g.dtype)
         for part in ((np.real, np.imag) if g.dtype.kind == "c" else (lambda v: v,)):

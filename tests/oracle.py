@@ -49,6 +49,36 @@ class Outcome:
     worst: float  # largest |difference| / tolerance over float results (0 when bit-identical)
 
 
+def is_float(dtype) -> bool:
+    """Floating-point or complex, ``bfloat16`` and the other ``ml_dtypes`` floats included (NumPy gives them
+    ``kind`` ``"V"``): the importer's own predicate."""
+    from stablehlo_sparsity.importer.dtypes import is_float as importer_is_float
+
+    return importer_is_float(dtype)
+
+
+def float_eps(dtype) -> float:
+    """Machine epsilon of a float type (a complex type: that of its parts); ``ml_dtypes.finfo`` also knows
+    ``bfloat16`` and the ``float8`` types, which ``np.finfo`` refuses."""
+    import ml_dtypes
+
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        dt = np.dtype(np.float32 if dt.itemsize == 8 else np.float64)
+    return float(ml_dtypes.finfo(dt).eps)
+
+
+#: Tolerance of a rounded float result, in units of its type's epsilon (relative, and absolute near zero).
+#: 64 for single and double precision; 4 for a type with at most 8 significand bits (``bfloat16``, ``float8``),
+#: whose epsilon (2^-7 and coarser) is already the size of an honest difference: two roundings apart.
+ULPS = 64
+LOW_PRECISION_ULPS = 4
+
+
+def tolerance_ulps(dtype) -> int:
+    return LOW_PRECISION_ULPS if float_eps(dtype) >= 2.0 ** -7 else ULPS
+
+
 def compare_outputs(ref, got, exact: bool, what: str = "") -> Outcome:
     """Assert ``got`` (the import) equals ``ref`` (XLA on the module); returns how close they are."""
     worst = 0.0
@@ -56,19 +86,21 @@ def compare_outputs(ref, got, exact: bool, what: str = "") -> Outcome:
     for i, (r, g) in enumerate(zip(ref, got)):
         r, g = np.asarray(r), np.asarray(g)
         assert r.shape == g.shape and r.dtype == g.dtype, f"{what}: result {i}: {r.shape}/{r.dtype} vs {g.shape}/{g.dtype}"
-        if r.dtype.kind not in "fc" or exact:
+        if not is_float(r.dtype) or exact:
             same = np.array_equal(r.reshape(-1).view(np.uint8), g.reshape(-1).view(np.uint8))
-            if not same and r.dtype.kind in "fc":  # NaN payloads may differ; the NaN-ness may not
+            if not same and is_float(r.dtype):  # NaN payloads may differ; the NaN-ness may not
                 same = np.array_equal(r, g, equal_nan=True)
             assert same, f"{what}: result {i} differs bit for bit: {r.ravel()[:8]} vs {g.ravel()[:8]}"
             continue
-        eps = float(np.finfo(r.dtype).eps)
-        rtol, atol = 64 * eps, 64 * eps
+        ulps = tolerance_ulps(r.dtype)
+        rtol = atol = ulps * float_eps(r.dtype)
         fin = np.isfinite(r) & np.isfinite(g)
         assert np.array_equal(np.isnan(r), np.isnan(g)) or not r.size, f"{what}: result {i}: NaNs differ"
         assert np.array_equal(r[~fin & ~np.isnan(r)], g[~fin & ~np.isnan(g)]), f"{what}: result {i}: infinities differ"
-        scale = np.maximum(np.abs(r[fin]), 1.0) if r.size else np.zeros(0)
-        err = np.abs(r[fin] - g[fin]) / (atol + rtol * scale) if fin.any() else np.zeros(1)
+        wide = np.complex128 if r.dtype.kind == "c" else np.float64  # (a bf16 difference would be rounded)
+        rf, gf = r[fin].astype(wide), g[fin].astype(wide)
+        scale = np.maximum(np.abs(rf), 1.0)
+        err = np.abs(rf - gf) / (atol + rtol * scale) if fin.any() else np.zeros(1)
         w = float(err.max()) if err.size else 0.0
         assert w <= 1.0, f"{what}: result {i}: |difference| {w:.3g}× the tolerance (rtol {rtol:.2g})"
         worst = max(worst, w)
@@ -124,7 +156,7 @@ def check_faithful(module, entry: str = "main", seeds=(0, 1), what: str = "", ru
 
 def _positive_definite(a):
     a = np.asarray(a)
-    if a.dtype.kind != "f" or a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+    if not is_float(a.dtype) or a.dtype.kind == "c" or a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         return a
     k = a.shape[-1]
     return (a @ np.swapaxes(a, -1, -2) + k * np.eye(k, dtype=a.dtype)).astype(a.dtype)

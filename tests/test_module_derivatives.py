@@ -24,6 +24,7 @@ import oracle
 import stablehlo_sparsity as ss
 from stablehlo_sparsity.api import parse_module
 from stablehlo_sparsity.importer import import_module
+from stablehlo_sparsity.importer.dtypes import is_real_float
 from stablehlo_sparsity.importer.xla import run_module
 from stablehlo_sparsity.passes.jacobian import read_pattern
 from stablehlo_sparsity.passes.pipeline import run_pipeline
@@ -42,7 +43,7 @@ def _function(module, name):
 
 
 def _float_wrt(f):
-    return [i for i, t in enumerate(f.arg_types) if np.dtype(t.dtype).kind == "f"]
+    return [i for i, t in enumerate(f.arg_types) if is_real_float(t.dtype)]  # (bfloat16 too: kind "V")
 
 
 def _dense_jacobian(f, args, wrt):
@@ -100,7 +101,7 @@ def check_injected(module, entry="main", wrt="all", points=2 if LONG else 1, kin
         if not finite.all():
             continue
         dt = np.dtype(f.result_types[0].dtype) if f.result_types else np.float64
-        eps = float(np.finfo(dt if dt.kind == "f" else np.float64).eps)
+        eps = oracle.float_eps(dt if is_real_float(dt) else np.float64)
         # an exact cancellation leaves a residue at the working precision's roundoff (a float32 Cholesky's
         # derivative at an entry it does not read: -6.7e-10 of 0.54), not at float64's
         cut = max(ROUNDOFF, eps) * max(1.0, float(np.abs(dense).max(initial=0.0)))

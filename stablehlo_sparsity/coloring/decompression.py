@@ -239,7 +239,9 @@ class DecompressionPlan:
         if self.substitution is None:
             return flat[self.source] if self.nnz else np.zeros(0, flat.dtype)
         s = self.substitution
-        dt = flat.dtype if flat.dtype.kind in "fc" else np.dtype(np.float64)
+        from ..importer.dtypes import is_float  # (bfloat16 products are floats too: NumPy kind "V")
+
+        dt = flat.dtype if is_float(flat.dtype) else np.dtype(np.float64)
         # accumulate in at least double precision; the result keeps the products' dtype
         acc = np.result_type(dt, np.float64)
         v = flat[s["b_index"]].astype(acc) * s["b_sign"]

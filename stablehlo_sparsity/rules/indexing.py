@@ -431,7 +431,7 @@ def _scatter_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldRes
                 raise NotFoldable  # which duplicate wins is implementation defined
             res[t] = u
         elif kind != "keep":
-            if dup.any() and res.dtype.kind in "fc" and kind in (np.add, np.multiply):
+            if dup.any() and is_float(res.dtype) and kind in (np.add, np.multiply):  # (bfloat16 too)
                 _check_exact_accumulation(res, t, u, kind)
             kind.at(res, t, u)
         out.append(res.reshape(inputs[j].shape))
@@ -448,7 +448,9 @@ def _check_exact_accumulation(res, t, u, ufunc):
     vals = np.concatenate([res[t[many]], u[many]])
     if not np.all(np.isfinite(vals)) or not np.all(vals == np.round(vals)):
         raise NotFoldable
-    if np.abs(vals).sum() >= 2.0 ** np.finfo(np.real(vals).dtype).nmant:
+    import ml_dtypes  # (np.finfo refuses bfloat16)
+
+    if np.abs(vals).astype(np.float64).sum() >= 2.0 ** ml_dtypes.finfo(np.real(vals).dtype).nmant:
         raise NotFoldable
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from ..attrs import bool_attr, int_attr
 from ..lattice import slice_union
 from ..values import AbstractValue
-from ..folding.exactness import Uncertainty, Undecided, error_array
+from ..folding.exactness import Uncertainty, Undecided, error_array, is_float
 from ..values import TensorType
 from ..irtools import region_captures, region_ops
 from .reduction import eval_body_np, eval_body_trusted
@@ -215,7 +215,7 @@ def _top_k_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResul
     """Descending, ties by lower index first (NaN inputs are not folded)."""
     (x,) = consts
     x = np.asarray(x)
-    if x.dtype.kind in "fc" and np.isnan(x).any():
+    if is_float(x.dtype) and np.isnan(x).any():  # (bfloat16 too: NumPy kind "V")
         raise NotFoldable
     vt, it = ctx.result_types(op)
     kk = vt.shape[-1]
