@@ -16,6 +16,7 @@ import functools
 import numpy as np
 
 from .errors import InputError
+from .prepared.inputs import flat, float_outputs
 
 __all__ = ["DenseReference", "is_array"]
 
@@ -41,14 +42,6 @@ def _join(tree, p):
 
     parts = [jnp.reshape(d, (p, -1)) for d in jax.tree_util.tree_leaves(tree)]
     return jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
-
-
-def _flat(tree):
-    import jax
-    import jax.numpy as jnp
-
-    parts = [jnp.ravel(d) for d in jax.tree_util.tree_leaves(tree)]
-    return jnp.concatenate(parts) if len(parts) > 1 else parts[0] if parts else jnp.zeros((0,))
 
 
 def _jvps(h, sel, v):
@@ -83,20 +76,6 @@ def _hvps(h, sel, v):
 
 
 # --------------------------------------------------------------------------------------- the user's function
-def _float_outputs(out, like_dtype):
-    """Integer/bool output leaves as floats (their derivative is zero); complex outputs are refused."""
-    import jax
-    import jax.numpy as jnp
-
-    leaves = jax.tree_util.tree_leaves(out)
-    floats = [jnp.result_type(o) for o in leaves if jnp.issubdtype(jnp.result_type(o), jnp.inexact)]
-    if any(jnp.issubdtype(d, jnp.complexfloating) for d in floats):
-        raise InputError("complex outputs are not supported; split them into real and imaginary parts")
-    target = jnp.result_type(*floats) if floats else like_dtype
-    return jax.tree_util.tree_map(
-        lambda o: o if jnp.issubdtype(jnp.result_type(o), jnp.inexact) else jnp.asarray(o).astype(target), out)
-
-
 def _scalar(y):
     import jax.numpy as jnp
 
@@ -146,7 +125,7 @@ class _Programs:
                 b[i] = v
             y = self.f(*b)
             y = y[0] if self.has_aux else y
-            return _scalar(y) if self.kind == "Hessian" else _flat(_float_outputs(y, x_dtype))
+            return _scalar(y) if self.kind == "Hessian" else flat(float_outputs(y, x_dtype))
 
         return h, sel
 
@@ -190,7 +169,7 @@ class _Programs:
             y = h(*sel)
             if self.kind == "Hessian":
                 g = jax.grad(h, argnums=tuple(range(len(sel))))
-                return y, _vjps(lambda *s: _flat(g(*s)), sel, self._eye(sel))
+                return y, _vjps(lambda *s: flat(g(*s)), sel, self._eye(sel))
             return y, _vjps(h, sel, jnp.eye(y.size, dtype=y.dtype))
 
         return jax.jit(run)

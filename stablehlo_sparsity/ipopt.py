@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from .keywords import refuse_library_keywords
+from .prepared.inputs import flat
 
 __all__ = ["ConstraintJacobian", "LagrangianHessian", "sparse_constraint_jacobian", "sparse_lagrangian_hessian",
            "IpoptProblem"]
@@ -42,7 +43,7 @@ class ConstraintJacobian:
     def __init__(self, constraints: Callable, x0, options=None, **prepare_kwargs):
         from .jacobian import sparse_jacobian
 
-        self.sparse_jacobian = sparse_jacobian(lambda x: _flat(constraints(x)), x0, output="values",
+        self.sparse_jacobian = sparse_jacobian(lambda x: flat(constraints(x)), x0, output="values",
                                                options=options, **prepare_kwargs)
         rows, cols = self.sparse_jacobian.pattern.to_coo()
         self._rows, self._cols = rows.astype(np.int32), cols.astype(np.int32)
@@ -74,13 +75,13 @@ class LagrangianHessian:
         from .hessian import sparse_hessian
 
         x0 = np.asarray(x0)
-        m = (int(np.prod(jax.eval_shape(lambda x: _flat(constraints(x)), jnp.asarray(x0)).shape))
+        m = (int(np.prod(jax.eval_shape(lambda x: flat(constraints(x)), jnp.asarray(x0)).shape))
              if constraints is not None else 0)
 
         def lagrangian(x, lagrange, obj_factor):
             val = obj_factor * objective(x)
             if constraints is not None:
-                val = val + jnp.vdot(lagrange, _flat(constraints(x)))
+                val = val + jnp.vdot(lagrange, flat(constraints(x)))
             return val
 
         self.m = m
@@ -142,7 +143,7 @@ class IpoptProblem:
         self._dtype = x0.dtype
         self._objective = jax.jit(objective)
         self._gradient = jax.jit(jax.grad(objective))
-        self._constraints = jax.jit(lambda x: _flat(constraints(x)))
+        self._constraints = jax.jit(lambda x: flat(constraints(x)))
         self.jacobian_ = sparse_constraint_jacobian(constraints, x0, options=options)
         self.hessian_ = sparse_lagrangian_hessian(objective, constraints, x0, options=options)
         self.n = int(x0.size)
@@ -171,11 +172,3 @@ class IpoptProblem:
 
     def hessian(self, x, lagrange, obj_factor):
         return np.asarray(self.hessian_(x, lagrange, obj_factor), np.float64)
-
-
-def _flat(tree):
-    import jax
-    import jax.numpy as jnp
-
-    leaves = jax.tree_util.tree_leaves(tree)
-    return jnp.concatenate([jnp.ravel(leaf) for leaf in leaves]) if len(leaves) != 1 else jnp.ravel(leaves[0])

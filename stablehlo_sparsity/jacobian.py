@@ -46,7 +46,6 @@ from .coloring.kinds import ColoringKind
 from .errors import InputError
 from .keywords import parse_indices, refuse_library_keywords
 from .pattern import SparsityPattern
-from .prepared import base as _base
 from .prepared.base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative
 from .prepared.inputs import (Float64Warning, bind_selected, check_differentiable, flat, float_outputs,
                               warn_float64)
@@ -63,11 +62,6 @@ __all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "ja
 OUTPUTS = tuple(_OUTPUT_TABLE)
 MODES = tuple(m.value for m in JacobianMode)
 
-# Names other modules of the package imported from here before the derivative layer became a package; they
-# are the public helpers of :mod:`stablehlo_sparsity.prepared` now.
-_Prepared = PreparedDerivative
-_bind_selected, _float_outputs, _check_inputs, _flat = bind_selected, float_outputs, check_differentiable, flat
-_warn_float64, _check_strategy = warn_float64, _base.check_strategy
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from stablehlo_sparsity import ipopt
 from stablehlo_sparsity import scipy_interop as si
+from stablehlo_sparsity.prepared.inputs import flat
 
 RNG = np.random.default_rng(11)
 
@@ -50,7 +51,7 @@ def test_ipopt_constraint_jacobian_triplets_match_dense():
     x = RNG.uniform(0.5, 1.5, 7)
     cj = ipopt.sparse_constraint_jacobian(constraints, x)
     rows, cols = cj.structure()
-    dense = np.asarray(jax.jacfwd(lambda v: ipopt._flat(constraints(v)))(x))
+    dense = np.asarray(jax.jacfwd(lambda v: flat(constraints(v)))(x))
     rebuilt = np.zeros_like(dense)
     rebuilt[rows, cols] = cj(x)
     np.testing.assert_allclose(rebuilt, dense, rtol=1e-13)
@@ -63,7 +64,7 @@ def test_ipopt_lagrangian_hessian_lower_triangle_matches_dense():
     H = ipopt.sparse_lagrangian_hessian(objective, constraints, x)
     rows, cols = H.structure()
     assert (rows >= cols).all()
-    lag = lambda v: sigma * objective(v) + jnp.vdot(lam, ipopt._flat(constraints(v)))  # noqa: E731
+    lag = lambda v: sigma * objective(v) + jnp.vdot(lam, flat(constraints(v)))  # noqa: E731
     dense = np.tril(np.asarray(jax.hessian(lag)(x)))
     rebuilt = np.zeros_like(dense)
     rebuilt[rows, cols] = H(x, lam, sigma)

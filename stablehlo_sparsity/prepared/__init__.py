@@ -13,11 +13,11 @@
   derivative of it), ``.npz`` files.
 """
 
-from .base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative, load  # noqa: F401
+from .base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative  # noqa: F401
 from .inputs import Float64Warning  # noqa: F401
 from .modes import ColoringKind, HessianMode, JacobianMode, mode_of  # noqa: F401
 from .outputs import OUTPUTS, Output  # noqa: F401
 from .saving import STATE_FORMAT, ForwardOnlyWarning  # noqa: F401
 
-__all__ = ["PreparedDerivative", "load", "OUTPUTS", "Output", "JacobianMode", "HessianMode", "ColoringKind",
+__all__ = ["PreparedDerivative", "OUTPUTS", "Output", "JacobianMode", "HessianMode", "ColoringKind",
            "mode_of", "Float64Warning", "ForwardOnlyWarning", "STATE_FORMAT", "ELIDE_CONSTANT_ELEMENTS"]

@@ -20,10 +20,10 @@ from ..evaluation import STRATEGIES, EvaluationPlan, static_gather
 from ..pattern import SparsityPattern
 from .inputs import AuxSplit, check_call_arguments, index_dtype, struct
 from .outputs import Layout, host_container, output_named
-from .saving import (STATE_FORMAT, export_program, read_npz, register_pytree, restored_call, warn_forward_only,
+from .saving import (STATE_FORMAT, export_program, register_pytree, restored_call, warn_forward_only,
                      write_npz)
 
-__all__ = ["PreparedDerivative", "ELIDE_CONSTANT_ELEMENTS", "check_strategy", "load"]
+__all__ = ["PreparedDerivative", "ELIDE_CONSTANT_ELEMENTS", "check_strategy"]
 
 #: :meth:`PreparedDerivative.as_text` prints constants with more elements than this as
 #: ``dense_resource<__elided__>``.
@@ -484,19 +484,3 @@ def _restored_coloring(cm: dict, colors: np.ndarray):
 def _csr_arrays(pattern):
     csr = pattern.to_scipy()
     return csr.indptr, csr.indices
-
-
-def load(path):
-    """Read a :class:`~stablehlo_sparsity.SparseJacobian` / :class:`~stablehlo_sparsity.SparseHessian` written
-    by ``.save(path)``."""
-    st = read_npz(path)
-    from ..hessian import SparseHessian
-    from ..jacobian import SparseJacobian
-
-    classes = {"SparseJacobian": SparseJacobian, "SparseHessian": SparseHessian}
-    cls = classes.get(st["meta"].get("class"))
-    if cls is None:
-        raise InputError(f"{path}: unknown saved class {st['meta'].get('class')!r}")
-    obj = cls.__new__(cls)
-    obj.__setstate__(st)
-    return obj

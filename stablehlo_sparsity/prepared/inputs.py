@@ -127,7 +127,7 @@ def flat(tree):
     import jax.numpy as jnp
 
     parts = [jnp.ravel(leaf) for leaf in jax.tree_util.tree_leaves(tree)]
-    return jnp.concatenate(parts) if len(parts) > 1 else parts[0]
+    return jnp.concatenate(parts) if len(parts) > 1 else parts[0] if parts else jnp.zeros((0,))
 
 
 def index_dtype(limit: int):
