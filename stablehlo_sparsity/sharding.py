@@ -22,6 +22,11 @@ NVLink or PCIe).  That pays when the products dominate — large ``K`` or an exp
 Jacobian and shard the batch: ``jax.jit(jax.vmap(jac))`` on a batch placed with
 ``jax.device_put(xs, NamedSharding(mesh, P("batch")))`` partitions the vmapped program along the batch axis.
 
+Across processes (``jax.distributed``; see :mod:`stablehlo_sparsity.distributed` and
+``python -m stablehlo_sparsity.launch``) the same code runs unchanged: after ``initialize()``, ``jax.devices()``
+spans every process, a mesh over them makes every process evaluate its devices' colors, and the ``psum`` goes
+between processes (gloo on CPU).  The result is replicated, so every process holds all ``nnz`` values.
+
 On one CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` (set before JAX initializes) gives four
 virtual devices; they share the machine's cores, so this tests the program rather than speeding it up.
 """
