@@ -19,3 +19,12 @@ def test_distinct_columns_of_pair_codes_already_in_order():
     assert np.array_equal(distinct_columns(cols, pair_width(n)), np.unique(cols))
     assert np.array_equal(distinct_columns(pairs[:1], pair_width(n)), pairs[:1])
     assert np.array_equal(distinct_columns(pairs[::-1].copy(), pair_width(n)), np.unique(pairs))  # not in order
+
+
+def test_distinct_columns_merges_a_few_sorted_runs():
+    # one run per lazy part of a full sum (three parts here, overlapping), with first-order columns between
+    n = 2_000
+    rng = np.random.default_rng(0)
+    runs = [np.sort(n + rng.integers(0, n * n, 3_000)) for _ in range(3)]
+    cols = np.concatenate([runs[0], rng.integers(0, n, 500), runs[1], runs[0][::7], runs[2]])
+    assert np.array_equal(distinct_columns(cols, pair_width(n)), np.unique(cols))

@@ -54,6 +54,9 @@ def inputs_of_width(width: int) -> int | None:
     return n if n > 0 and n + n * n == width else None
 
 
+#: :func:`distinct_columns` merges up to this many sorted runs by a stable sort instead of marking.
+MAX_SORTED_RUNS = 64
+
 #: The marks of :func:`distinct_columns` may take this many times the entries (and at least this many bytes).
 MARK_SLACK, MARK_FLOOR = 8, 1 << 20
 
@@ -72,9 +75,13 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
     code = cols[pairs]
     if len(code) == 0:
         return first.astype(np.int64)
-    if len(code) == 1 or bool((code[1:] >= code[:-1]).all()):
-        # already in order (a stencil's rows, elementwise pair rows in row order: each row's codes sorted and
-        # rows overlapping only at their ends): de-duplicating neighbours is one pass, no division, no marks
+    descents = np.count_nonzero(code[1:] < code[:-1])
+    if descents <= MAX_SORTED_RUNS:
+        # a few sorted runs (a stencil's elementwise pair rows are in code order, rows overlapping only at
+        # their ends; one run per lazy part): a stable sort merges the runs (timsort, O(entries · log runs)),
+        # then de-duplicating neighbours is one pass — no division, no marks
+        if descents:
+            code = np.sort(code, kind="stable")
         keep = np.ones(len(code), bool)
         np.not_equal(code[1:], code[:-1], out=keep[1:])
         return np.concatenate([first.astype(np.int64), code[keep].astype(np.int64, copy=False)])
