@@ -155,11 +155,16 @@ MAX_LENGTH_BUCKETS = 64
 
 def _row_matrix(m: sp.csr_array, ptr: np.ndarray, rows: np.ndarray, length: int) -> np.ndarray:
     """The columns of ``rows`` (each of exactly ``length`` entries) as a ``(len(rows), length)`` matrix."""
+    if len(rows) == m.shape[0] and is_arange(rows):
+        # every row, in order (an elementwise op's operand): the indices as they are, no gather
+        return m.indices.reshape(len(rows), length).astype(np.int64, copy=False)
     return m.indices[ptr[rows][:, None] + np.arange(length, dtype=np.int64)[None, :]].astype(np.int64)
 
 
 def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Row lengths of a CSR at ``rows`` (``-1`` = an empty row)."""
+    if len(rows) == len(ptr) - 1 and is_arange(rows):
+        return np.diff(ptr)
     if len(rows) == 0 or int(rows.min()) >= 0:
         return ptr[rows + 1] - ptr[rows]
     safe = np.maximum(rows, 0)
