@@ -60,6 +60,9 @@ MAX_SORTED_RUNS = 64
 #: The marks of :func:`distinct_columns` may take this many times the entries (and at least this many bytes).
 MARK_SLACK, MARK_FLOOR = 8, 1 << 20
 
+#: :func:`distinct_columns` first reads the band of every this-many-th pair (a wide band shows early).
+BAND_SAMPLE = 64
+
 
 def _divmod(a: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.divmod`` of non-negative integers by a scalar: a floor division and a multiply (NumPy's ``divmod``
@@ -93,10 +96,14 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
         np.not_equal(code[1:], code[:-1], out=keep[1:])
         return np.concatenate([first.astype(np.int64), code[keep].astype(np.int64, copy=False)])
     code = code - n
+    budget = max(MARK_SLACK * len(code), MARK_FLOOR)
+    su, sv = _divmod(code[::BAND_SAMPLE], n)
+    if n * (int((sv - su).max()) + 1) > budget:
+        return None                                   # a sample is already too wide: spare the full split
     u, v = _divmod(code, n)
     d = v - u
     band = int(d.max()) + 1
-    if n * band > max(MARK_SLACK * len(code), MARK_FLOOR):
+    if n * band > budget:
         return None
     mark = np.zeros(n * band, bool)
     mark[u * band + d] = True
