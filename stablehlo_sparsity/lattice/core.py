@@ -711,7 +711,8 @@ class Deps:
                 used = np.zeros(p.base.shape[0], bool)
                 rm = p.rowmap
                 used[rm[rm >= 0]] = True
-                cols.append(p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
+                # every base row reached (a slice's or a permutation's map): all entries, no per-entry mask
+                cols.append(p.base.indices if used.all() else p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
         flat = np.concatenate(cols).astype(np.int64, copy=False)
         c = None
         for distinct in WIDE_DISTINCT:
