@@ -75,22 +75,13 @@ def exported_brusselator(N: int) -> bytes:
 
 def count_ops(module, name: str) -> int:
     """Ops of function ``@name`` and, for an injected function, of its helper functions."""
-    from jaxlib.mlir import ir
-
+    from stablehlo_sparsity.irtools import functions, nested_ops
     from stablehlo_sparsity.passes.jacobian import read_pattern
 
-    funcs = {str(op.attributes["sym_name"]).strip('"'): op for op in module.body.operations
-             if "sym_name" in op.attributes}
+    funcs = functions(module)
 
     def ops(fn) -> int:
-        n = [0]
-
-        def visit(op):
-            n[0] += 1
-            return ir.WalkResult.ADVANCE
-
-        fn.operation.walk(visit)
-        return n[0] - 1
+        return len(nested_ops(fn))
 
     fn = funcs[name]
     helpers = read_pattern(fn)["helpers"] if "sparsity.derivative" in fn.attributes else []

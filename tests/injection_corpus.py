@@ -116,16 +116,9 @@ def backcompat_cases(cpu_or_neutral: bool = True):
 
 # ---------------------------------------------------------------------------------------------- one check
 def _count_ops(fn) -> int:
-    from jaxlib.mlir import ir
+    from stablehlo_sparsity.irtools import nested_ops
 
-    n = [0]
-
-    def visit(op):
-        n[0] += 1
-        return ir.WalkResult.ADVANCE
-
-    fn.operation.walk(visit)
-    return n[0] - 1
+    return len(nested_ops(fn))
 
 
 def _func(module, name):
