@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -142,17 +141,6 @@ def run_one(method: str, spec: str, repeat: int, timeout: float) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- the table
-def machine() -> str:
-    import jax
-
-    try:
-        cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
-                             capture_output=True, text=True).stdout.strip()
-    except Exception:
-        cpu = platform.processor()
-    return f"{cpu or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, jax {jax.__version__}"
-
-
 def fmt_t(r):
     return r["error"] if "error" in r else f"{r['warm']:.3g} s"
 
@@ -177,6 +165,9 @@ def main(argv=None) -> int:
         print(json.dumps(measure(args.one[0], args.one[1], args.repeat)))
         return 0
     methods = [m for m in METHODS if not (m == "asdex" and args.no_asdex)]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from detect import machine  # (the parent only: the measured children never import it)
+
     print(f"Hessian detection, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} — {machine()}\n")
     print("| problem | nnz direct | nnz via-grad | nnz asdex | direct | via-gradient | asdex | lower grad | "
           "via-grad / direct | asdex / direct | lower grad / direct | peak MB direct / via / asdex |")
