@@ -7,10 +7,10 @@ library compares against the members, never against bare strings.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class ColoringKind(str, Enum):
+class ColoringKind(StrEnum):
     """What a coloring colors, and so which products a compressed evaluation runs."""
 
     #: columns of a Jacobian: one JVP per color (Curtis, Powell & Reid 1974)
@@ -23,9 +23,6 @@ class ColoringKind(str, Enum):
     STAR = "star"
     #: variables of a symmetric pattern, acyclic coloring (recovery by substitution)
     ACYCLIC = "acyclic"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def parse(cls, value: "str | ColoringKind") -> "ColoringKind":

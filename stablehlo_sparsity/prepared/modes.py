@@ -8,7 +8,7 @@ product), ``substitution`` (an acyclic coloring, entries solved along two-colore
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
@@ -16,23 +16,17 @@ from ..errors import InputError
 __all__ = ["JacobianMode", "HessianMode", "ColoringKind", "mode_of", "parse_mode"]
 
 
-class JacobianMode(str, Enum):
+class JacobianMode(StrEnum):
     AUTO = "auto"
     FORWARD = "forward"
     REVERSE = "reverse"
     BIDIRECTIONAL = "bidirectional"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class HessianMode(str, Enum):
+class HessianMode(StrEnum):
     DIRECT = "direct"
     SUBSTITUTION = "substitution"
     AUTO = "auto"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def parse_mode(enum, value):
