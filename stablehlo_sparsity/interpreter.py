@@ -79,6 +79,11 @@ class Interpreter:
         """The abstract value of an SSA value (also reachable from nested regions)."""
         return self._lookup_outer(v)
 
+    def operands(self, op) -> list[AbstractValue]:
+        """The abstract values of ``op``'s operands (the innermost frame first, then the enclosing ones)."""
+        env = self._frames[-1].env
+        return [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
+
     @property
     def observing(self) -> bool:
         """Whether an observer records every op's values (the annotate and fold-constants passes)."""
@@ -181,7 +186,7 @@ class Interpreter:
             for op in block.operations:
                 name = op.operation.name
                 if name in TERMINATORS:
-                    return [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
+                    return self.operands(op)
                 results = self.run_op(op)
                 for r, av in zip(op.results, results):
                     env[r] = av
@@ -199,8 +204,7 @@ class Interpreter:
     # ----------------------------------------------------------------- ops
     def run_op(self, op) -> list[AbstractValue]:
         name = op.operation.name
-        env = self._frames[-1].env
-        args = [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
+        args = self.operands(op)
         rtypes = self.result_types(op)
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
@@ -209,10 +213,11 @@ class Interpreter:
 
         # 1. the constant lattice: fold when every operand is known
         fold = FOLD_RULES.get(name)
-        if results is None and fold is not None and all(a.const is not None for a in args) \
+        known = [a.const for a in args if a.const is not None]
+        if results is None and fold is not None and len(known) == len(args) \
                 and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
             try:
-                consts = fold(self, op, [a.const for a in args])
+                consts = fold(self, op, known)
             except NotFoldable:
                 consts = None
             if consts is not None:

@@ -67,8 +67,7 @@ class SecondOrderInterpreter(Interpreter):
         if all(r.deps.is_empty for r in results):
             return results
         name = op.operation.name
-        env = self._frames[-1].env
-        args = [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
+        args = self.operands(op)
         term = LOCAL_TERMS.get(name, full_term)
         try:
             extra = term(self, op, args, results)
