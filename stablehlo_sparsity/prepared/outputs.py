@@ -69,6 +69,30 @@ def _scipy(values, lay: Layout):
     return sp.csr_array((v, lay.indices.copy(), lay.indptr.copy()), shape=lay.shape)
 
 
+def _keep(values, lay: Layout, device_index: Callable):
+    return values
+
+
+def _host_scipy(values, lay: Layout, device_index: Callable):
+    return _scipy(values, lay)
+
+
+# The pytree constructors skip the validation of __init__ (tens of µs per call); the index arrays are ours,
+# canonical (sorted, unique) and already on the device.
+def _host_bcoo(values, lay: Layout, device_index: Callable):
+    from jax.experimental import sparse as jsparse
+
+    info = {"shape": lay.shape, "indices_sorted": True, "unique_indices": True}
+    return jsparse.BCOO.tree_unflatten(info, (values, device_index("coo")))
+
+
+def _host_bcsr(values, lay: Layout, device_index: Callable):
+    from jax.experimental import sparse as jsparse
+
+    info = {"shape": lay.shape, "indices_sorted": True, "unique_indices": True}
+    return jsparse.BCSR.tree_unflatten(info, (values, device_index("indices"), device_index("indptr")))
+
+
 def _block_dense(v, idx, shape):
     import jax.numpy as jnp
 
@@ -85,26 +109,27 @@ def _block_bcoo(v, idx, shape):
 class Output:
     """An output container.  ``in_program``: built inside the traced program from the values (``None``: not
     traceable); ``compiled``: the compiled core returns the dense matrix rather than the values;
-    ``on_host``: built around the compiled call (``"keep"``: the values or dense matrix as returned,
-    ``"device"``: a JAX sparse container around device-resident index arrays, ``"host"``: a SciPy matrix);
+    ``on_host``: built around the compiled call from ``(values, layout, device_index)`` (the values or dense
+    matrix as returned, a JAX sparse container around the cached device-resident index arrays that
+    ``device_index(name)`` gives — ``"coo"``, ``"indices"``, ``"indptr"`` — or a SciPy matrix);
     ``block``: one pytree block from ``(values, (out, in) indices, shape)``, or ``"scipy"`` for a 2-D SciPy
     block."""
 
     name: str
     in_program: Callable | None
     compiled_dense: bool
-    on_host: str
+    on_host: Callable
     block: Callable | str
     exportable: bool
 
 
 #: Every output a prepared derivative can return, by name.
 OUTPUTS: dict[str, Output] = {o.name: o for o in (
-    Output("bcoo", _bcoo, False, "device", _block_bcoo, False),
-    Output("bcsr", _bcsr, False, "device", _block_bcoo, False),
-    Output("dense", _dense, True, "keep", _block_dense, True),
-    Output("scipy", None, False, "host", "scipy", False),
-    Output("values", lambda values, lay: values, False, "keep", _block_bcoo, True),
+    Output("bcoo", _bcoo, False, _host_bcoo, _block_bcoo, False),
+    Output("bcsr", _bcsr, False, _host_bcsr, _block_bcoo, False),
+    Output("dense", _dense, True, _keep, _block_dense, True),
+    Output("scipy", None, False, _host_scipy, "scipy", False),
+    Output("values", lambda values, lay: values, False, _keep, _block_bcoo, True),
 )}
 
 
@@ -120,18 +145,7 @@ def output_named(name, *, traceable: bool = False) -> Output:
 def host_container(out: Output, values, lay: Layout, device_index: Callable):
     """The container of ``out`` around a compiled call's result (``device_index(name)`` gives the cached
     device-resident ``"coo"`` / ``"indices"`` / ``"indptr"`` arrays)."""
-    if out.on_host == "keep":
-        return values
-    if out.on_host == "host":
-        return _scipy(values, lay)
-    from jax.experimental import sparse as jsparse
-
-    # The pytree constructor skips the validation of __init__ (tens of µs per call); the index arrays are
-    # ours, canonical (sorted, unique) and already on the device.
-    info = {"shape": lay.shape, "indices_sorted": True, "unique_indices": True}
-    if out.name == "bcoo":
-        return jsparse.BCOO.tree_unflatten(info, (values, device_index("coo")))
-    return jsparse.BCSR.tree_unflatten(info, (values, device_index("indices"), device_index("indptr")))
+    return out.on_host(values, lay, device_index)
 
 
 __all__ += ["host_container"]
