@@ -51,12 +51,6 @@ def _load(module_or_source):
     return as_module(getattr(module_or_source, "module", module_or_source))
 
 
-def _function_names(module) -> list[str]:
-    from .irtools import functions
-
-    return list(functions(module))
-
-
 # ------------------------------------------------------------------------------------------- compiling
 class CompiledFunction:
     """A module function compiled by XLA: ``f(*arrays)`` returns its single result, or a tuple of results.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
 
 from ..errors import InputError, SparsityError, UnsupportedOpError, format_location
 from ..values import TensorType, tensor_type
@@ -99,9 +98,6 @@ class ImportContext:
             loc = self.location(op)
             return [tensor_type(r.type, loc) for r in op.results]
 
-    def operand_types(self, op) -> list[TensorType]:
-        return [tensor_type(v.type, None) for v in op.operands]
-
     def error(self, op, detail: str) -> ImportError_:
         return ImportError_(op.operation.name, self.location(op), detail)
 
@@ -175,10 +171,3 @@ class ImportContext:
                 env[r] = o
             self._scope = scope
         raise InputError("block without terminator")
-
-
-def as_array(x, dtype=None):
-    """A value as something lax accepts (NumPy constants stay NumPy)."""
-    if dtype is not None and isinstance(x, np.ndarray) and x.dtype != dtype:
-        return x.astype(dtype)
-    return x
