@@ -349,12 +349,6 @@ def _format_int_pairs(a, b) -> str:
     return buf.tobytes().decode("ascii")
 
 
-def _format_rows_json(indptr, indices) -> str:
-    """The rows of a CSR matrix as a JSON list of lists, ``[[0, 1], [], [2]]``, built as one byte buffer."""
-    inner = _format_rows_json_inner(indptr, indices)
-    return "[" + inner + "]"
-
-
 def _format_rows_json_inner(indptr, indices) -> str:
     """``[0, 1], [], [2]``: the rows of a CSR block, without the enclosing brackets."""
     import numpy as np

@@ -269,7 +269,10 @@ def test_version_and_help(capsys):
 def test_vectorized_output_formatters_match_python_formatting():
     import scipy.sparse as sp
 
-    from stablehlo_sparsity.driver import _format_int_pairs, _format_rows_json
+    from stablehlo_sparsity.driver import _format_int_pairs, _format_rows_json_inner
+
+    def _format_rows_json(indptr, indices):
+        return "[" + _format_rows_json_inner(indptr, indices) + "]"
 
     rng = np.random.default_rng(0)
     for _ in range(100):

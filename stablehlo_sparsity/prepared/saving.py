@@ -101,7 +101,7 @@ def _mapped(fn):
         return fn(*args)
 
     @call.def_vmap
-    def _rule(axis_size, in_batched, *args):
+    def _rule(_axis_size, in_batched, *args):
         flat, tree = jax.tree_util.tree_flatten(args)
         flags = jax.tree_util.tree_leaves(in_batched)
 
