@@ -22,6 +22,7 @@ Worked example (``n = 2``; pair ``{u, v}`` is column ``2 + 2u + v``)::
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -185,6 +186,16 @@ def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
 
 
+@functools.lru_cache(maxsize=64)
+def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(m)``, cached: row lengths repeat (a stencil's rows, scalars), and building it costs
+    more than using it for a short row."""
+    iu, ju = np.triu_indices(m)
+    iu.flags.writeable = False
+    ju.flags.writeable = False
+    return iu, ju
+
+
 def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n) -> Deps:
     """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
     of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
@@ -199,7 +210,7 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
         keep = None                                 # None: every code of the bucket is distinct within its row
         if square:
             # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
-            iu, ju = np.triu_indices(a_len)
+            iu, ju = _upper_triangle(a_len)
             codes = a[:, iu] * n + a[:, ju] + n
         else:
             u = a[:, :, None]
