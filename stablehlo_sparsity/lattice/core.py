@@ -517,6 +517,8 @@ def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr
     this replaces the block machinery of :func:`materialize` (a dozen SciPy calls) by three NumPy calls."""
     if k * n >= 1 << 62:
         return None
+    if k == 1:
+        return _scalar_union(parts, n)
     rows_list, cols_list = [], []
     total = 0
     for p in parts:
@@ -548,6 +550,38 @@ def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
     return make_csr(indptr, key - rows * n, k, n)
+
+
+def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array | None:
+    """:func:`_small_union` of one-row parts (a scalar: the many small values of a written-out program)."""
+    cols_list = []
+    total = 0
+    for p in parts:
+        if isinstance(p, IndexPart):
+            c = p.cols
+            if c[0] >= 0:
+                cols_list.append(c)
+                total += 1
+            continue
+        ptr, ind = p.base.indptr, p.base.indices
+        r = 0 if p.rowmap is None else int(p.rowmap[0])
+        if r < 0:
+            continue
+        lo, hi = int(ptr[r]), int(ptr[r + 1])
+        total += hi - lo
+        if total > SMALL_UNION_ENTRIES:
+            return None
+        cols_list.append(ind[lo:hi])
+    if not cols_list:
+        return _empty_csr(1, n)
+    key = np.sort(np.concatenate(cols_list).astype(np.int64, copy=False), kind="stable")
+    if len(key) > 1:
+        keep = np.empty(len(key), bool)
+        keep[0] = True
+        np.not_equal(key[1:], key[:-1], out=keep[1:])
+        key = key[keep]
+    check_nnz(len(key))
+    return make_csr(np.array([0, len(key)], np.int64), key, 1, n)
 
 
 class Deps:
@@ -783,13 +817,14 @@ class Deps:
             if isinstance(p, IndexPart):
                 cols.append(p.cols[p.cols >= 0])
             elif p.rowmap is None:
-                cols.append(p.base.indices)
+                cols.append(_entry_major(p.base))
             else:
                 used = np.zeros(p.base.shape[0], bool)
                 rm = p.rowmap
                 used[rm[rm >= 0]] = True
                 # every base row reached (a slice's or a permutation's map): all entries, no per-entry mask
-                cols.append(p.base.indices if used.all() else p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
+                cols.append(_entry_major(p.base) if used.all()
+                            else p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
         flat = np.concatenate(cols).astype(np.int64, copy=False)
         c = None
         for distinct in WIDE_DISTINCT:
@@ -805,6 +840,23 @@ class Deps:
         if self.rows != 1:
             raise ValueError("broadcast_row needs a single row")
         return self.gather_rows(np.zeros(rows, np.int64))
+
+
+def _entry_major(m: sp.csr_array) -> np.ndarray:
+    """The columns of a CSR, in an order that keeps them in few sorted runs: rows of one length ``L`` (an
+    elementwise op's pair rows) are read entry-major — the first entry of every row, then the second … — since
+    entry ``j`` of consecutive stencil rows increases with the row, which gives ``L`` sorted runs where the
+    row-major order has one per row.  Other CSRs: row-major, as stored.  (Only the order changes: the
+    sorted :meth:`Deps.reduce_all` wants the set of columns.)"""
+    k = m.shape[0]
+    ind = m.indices
+    if k < 2 or len(ind) < 2 * k or len(ind) % k:
+        return ind
+    length = len(ind) // k
+    if not np.array_equal(m.indptr[::max(1, k // 64)], np.arange(0, k + 1, max(1, k // 64)) * length) or \
+            not np.all(np.diff(m.indptr) == length):
+        return ind
+    return np.ascontiguousarray(ind.reshape(k, length).T).reshape(-1)
 
 
 def is_arange(idx: np.ndarray) -> bool:

@@ -31,7 +31,8 @@ import scipy.sparse as sp
 from ..errors import PatternTooLargeError
 from ..lattice import Deps
 from ..irtools import index_dtype
-from ..lattice.core import WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts, is_arange, make_csr
+from ..lattice.core import (_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, _distinct, _sorted_columns, check_nnz,
+                            csr_from_parts, is_arange, make_csr)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -81,6 +82,11 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
     n = inputs_of_width(width)
     if n is None:
         return None
+    if np.count_nonzero(cols[1:] < cols[:-1]) <= MAX_SORTED_RUNS:
+        # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
+        # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
+        # and de-duplicating neighbours is one pass — no division, no marks
+        return _distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
     pairs = cols >= n
     first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
     code = cols[pairs]
@@ -117,6 +123,14 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
 WIDE_DISTINCT.append(distinct_columns)
 
 
+def _distinct_sorted(a: np.ndarray) -> np.ndarray:
+    """The distinct entries of a sorted array."""
+    keep = np.empty(len(a), bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     """The first-order part (columns ``< n``) of a second-order lattice, as a ``(k, n)`` canonical CSR.
 
@@ -124,11 +138,14 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
     shared across values; many parts see one base through different row maps)."""
     k = deps.rows
-    parts = []
+    parts: list = []
     for p in deps.parts:
         if isinstance(p, IndexPart):
             cols = p.cols
-            parts.append(IndexPart(np.where(cols < n, cols, -1).astype(index_dtype(n), copy=False)))
+            first = cols < n
+            if not first.any():
+                continue                  # a part of pairs only (x², x·y of single inputs): no first-order column
+            parts.append(IndexPart(np.where(first, cols, -1).astype(index_dtype(n), copy=False)))
         else:
             base = p.base
             hit = bases.get(id(base)) if bases is not None else None
@@ -136,8 +153,26 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
                 hit = (base, _first_order_csr(base, n))
                 if bases is not None:
                     bases[id(base)] = hit  # keeps the base alive: its id stays unique
-            parts.append(CsrPart(hit[1], p.rowmap))
+            if hit[1].nnz:
+                parts.append(CsrPart(hit[1], p.rowmap))
+    if 1 < len(parts) < len(_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
+        return _index_union(parts, k, n)
     return csr_from_parts(parts, k, n)
+
+
+def _index_union(parts: list, k: int, n: int) -> sp.csr_array:
+    """The union of a few index parts in one pass: each row's columns sorted by a sorting network, repeats
+    dropped (what the lattice's block materialization computes in two passes, one to count and one to write;
+    the temporaries here are the size of the parts themselves)."""
+    cols = _sorted_columns([p.cols for p in parts])
+    keep = _distinct(cols)
+    indptr = np.zeros(k + 1, np.int64)
+    counts = keep[0].astype(np.int64)
+    for kk in keep[1:]:
+        counts += kk
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]))
+    return make_csr(indptr, np.stack(cols, axis=1)[np.stack(keep, axis=1)], k, n)
 
 
 def _first_order_csr(m: sp.csr_array, n: int) -> sp.csr_array:
@@ -257,6 +292,8 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     la = np.asarray(la, np.int64)
     rb = np.asarray(rb, np.int64)
     out = np.asarray(out, np.int64)
+    if len(out) == 1:
+        return _one_triple(int(out[0]), k, left, int(la[0]), right, int(rb[0]), n)
     lptr = left.indptr.astype(np.int64)
     rptr = right.indptr.astype(np.int64)
     len_a = _lengths(lptr, la)
@@ -295,6 +332,33 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     v = right.indices[rptr[rb_s[t]] + j % lb].astype(np.int64)
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     return _rows_from_entries(out[t], n + lo * n + hi, k, width)
+
+
+def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_array, b: int, n: int) -> Deps:
+    """:func:`pair_rows` of a single triple (a product or a nonlinear op of scalars: the bulk of a program
+    written out term by term), without the bucketing machinery: one outer product of two short rows."""
+    width = pair_width(n)
+    if a < 0 or b < 0:
+        return Deps.empty(k, width)
+    u = left.indices[left.indptr[a]:left.indptr[a + 1]].astype(np.int64)
+    v = right.indices[right.indptr[b]:right.indptr[b + 1]].astype(np.int64)
+    if len(u) == 0 or len(v) == 0:
+        return Deps.empty(k, width)
+    check_nnz(len(u) * len(v), "the interactions of a value")
+    if left is right and a == b:
+        iu, ju = _upper_triangle(len(u))              # S × S of a sorted row: its upper triangle, in code order
+        codes = u[iu] * n + u[ju] + n
+    else:
+        codes = (np.minimum.outer(u, v) * n + np.maximum.outer(u, v) + n).reshape(-1)
+        if len(codes) > 1:
+            codes = _distinct_sorted(np.sort(codes))
+    if k == 1:
+        if len(codes) == 1:  # one pair (x², x·y of single inputs): an index part, as _pairs_one_per_row gives
+            return Deps(1, width, [IndexPart(codes)])
+        return Deps(1, width, [CsrPart(make_csr(np.array([0, len(codes)], np.int64), codes, 1, width))])
+    indptr = np.zeros(k + 1, np.int64)
+    indptr[row + 1:] = len(codes)
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes, k, width))])
 
 
 def full_rows(s: sp.csr_array, n: int) -> Deps:
