@@ -75,3 +75,28 @@ def test_full_reduction_reads_uniform_rows_entry_major():
     d = Deps.union(Deps.from_csr(m), Deps.identity(n - 2, width, 0))
     got = d.reduce_all().to_csr().indices
     assert np.array_equal(got, np.unique(np.concatenate([codes.reshape(-1), i])))
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 4])
+def test_elementwise_pairs_equal_the_general_path(length):
+    """The uniform-rows fast path (an elementwise op's full and cross terms) against :func:`pair_rows`."""
+    from stablehlo_sparsity.second_order.encoding import elementwise_pairs, full_rows
+
+    n, k = 30, 12
+    rng = np.random.default_rng(length)
+    rows = [np.sort(rng.choice(n, length, replace=False)) for _ in range(k)]
+    s = sp.csr_array((np.ones(k * length, bool), np.concatenate(rows).astype(np.int64) if length else
+                      np.zeros(0, np.int64), np.arange(k + 1) * length), shape=(k, n))
+    e = np.arange(k)
+    fast = elementwise_pairs(s, s, n)
+    assert fast is not None
+    assert (fast.to_csr() != pair_rows(e, k, s, e, s, e, n).to_csr()).nnz == 0
+    assert (full_rows(s, n).to_csr() != fast.to_csr()).nnz == 0
+    one = sp.csr_array((np.ones(k, bool), rng.integers(0, n, k), np.arange(k + 1)), shape=(k, n))
+    cross = elementwise_pairs(s, one, n)
+    if length <= 1:
+        assert (cross.to_csr() != pair_rows(e, k, s, e, one, e, n).to_csr()).nnz == 0
+    else:
+        assert cross is None  # several pairs per row may repeat: the general path de-duplicates them
+    ragged = sp.csr_array(np.eye(k, n, dtype=bool) | np.eye(k, n, 1, dtype=bool) * (np.arange(k) % 2)[:, None])
+    assert elementwise_pairs(ragged, ragged, n) is None

@@ -361,8 +361,54 @@ def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_arra
     return Deps(k, width, [CsrPart(make_csr(indptr, codes, k, width))])
 
 
+def _uniform_rows(m: sp.csr_array) -> int | None:
+    """The common length of every row of a CSR, or ``None`` when the lengths differ (or there are no rows)."""
+    k = m.shape[0]
+    total = int(m.indptr[-1]) if k else 0
+    if k == 0 or total % k:
+        return None
+    length = total // k
+    return length if np.array_equal(m.indptr, np.arange(0, total + 1, max(length, 1))[:k + 1]) or total == 0 \
+        else None
+
+
+def elementwise_pairs(left: sp.csr_array, right: sp.csr_array, n: int) -> Deps | None:
+    """Row ``e`` of ``left`` × row ``e`` of ``right`` for every ``e`` (an elementwise op's term), when every row
+    of each has one length and the pairs of a row need no de-duplication (``left is right``: the upper
+    triangle of ``S_e × S_e``; or one entry per row on each side): a ``(k, pairs)`` code matrix, built in a
+    few array passes, without :func:`pair_rows`' per-triple bookkeeping.  ``None``: not that case."""
+    k = left.shape[0]
+    la = _uniform_rows(left)
+    if la is None:
+        return None
+    lb = la if right is left else _uniform_rows(right)
+    if lb is None or (right is not left and la * lb > 1):
+        return None
+    width = pair_width(n)
+    if la == 0 or lb == 0:
+        return Deps.empty(k, width)
+    a = left.indices.reshape(k, la).astype(np.int64, copy=False)
+    if right is left:
+        if la == 1:
+            codes = a * (n + 1) + n
+        else:
+            iu, ju = _upper_triangle(la)
+            codes = a[:, iu] * n + a[:, ju] + n
+    else:
+        b = right.indices.reshape(k, 1).astype(np.int64, copy=False)
+        codes = np.minimum(a, b) * n + np.maximum(a, b) + n
+    check_nnz(codes.size, "the interactions of a value")
+    if codes.shape[1] == 1:
+        return Deps(k, width, [IndexPart(codes.reshape(-1))])
+    indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+
+
 def full_rows(s: sp.csr_array, n: int) -> Deps:
     """The full term ``S_e × S_e`` of each row (a nonlinear op's ``g''·∇y∇yᵀ`` with ``g''`` unknown)."""
+    fast = elementwise_pairs(s, s, n)
+    if fast is not None:
+        return fast
     k = s.shape[0]
     idx = np.arange(k, dtype=np.int64)
     return pair_rows(idx, k, s, idx, s, idx, n, one_per_row=True)
