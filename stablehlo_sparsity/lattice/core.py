@@ -536,16 +536,13 @@ def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr
         rows_list.append(rows)
         cols_list.append(cols)
     key = np.concatenate(cols_list).astype(np.int64)
-    if k > 1:
-        key += np.concatenate(rows_list).astype(np.int64) * n
+    key += np.concatenate(rows_list).astype(np.int64) * n
     key = np.sort(key, kind="stable")
     keep = np.empty(len(key), bool)
     keep[:1] = True
     np.not_equal(key[1:], key[:-1], out=keep[1:])
     key = key[keep]
     check_nnz(len(key))
-    if k == 1:
-        return make_csr(np.array([0, len(key)], np.int64), key, 1, n)
     rows = key // n
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])

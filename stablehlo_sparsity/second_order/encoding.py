@@ -221,10 +221,19 @@ def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
 
 
-@functools.lru_cache(maxsize=64)
+#: :func:`_upper_triangle` caches the triangles of rows up to this long (a few kB each; a long row's
+#: triangle is built afresh, so the cache never holds a large array alive).
+CACHED_TRIANGLE = 64
+
+
 def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.triu_indices(m)``, cached: row lengths repeat (a stencil's rows, scalars), and building it costs
-    more than using it for a short row."""
+    """``np.triu_indices(m)``, cached for short rows: row lengths repeat (a stencil's rows, scalars), and
+    building it costs more than using it for a short row."""
+    return _small_upper_triangle(m) if m <= CACHED_TRIANGLE else np.triu_indices(m)
+
+
+@functools.lru_cache(maxsize=CACHED_TRIANGLE + 1)
+def _small_upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
     iu, ju = np.triu_indices(m)
     iu.flags.writeable = False
     ju.flags.writeable = False
