@@ -46,3 +46,33 @@ def test_vstack_matches_dense_vstack(sizes, data):
         items.append(d)
     got = Deps.vstack(items)
     assert np.array_equal(dense(got), np.vstack([dense(d) for d in items]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 70), st.integers(2, 5), st.integers(0, 2), st.data())
+def test_small_union_of_mixed_parts_matches_block_merge(rows, p, wide, data):
+    """The few-row union (one sort of ``row · n + column`` keys) against the block materialization it skips,
+    on index parts and CSR parts seen through row maps (``-1`` rows), in narrow and pair-wide column spaces."""
+    from stablehlo_sparsity.lattice.core import CsrPart, _PartsRows, _small_union, make_csr, materialize
+
+    n = (9, 10_100, 1 << 40)[wide]
+    parts: list = []
+    for _ in range(p):
+        if data.draw(st.booleans()):
+            cols = data.draw(st.lists(st.integers(-1, 8), min_size=rows, max_size=rows))
+            parts.append(IndexPart(np.array(cols, dtype=np.int64) * (n // 9) if wide else np.array(cols, np.int32)))
+            parts[-1].cols[np.array(cols) < 0] = -1
+        else:
+            base_rows = data.draw(st.integers(1, 6))
+            sets = [sorted(set(data.draw(st.lists(st.integers(0, 8), max_size=5)))) for _ in range(base_rows)]
+            ind = np.array([c * (n // 9) for s in sets for c in s], np.int64)
+            ptr = np.cumsum([0] + [len(s) for s in sets])
+            base = make_csr(ptr, ind, base_rows, n)
+            rowmap = np.array(data.draw(st.lists(st.integers(-1, base_rows - 1), min_size=rows, max_size=rows)))
+            parts.append(CsrPart(base, rowmap))
+    got = _small_union(parts, rows, n)
+    want = materialize([_PartsRows(parts, rows, n)], n)
+    assert got is not None
+    assert np.array_equal(np.asarray(got.indptr, np.int64), np.asarray(want.indptr, np.int64))
+    assert np.array_equal(np.asarray(got.indices, np.int64), np.asarray(want.indices, np.int64))
+    assert got.shape == want.shape and got.has_canonical_format

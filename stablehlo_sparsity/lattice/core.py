@@ -126,12 +126,39 @@ def _empty_csr(k: int, n: int) -> sp.csr_array:
     return make_csr(np.zeros(k + 1, np.int64), np.zeros(0, np.int64), k, n)
 
 
+def _bare_csr(k: int, n: int) -> sp.csr_array:
+    """An empty-shelled ``(k, n)`` CSR array: SciPy's constructor minus its checks and its three empty arrays
+    (about 20 µs a call, which dominates the analysis of programs made of many scalar ops).  The fields the
+    constructor sets are set by :func:`make_csr`; :data:`_FAST_SHELL` says whether this SciPy accepts it."""
+    m = sp.csr_array.__new__(sp.csr_array)
+    m._shape = (int(k), int(n))
+    m.maxprint = 50
+    return m
+
+
+def _shell_works() -> bool:
+    """The fast shell gives the same array as SciPy's constructor (checked once, on this SciPy)."""
+    try:
+        m = _bare_csr(2, 3)
+        m.indptr = np.array([0, 1, 2], np.int32)
+        m.indices = np.array([2, 0], np.int32)
+        m.data = np.ones(2, bool)
+        ref = sp.csr_array((np.ones(2, bool), np.array([2, 0]), np.array([0, 1, 2])), shape=(2, 3))
+        return bool(m.shape == (2, 3) and m.nnz == 2 and ((m + ref) != ref).nnz == 0
+                    and np.array_equal(m.toarray(), ref.toarray()) and np.array_equal(m.T.toarray(), ref.T.toarray()))
+    except Exception:  # pragma: no cover - a SciPy whose internals moved: use its constructor
+        return False
+
+
+_FAST_SHELL = _shell_works()
+
+
 def make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical: bool = True) -> sp.csr_array:
     """Build a bool CSR array without scipy's O(nnz) validation (the inputs are ours and well formed).
 
     Index arrays already of the right dtype are used as they are (not copied)."""
     idx_dtype = index_dtype(n, int(indptr[-1]) if len(indptr) else 0)
-    m = sp.csr_array((k, n), dtype=bool)
+    m = _bare_csr(k, n) if _FAST_SHELL else sp.csr_array((k, n), dtype=bool)
     m.indptr = indptr.astype(idx_dtype, copy=False)
     m.indices = indices.astype(idx_dtype, copy=False)
     m.data = np.ones(len(indices), dtype=bool)
@@ -470,7 +497,88 @@ def csr_from_parts(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.c
             # one dependency per row: the columns are the CSR's indices as they are (shared, not copied)
             check_nnz(k)
             return make_csr(np.arange(k + 1, dtype=index_dtype(n, k)), np.ascontiguousarray(p.cols), k, n)
+    if k <= SMALL_ROWS:
+        small = _small_union(parts, k, n)
+        if small is not None:
+            return small
     return materialize([_PartsRows(parts, k, n)], n)
+
+
+#: :func:`_small_union` handles unions of at most this many entries (before de-duplication).
+SMALL_UNION_ENTRIES = 1 << 15
+
+
+def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr_array | None:
+    """The union of the parts of a value of few rows, as one sort of ``row · n + column`` keys (``None``: too
+    many entries, or keys too wide for ``int64``).
+
+    Each part lists its rows in order and each row's columns sorted, so the keys are a few sorted runs, which
+    a stable sort (timsort) merges in one pass: for the many scalars of a program written out term by term,
+    this replaces the block machinery of :func:`materialize` (a dozen SciPy calls) by three NumPy calls."""
+    if k * n >= 1 << 62:
+        return None
+    if k == 1:
+        return _scalar_union(parts, n)
+    rows_list, cols_list = [], []
+    total = 0
+    for p in parts:
+        if isinstance(p, IndexPart):
+            live = p.cols >= 0
+            rows = np.flatnonzero(live)
+            cols = p.cols[live]
+        else:
+            ptr, cols = (p.base.indptr.astype(np.int64), p.base.indices) if p.rowmap is None \
+                else _gather_block(p.base, p.rowmap)
+            rows = np.repeat(np.arange(k, dtype=np.int64), np.diff(ptr))
+        total += len(cols)
+        if total > SMALL_UNION_ENTRIES:
+            return None
+        rows_list.append(rows)
+        cols_list.append(cols)
+    key = np.concatenate(cols_list).astype(np.int64)
+    key += np.concatenate(rows_list).astype(np.int64) * n
+    key = np.sort(key, kind="stable")
+    keep = np.empty(len(key), bool)
+    keep[:1] = True
+    np.not_equal(key[1:], key[:-1], out=keep[1:])
+    key = key[keep]
+    check_nnz(len(key))
+    rows = key // n
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
+    return make_csr(indptr, key - rows * n, k, n)
+
+
+def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array | None:
+    """:func:`_small_union` of one-row parts (a scalar: the many small values of a written-out program)."""
+    cols_list = []
+    total = 0
+    for p in parts:
+        if isinstance(p, IndexPart):
+            c = p.cols
+            if c[0] >= 0:
+                cols_list.append(c)
+                total += 1
+            continue
+        ptr, ind = p.base.indptr, p.base.indices
+        r = 0 if p.rowmap is None else int(p.rowmap[0])
+        if r < 0:
+            continue
+        lo, hi = int(ptr[r]), int(ptr[r + 1])
+        total += hi - lo
+        if total > SMALL_UNION_ENTRIES:
+            return None
+        cols_list.append(ind[lo:hi])
+    if not cols_list:
+        return _empty_csr(1, n)
+    key = np.sort(np.concatenate(cols_list).astype(np.int64, copy=False), kind="stable")
+    if len(key) > 1:
+        keep = np.empty(len(key), bool)
+        keep[0] = True
+        np.not_equal(key[1:], key[:-1], out=keep[1:])
+        key = key[keep]
+    check_nnz(len(key))
+    return make_csr(np.array([0, len(key)], np.int64), key, 1, n)
 
 
 class Deps:
@@ -706,13 +814,14 @@ class Deps:
             if isinstance(p, IndexPart):
                 cols.append(p.cols[p.cols >= 0])
             elif p.rowmap is None:
-                cols.append(p.base.indices)
+                cols.append(_entry_major(p.base))
             else:
                 used = np.zeros(p.base.shape[0], bool)
                 rm = p.rowmap
                 used[rm[rm >= 0]] = True
                 # every base row reached (a slice's or a permutation's map): all entries, no per-entry mask
-                cols.append(p.base.indices if used.all() else p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
+                cols.append(_entry_major(p.base) if used.all()
+                            else p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
         flat = np.concatenate(cols).astype(np.int64, copy=False)
         c = None
         for distinct in WIDE_DISTINCT:
@@ -730,11 +839,30 @@ class Deps:
         return self.gather_rows(np.zeros(rows, np.int64))
 
 
+def _entry_major(m: sp.csr_array) -> np.ndarray:
+    """The columns of a CSR, in an order that keeps them in few sorted runs: rows of one length ``L`` (an
+    elementwise op's pair rows) are read entry-major — the first entry of every row, then the second … — since
+    entry ``j`` of consecutive stencil rows increases with the row, which gives ``L`` sorted runs where the
+    row-major order has one per row.  Other CSRs: row-major, as stored.  (Only the order changes: the
+    sorted :meth:`Deps.reduce_all` wants the set of columns.)"""
+    k = m.shape[0]
+    ind = m.indices
+    if k < 2 or len(ind) < 2 * k or len(ind) % k:
+        return ind
+    length = len(ind) // k
+    if not np.array_equal(m.indptr[::max(1, k // 64)], np.arange(0, k + 1, max(1, k // 64)) * length) or \
+            not np.all(np.diff(m.indptr) == length):
+        return ind
+    return np.ascontiguousarray(ind.reshape(k, length).T).reshape(-1)
+
+
 def is_arange(idx: np.ndarray) -> bool:
     if len(idx) == 0:
         return True
     if idx[0] != 0 or idx[-1] != len(idx) - 1:
         return False
+    if len(idx) <= 2:
+        return True
     return bool(np.all(np.diff(idx) == 1))
 
 

@@ -22,6 +22,7 @@ Worked example (``n = 2``; pair ``{u, v}`` is column ``2 + 2u + v``)::
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -30,7 +31,8 @@ import scipy.sparse as sp
 from ..errors import PatternTooLargeError
 from ..lattice import Deps
 from ..irtools import index_dtype
-from ..lattice.core import WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts, is_arange, make_csr
+from ..lattice.core import (_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, _distinct, _sorted_columns, check_nnz,
+                            csr_from_parts, is_arange, make_csr)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -80,6 +82,11 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
     n = inputs_of_width(width)
     if n is None:
         return None
+    if np.count_nonzero(cols[1:] < cols[:-1]) <= MAX_SORTED_RUNS:
+        # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
+        # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
+        # and de-duplicating neighbours is one pass — no division, no marks
+        return _distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
     pairs = cols >= n
     first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
     code = cols[pairs]
@@ -116,6 +123,14 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
 WIDE_DISTINCT.append(distinct_columns)
 
 
+def _distinct_sorted(a: np.ndarray) -> np.ndarray:
+    """The distinct entries of a sorted array."""
+    keep = np.empty(len(a), bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     """The first-order part (columns ``< n``) of a second-order lattice, as a ``(k, n)`` canonical CSR.
 
@@ -123,11 +138,14 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
     shared across values; many parts see one base through different row maps)."""
     k = deps.rows
-    parts = []
+    parts: list = []
     for p in deps.parts:
         if isinstance(p, IndexPart):
             cols = p.cols
-            parts.append(IndexPart(np.where(cols < n, cols, -1).astype(index_dtype(n), copy=False)))
+            first = cols < n
+            if not first.any():
+                continue                  # a part of pairs only (x², x·y of single inputs): no first-order column
+            parts.append(IndexPart(np.where(first, cols, -1).astype(index_dtype(n), copy=False)))
         else:
             base = p.base
             hit = bases.get(id(base)) if bases is not None else None
@@ -135,8 +153,26 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
                 hit = (base, _first_order_csr(base, n))
                 if bases is not None:
                     bases[id(base)] = hit  # keeps the base alive: its id stays unique
-            parts.append(CsrPart(hit[1], p.rowmap))
+            if hit[1].nnz:
+                parts.append(CsrPart(hit[1], p.rowmap))
+    if 1 < len(parts) < len(_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
+        return _index_union(parts, k, n)
     return csr_from_parts(parts, k, n)
+
+
+def _index_union(parts: list, k: int, n: int) -> sp.csr_array:
+    """The union of a few index parts in one pass: each row's columns sorted by a sorting network, repeats
+    dropped (what the lattice's block materialization computes in two passes, one to count and one to write;
+    the temporaries here are the size of the parts themselves)."""
+    cols = _sorted_columns([p.cols for p in parts])
+    keep = _distinct(cols)
+    indptr = np.zeros(k + 1, np.int64)
+    counts = keep[0].astype(np.int64)
+    for kk in keep[1:]:
+        counts += kk
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]))
+    return make_csr(indptr, np.stack(cols, axis=1)[np.stack(keep, axis=1)], k, n)
 
 
 def _first_order_csr(m: sp.csr_array, n: int) -> sp.csr_array:
@@ -185,6 +221,25 @@ def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
 
 
+#: :func:`_upper_triangle` caches the triangles of rows up to this long (a few kB each; a long row's
+#: triangle is built afresh, so the cache never holds a large array alive).
+CACHED_TRIANGLE = 64
+
+
+def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(m)``, cached for short rows: row lengths repeat (a stencil's rows, scalars), and
+    building it costs more than using it for a short row."""
+    return _small_upper_triangle(m) if m <= CACHED_TRIANGLE else np.triu_indices(m)
+
+
+@functools.lru_cache(maxsize=CACHED_TRIANGLE + 1)
+def _small_upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+    iu, ju = np.triu_indices(m)
+    iu.flags.writeable = False
+    ju.flags.writeable = False
+    return iu, ju
+
+
 def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n) -> Deps:
     """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
     of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
@@ -199,7 +254,7 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
         keep = None                                 # None: every code of the bucket is distinct within its row
         if square:
             # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
-            iu, ju = np.triu_indices(a_len)
+            iu, ju = _upper_triangle(a_len)
             codes = a[:, iu] * n + a[:, ju] + n
         else:
             u = a[:, :, None]
@@ -246,6 +301,8 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     la = np.asarray(la, np.int64)
     rb = np.asarray(rb, np.int64)
     out = np.asarray(out, np.int64)
+    if len(out) == 1:
+        return _one_triple(int(out[0]), k, left, int(la[0]), right, int(rb[0]), n)
     lptr = left.indptr.astype(np.int64)
     rptr = right.indptr.astype(np.int64)
     len_a = _lengths(lptr, la)
@@ -286,8 +343,81 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     return _rows_from_entries(out[t], n + lo * n + hi, k, width)
 
 
+def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_array, b: int, n: int) -> Deps:
+    """:func:`pair_rows` of a single triple (a product or a nonlinear op of scalars: the bulk of a program
+    written out term by term), without the bucketing machinery: one outer product of two short rows."""
+    width = pair_width(n)
+    if a < 0 or b < 0:
+        return Deps.empty(k, width)
+    u = left.indices[left.indptr[a]:left.indptr[a + 1]].astype(np.int64)
+    v = right.indices[right.indptr[b]:right.indptr[b + 1]].astype(np.int64)
+    if len(u) == 0 or len(v) == 0:
+        return Deps.empty(k, width)
+    check_nnz(len(u) * len(v), "the interactions of a value")
+    if left is right and a == b:
+        iu, ju = _upper_triangle(len(u))              # S × S of a sorted row: its upper triangle, in code order
+        codes = u[iu] * n + u[ju] + n
+    else:
+        codes = (np.minimum.outer(u, v) * n + np.maximum.outer(u, v) + n).reshape(-1)
+        if len(codes) > 1:
+            codes = _distinct_sorted(np.sort(codes))
+    if k == 1:
+        if len(codes) == 1:  # one pair (x², x·y of single inputs): an index part, as _pairs_one_per_row gives
+            return Deps(1, width, [IndexPart(codes)])
+        return Deps(1, width, [CsrPart(make_csr(np.array([0, len(codes)], np.int64), codes, 1, width))])
+    indptr = np.zeros(k + 1, np.int64)
+    indptr[row + 1:] = len(codes)
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes, k, width))])
+
+
+def _uniform_rows(m: sp.csr_array) -> int | None:
+    """The common length of every row of a CSR, or ``None`` when the lengths differ (or there are no rows)."""
+    k = m.shape[0]
+    total = int(m.indptr[-1]) if k else 0
+    if k == 0 or total % k:
+        return None
+    length = total // k
+    return length if np.array_equal(m.indptr, np.arange(0, total + 1, max(length, 1))[:k + 1]) or total == 0 \
+        else None
+
+
+def elementwise_pairs(left: sp.csr_array, right: sp.csr_array, n: int) -> Deps | None:
+    """Row ``e`` of ``left`` × row ``e`` of ``right`` for every ``e`` (an elementwise op's term), when every row
+    of each has one length and the pairs of a row need no de-duplication (``left is right``: the upper
+    triangle of ``S_e × S_e``; or one entry per row on each side): a ``(k, pairs)`` code matrix, built in a
+    few array passes, without :func:`pair_rows`' per-triple bookkeeping.  ``None``: not that case."""
+    k = left.shape[0]
+    la = _uniform_rows(left)
+    if la is None:
+        return None
+    lb = la if right is left else _uniform_rows(right)
+    if lb is None or (right is not left and la * lb > 1):
+        return None
+    width = pair_width(n)
+    if la == 0 or lb == 0:
+        return Deps.empty(k, width)
+    a = left.indices.reshape(k, la).astype(np.int64, copy=False)
+    if right is left:
+        if la == 1:
+            codes = a * (n + 1) + n
+        else:
+            iu, ju = _upper_triangle(la)
+            codes = a[:, iu] * n + a[:, ju] + n
+    else:
+        b = right.indices.reshape(k, 1).astype(np.int64, copy=False)
+        codes = np.minimum(a, b) * n + np.maximum(a, b) + n
+    check_nnz(codes.size, "the interactions of a value")
+    if codes.shape[1] == 1:
+        return Deps(k, width, [IndexPart(codes.reshape(-1))])
+    indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+
+
 def full_rows(s: sp.csr_array, n: int) -> Deps:
     """The full term ``S_e × S_e`` of each row (a nonlinear op's ``g''·∇y∇yᵀ`` with ``g''`` unknown)."""
+    fast = elementwise_pairs(s, s, n)
+    if fast is not None:
+        return fast
     k = s.shape[0]
     idx = np.arange(k, dtype=np.int64)
     return pair_rows(idx, k, s, idx, s, idx, n, one_per_row=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .encoding import full_rows, pair_rows
+from .encoding import elementwise_pairs, full_rows, pair_rows
 
 __all__ = ["no_term", "full_term", "cross_rows", "full_of"]
 
@@ -31,6 +31,10 @@ def cross_rows(ctx, a, b, size: int):
     if a.deps.is_empty or b.deps.is_empty:
         return None
     sa, sb = ctx.first_order(a), ctx.first_order(b)
+    if a.size == size and b.size == size:
+        fast = elementwise_pairs(sa, sb, ctx.n_first)
+        if fast is not None:
+            return fast
     e = np.arange(size, dtype=np.int64)
     ia = e if a.size == size else np.zeros(size, np.int64)
     ib = e if b.size == size else np.zeros(size, np.int64)

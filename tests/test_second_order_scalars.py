@@ -1,0 +1,102 @@
+"""The direct Hessian analysis on programs written out scalar by scalar (the CUTEst-style objectives of
+``benchmarks/hessian_detect.py``), and the fast paths that serve them: one-triple pair rows, unions of
+one-row values, and the sorted-runs de-duplication of a full reduction."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from stablehlo_sparsity.lattice import Deps
+from stablehlo_sparsity.second_order.encoding import distinct_columns, pair_rows, pair_width
+from test_second_order import check
+
+
+def written_out(n, c):
+    def f(x):
+        total = 0.0
+        for i in range(n - 1):
+            total = total + (c[i] * x[i] * x[i + 1] - 1.0) ** 2 + jnp.sin(x[i]) * c[i]
+        total = total + x[0] / (1.0 + x[n - 1] ** 2) + x[2] * 0.0 * x[n - 2]
+        return total
+    return f
+
+
+def test_written_out_objective_matches_jax_hessian_and_the_gradient_path():
+    """Chained products, squares, sines, a quotient, and a product killed by a zero constant (x2·0·x_{n-2}:
+    no interaction), each element function on scalars."""
+    n = 9
+    c = np.random.default_rng(0).uniform(0.5, 2.0, n)
+    direct, via, num = check(written_out(n, c), (jnp.linspace(0.3, 1.1, n),))
+    assert (direct == via).all()
+    assert direct[0, n - 1] and direct[n - 1, n - 1]      # the quotient's cross and diagonal terms
+    assert not direct[2, n - 2]                          # the zero factor kills that interaction
+
+
+def test_scalar_pairs_equal_the_bucketed_path():
+    """A single triple (the scalar fast path) gives the rows the general bucketed path gives for the same
+    triple among others."""
+    n = 7
+    left = sp.csr_array(np.array([[1, 0, 1, 0, 0, 0, 1], [0, 1, 0, 0, 0, 0, 0]], bool))
+    right = sp.csr_array(np.array([[0, 0, 1, 1, 0, 0, 0]], bool))
+    for la, src in [(0, right), (0, left), (1, right)]:
+        one = pair_rows(np.array([0]), 1, left, np.array([la]), src, np.array([0]), n).to_csr()
+        two = pair_rows(np.array([0, 0]), 1, left, np.array([la, 1 - la]), src, np.array([0, 0]), n).to_csr()
+        u, v = np.flatnonzero(left.toarray()[la]), np.flatnonzero(src.toarray()[0])
+        want = sorted({n + min(a, b) * n + max(a, b) for a in u for b in v})
+        assert one.indices.tolist() == want
+        assert set(want) <= set(two.indices.tolist())
+
+
+@pytest.mark.parametrize("runs", [1, 3, 200])
+def test_distinct_columns_of_sorted_runs(runs):
+    """Few sorted runs take the merge path, many the marks; both give the sorted distinct columns."""
+    n = 1_000
+    rng = np.random.default_rng(runs)
+    def valid_codes(m):  # pair codes n + u·n + v with u ≤ v
+        u = rng.integers(0, n, m)
+        return n + u * n + np.minimum(u + rng.integers(0, 40, m), n - 1)
+
+    chunks = [np.sort(valid_codes(300)) for _ in range(runs)]
+    cols = np.concatenate(chunks + [np.arange(5, 50)])
+    got = distinct_columns(cols, pair_width(n))
+    assert got is None or np.array_equal(got, np.unique(cols))
+
+
+def test_full_reduction_reads_uniform_rows_entry_major():
+    """A reduction over a CSR of equal-length rows (read entry-major: few sorted runs) equals the set union."""
+    n = 500
+    width = pair_width(n)
+    i = np.arange(n - 2)
+    codes = np.stack([n + i * n + i, n + i * n + i + 2, n + (i + 2) * n + i + 2], axis=1)
+    m = sp.csr_array((np.ones(codes.size, bool), codes.reshape(-1), np.arange(n - 1) * 3), shape=(n - 2, width))
+    d = Deps.union(Deps.from_csr(m), Deps.identity(n - 2, width, 0))
+    got = d.reduce_all().to_csr().indices
+    assert np.array_equal(got, np.unique(np.concatenate([codes.reshape(-1), i])))
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 4])
+def test_elementwise_pairs_equal_the_general_path(length):
+    """The uniform-rows fast path (an elementwise op's full and cross terms) against :func:`pair_rows`."""
+    from stablehlo_sparsity.second_order.encoding import elementwise_pairs, full_rows
+
+    n, k = 30, 12
+    rng = np.random.default_rng(length)
+    rows = [np.sort(rng.choice(n, length, replace=False)) for _ in range(k)]
+    s = sp.csr_array((np.ones(k * length, bool), np.concatenate(rows).astype(np.int64) if length else
+                      np.zeros(0, np.int64), np.arange(k + 1) * length), shape=(k, n))
+    e = np.arange(k)
+    fast = elementwise_pairs(s, s, n)
+    assert fast is not None
+    assert (fast.to_csr() != pair_rows(e, k, s, e, s, e, n).to_csr()).nnz == 0
+    assert (full_rows(s, n).to_csr() != fast.to_csr()).nnz == 0
+    one = sp.csr_array((np.ones(k, bool), rng.integers(0, n, k), np.arange(k + 1)), shape=(k, n))
+    cross = elementwise_pairs(s, one, n)
+    if length <= 1:
+        assert (cross.to_csr() != pair_rows(e, k, s, e, one, e, n).to_csr()).nnz == 0
+    else:
+        assert cross is None  # several pairs per row may repeat: the general path de-duplicates them
+    ragged = sp.csr_array(np.eye(k, n, dtype=bool) | np.eye(k, n, 1, dtype=bool) * (np.arange(k) % 2)[:, None])
+    assert elementwise_pairs(ragged, ragged, n) is None
