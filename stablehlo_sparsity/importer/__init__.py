@@ -26,40 +26,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import Any
+
+from ..attrs import function_results
 from ..errors import InputError
+from ..irtools import functions
 from ..values import TensorType, tensor_type
 from .dtypes import is_real_float
 from .core import IMPORT_RULES, NOT_IMPORTABLE, ImportContext, ImportError_, import_rule
-from . import elementwise, structural, indexing, reduction, control_flow, contraction  # noqa: F401,E402
-from . import sorting, linalg, misc  # noqa: F401,E402
+from . import (calls, chlo, control_flow, convolution, custom_call, distribution, dot_general,  # noqa: F401
+               dynamic_shapes, elementwise, indexing, linalg, normalization, random_numbers, reduction, sorting,
+               structural, windows)
 
 __all__ = ["import_module", "ImportedFunction", "IMPORT_RULES", "NOT_IMPORTABLE", "ImportError_", "import_rule",
            "entry_function"]
 
-NOT_IMPORTABLE.update({
-    "stablehlo.dynamic_gather": "its slice sizes are runtime operands (a dynamic shape); the analysis refuses it too",
-    "stablehlo.dynamic_conv": "its padding is a runtime operand (a dynamic shape); the analysis refuses it too",
-})
-
-
-@import_rule("stablehlo.dynamic_gather", "stablehlo.dynamic_conv")
-def _dynamic_refused(ctx, op, args):
-    """§dynamic_gather / §dynamic_conv: sizes given at run time — not importable (:data:`NOT_IMPORTABLE`)."""
-    raise ctx.error(op, NOT_IMPORTABLE[op.operation.name])
-
-
-def entry_function(module, entry: str):
+def entry_function(module: Any, entry: str) -> Any:
     """The ``func.func`` named ``entry`` (an :class:`InputError` listing the functions otherwise)."""
-    from jaxlib.mlir import ir
-
-    names = []
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if name == entry:
-                return op
-            names.append(name)
-    raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
+    table = functions(module)
+    if entry in table:
+        return table[entry]
+    raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(table) or 'none'})")
 
 
 def _uses_64bit(types) -> bool:
@@ -87,10 +74,7 @@ class ImportedFunction:
                 raise InputError(f"entry function '@{entry}' has no body (it is a declaration)", loc)
             ftype = fn.regions[0].blocks[0]
             self.arg_types: list[TensorType] = [tensor_type(a.type, loc) for a in ftype.arguments]
-            from jaxlib.mlir import ir
-
-            fty = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-            self.result_types: list[TensorType] = [tensor_type(t, loc) for t in fty.results]
+            self.result_types: list[TensorType] = [tensor_type(t, loc) for t in function_results(fn)]
         self._needs_x64 = _uses_64bit(self.arg_types + self.result_types)
         self.__name__ = entry
         self.__qualname__ = entry

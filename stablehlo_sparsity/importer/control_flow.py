@@ -1,4 +1,4 @@
-"""Control flow and calls: §while, §case, §if, §optimization_barrier, ``func.call``, §composite."""
+"""Control flow: §while, §case, §if, §optimization_barrier (calls are in :mod:`.calls`)."""
 
 from __future__ import annotations
 
@@ -55,17 +55,3 @@ def _optimization_barrier(ctx, op, args):
     return list(_lax().optimization_barrier(tuple(args)))
 
 
-@import_rule("func.call")
-def _call(ctx, op, args):
-    """``func.call``: the callee replayed inline (XLA sees one program either way)."""
-    from jaxlib.mlir import ir
-
-    return ctx.call(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, args)
-
-
-@import_rule("stablehlo.composite")
-def _composite(ctx, op, args):
-    """§composite: the op *is* its ``decomposition`` function."""
-    from jaxlib.mlir import ir
-
-    return ctx.call(ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value, args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import enum_text, int_attr
+from ..attrs import enum_or, enum_text, int_attr
 from .core import import_rule
 from .dtypes import is_float, is_real_float
 
@@ -127,7 +127,7 @@ def _compare(ctx, op, args):
     """§compare: ``comparison_direction`` with ``compare_type`` (FLOAT: IEEE, TOTALORDER: the spec's total
     order — JAX's ``eq_to``/``lt_to``/``le_to`` primitives lower to it — SIGNED / UNSIGNED on integers)."""
     return [compare(args[0], args[1], enum_text(op, "comparison_direction"),
-                    enum_text(op, "compare_type") if "compare_type" in op.attributes else None)]
+                    enum_or(op, "compare_type", None))]
 
 
 def compare(a, b, direction: str, compare_type: str | None):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import i64_list
+from ..attrs import bool_attr, i64_list
 from ..folding.index_maps import GatherDims, ScatterDims
 from .bodies import binary_body, captures, returns_argument
 from .core import import_rule
@@ -52,16 +52,8 @@ def _gather(ctx, op, args):
     dn = lax.GatherDimensionNumbers(offset_dims=d.offset_dims, collapsed_slice_dims=d.collapsed_slice_dims,
                                     start_index_map=d.start_index_map, operand_batching_dims=d.operand_batching_dims,
                                     start_indices_batching_dims=sib)
-    return [lax.gather(operand, idx, dn, d.slice_sizes, indices_are_sorted=_flag(op, "indices_are_sorted"),
+    return [lax.gather(operand, idx, dn, d.slice_sizes, indices_are_sorted=bool_attr(op, "indices_are_sorted"),
                        mode=lax.GatherScatterMode.CLIP)]
-
-
-def _flag(op, name: str) -> bool:
-    from jaxlib.mlir import ir
-
-    if name not in op.attributes:
-        return False
-    return bool(ir.BoolAttr(op.attributes[name]).value)
 
 
 #: combining op of a scatter body -> the ``jax.lax`` scatter function
@@ -111,12 +103,13 @@ def _scatter(ctx, op, args):
             kind = "scatter_max" if kind == "bool_or" else "scatter_min"
             x8 = lax.convert_element_type(x, np.uint8)
             u8 = lax.convert_element_type(u, np.uint8)
-            r = getattr(lax, kind)(x8, idx, u8, dn, indices_are_sorted=_flag(op, "indices_are_sorted"),
-                                   unique_indices=_flag(op, "unique_indices"), mode=lax.GatherScatterMode.FILL_OR_DROP)
+            r = getattr(lax, kind)(x8, idx, u8, dn, indices_are_sorted=bool_attr(op, "indices_are_sorted"),
+                                   unique_indices=bool_attr(op, "unique_indices"),
+                                   mode=lax.GatherScatterMode.FILL_OR_DROP)
             out.append(lax.convert_element_type(r, np.bool_))
             continue
-        out.append(getattr(lax, kind)(x, idx, u, dn, indices_are_sorted=_flag(op, "indices_are_sorted"),
-                                      unique_indices=_flag(op, "unique_indices"),
+        out.append(getattr(lax, kind)(x, idx, u, dn, indices_are_sorted=bool_attr(op, "indices_are_sorted"),
+                                      unique_indices=bool_attr(op, "unique_indices"),
                                       mode=lax.GatherScatterMode.FILL_OR_DROP))
     return out
 

@@ -63,12 +63,14 @@ def custom_call_targets(module_or_op) -> set[str]:
     """The ``call_target_name`` of every ``stablehlo.custom_call`` in the module (or op), regions included."""
     from jaxlib.mlir import ir
 
+    from ..attrs import has_attr, string_attr
+
     op = getattr(module_or_op, "operation", module_or_op)
     found: set[str] = set()
 
     def visit(o):
-        if o.operation.name == "stablehlo.custom_call" and "call_target_name" in o.attributes:
-            found.add(ir.StringAttr(o.attributes["call_target_name"]).value)
+        if o.operation.name == "stablehlo.custom_call" and has_attr(o, "call_target_name"):
+            found.add(string_attr(o, "call_target_name"))
         return ir.WalkResult.ADVANCE
 
     op.walk(visit)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import int_attr
+from ..attrs import bool_attr, int_attr
 from .bodies import captures
 from .core import import_rule
 
@@ -102,11 +102,7 @@ def _sort(ctx, op, args):
     rank = np.ndim(args[0])
     dim = int_attr(op, "dimension", -1)
     dim = dim + rank if dim < 0 else dim
-    stable = False
-    if "is_stable" in op.attributes:
-        from jaxlib.mlir import ir
-
-        stable = bool(ir.BoolAttr(op.attributes["is_stable"]).value)
+    stable = bool_attr(op, "is_stable")
     fn = ctx.region_fn(region)
     keys = [lax.stop_gradient(a) for a in args]
     perm = _prim().bind(*keys, dimension=dim, is_stable=stable, comparator=_Comparator(lambda *xs: fn(*xs)[0]))

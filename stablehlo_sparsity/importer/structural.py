@@ -1,11 +1,11 @@
 """Structural ops and constants (§constant, §iota, §reshape, §transpose, §broadcast_in_dim, §slice,
-§concatenate, §pad, §reverse) and their dynamic-shape twins with static result types."""
+§concatenate, §pad, §reverse); their dynamic-shape twins are in :mod:`.dynamic_shapes`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, i64_list, int_attr
+from ..attrs import dense_attr, i64_list, int_attr
 from .core import import_rule
 
 
@@ -23,7 +23,7 @@ def constant_value(ctx, op, name: str, t) -> np.ndarray:
 
     arr = None
     try:
-        arr = dense_array(op.attributes[name])
+        arr = dense_attr(op, name)
     except Exception:  # the bindings cannot even cast complex literals to a Python attribute
         pass
     if arr is None:
@@ -43,8 +43,8 @@ def _constant(ctx, op, args):
     return [constant_value(ctx, op, "value", t)]
 
 
-@import_rule("stablehlo.iota", "stablehlo.dynamic_iota")
-def _iota(ctx, op, args):
+@import_rule("stablehlo.iota")
+def iota(ctx, op, args):
     """§iota (and §dynamic_iota with a static result type): ``lax.broadcasted_iota``."""
     (t,) = ctx.result_types(op)
     return [_lax().broadcasted_iota(t.dtype, t.shape, int_attr(op, "iota_dimension"))]
@@ -60,8 +60,8 @@ def _foldable(x, t) -> bool:
     return isinstance(x, np.ndarray) and t.size <= _FOLD_LIMIT
 
 
-@import_rule("stablehlo.reshape", "stablehlo.dynamic_reshape")
-def _reshape(ctx, op, args):
+@import_rule("stablehlo.reshape")
+def reshape(ctx, op, args):
     """§reshape (row-major order kept); §dynamic_reshape with a static result type."""
     (t,) = ctx.result_types(op)
     if _foldable(args[0], t):
@@ -79,8 +79,8 @@ def _transpose(ctx, op, args):
     return [_lax().transpose(args[0], perm)]
 
 
-@import_rule("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
-def _broadcast_in_dim(ctx, op, args):
+@import_rule("stablehlo.broadcast_in_dim")
+def broadcast_in_dim(ctx, op, args):
     """§broadcast_in_dim (and §dynamic_broadcast_in_dim with a static result type)."""
     (t,) = ctx.result_types(op)
     dims = tuple(i64_list(op, "broadcast_dimensions"))
@@ -123,41 +123,3 @@ def _reverse(ctx, op, args):
     return [_lax().rev(args[0], tuple(i64_list(op, "dimensions")))]
 
 
-def static_ints(ctx, op, value, what: str) -> list[int]:
-    """A shape operand of a dynamic-shape op, which must be a known constant here."""
-    if not isinstance(value, np.ndarray):
-        raise ctx.error(op, f"{what} is not a constant; only static shapes can be imported")
-    return [int(v) for v in value.ravel()]
-
-
-@import_rule("stablehlo.dynamic_pad")
-def _dynamic_pad(ctx, op, args):
-    """§dynamic_pad with constant padding amounts: §pad."""
-    x, fill, lo, hi, inner = args
-    cfg = zip(static_ints(ctx, op, lo, "edge_padding_low"), static_ints(ctx, op, hi, "edge_padding_high"),
-              static_ints(ctx, op, inner, "interior_padding"))
-    return [_lax().pad(x, fill, list(cfg))]
-
-
-@import_rule("stablehlo.real_dynamic_slice")
-def _real_dynamic_slice(ctx, op, args):
-    """§real_dynamic_slice with constant start / limit / strides: §slice."""
-    x, start, limit, strides = args
-    return [_lax().slice(x, static_ints(ctx, op, start, "start_indices"),
-                         static_ints(ctx, op, limit, "limit_indices"), static_ints(ctx, op, strides, "strides"))]
-
-
-@import_rule("stablehlo.get_dimension_size")
-def _get_dimension_size(ctx, op, args):
-    """§get_dimension_size: a constant (shapes are static)."""
-    (t,) = ctx.result_types(op)
-    return [np.asarray(np.shape(args[0])[int_attr(op, "dimension")], dtype=t.dtype)]
-
-
-@import_rule("stablehlo.set_dimension_size")
-def _set_dimension_size(ctx, op, args):
-    """``set_dimension_size`` to a static result type: the identity."""
-    (t,) = ctx.result_types(op)
-    if tuple(np.shape(args[0])) != tuple(t.shape):
-        raise ctx.error(op, "the result shape differs from the operand's (a dynamic shape)")
-    return [args[0]]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..attrs import has_attr, string_attr
+
 __all__ = ["compile_module", "run_module", "entry_as_main_text", "register_kernels_for"]
 
 
@@ -19,10 +21,7 @@ def entry_as_main_text(module, entry: str) -> str:
     with jax_mlir.make_ir_context():
         m = ir.Module.parse(text)
         table = ir.SymbolTable(m.operation)
-        names = set()
-        for op in m.body.operations:
-            if "sym_name" in op.attributes:
-                names.add(ir.StringAttr(op.attributes["sym_name"]).value)
+        names = {string_attr(op, "sym_name") for op in m.body.operations if has_attr(op, "sym_name")}
         if "main" in names and entry != "main":
             aside = "main_"
             while aside in names:
@@ -40,7 +39,7 @@ def entry_as_main_text(module, entry: str) -> str:
         from jaxlib.mlir import passmanager
 
         passmanager.PassManager.parse("builtin.module(symbol-dce)").run(m.operation)
-        return m.operation.get_asm(enable_debug_info=False)
+        return str(m.operation.get_asm(enable_debug_info=False))
 
 
 def register_kernels_for(text: str) -> None:
