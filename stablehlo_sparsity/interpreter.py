@@ -1,10 +1,11 @@
 """The abstract interpreter: walks StableHLO functions and propagates the index-set and constant lattices.
 
-One frame per function invocation maps each SSA value to its :class:`AbstractValue`.  For every op the
-interpreter (1) folds it with NumPy when every operand is a known constant and a fold rule exists — and
-bounds how far XLA's value may be from the fold (its error rule, :mod:`.folding.exactness`) — else (2)
-applies the op's index-set rule from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable
-element types (integers, booleans) always get empty index sets: their derivative is zero.
+The region engine (:mod:`.engine`) walks functions and regions and binds each SSA value to its
+:class:`AbstractValue` in the scope of its region; this class evaluates one op.  For every op it (1) folds
+it with NumPy when every operand is a known constant and a fold rule exists — and bounds how far XLA's value
+may be from the fold (its error rule, :mod:`.folding.exactness`) — else (2) applies the op's index-set rule
+from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable element types (integers, booleans)
+always get empty index sets: their derivative is zero.
 
 The interpreter is the :class:`~.rules.registry.RuleContext` every rule receives: rules ask it for types,
 values, locations, calls, regions (:meth:`Interpreter.run_region`, :meth:`Interpreter.interpret_symbolically`)
