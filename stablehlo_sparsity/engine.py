@@ -131,10 +131,12 @@ class RegionEngine(Generic[V]):
         return self._scope.lookup(v)
 
     def operands(self, op: Any) -> list[V]:
-        """The values of ``op``'s operands."""
-        if self._scope is None:
+        """The values of ``op``'s operands (:meth:`Scope.values`, inlined: this runs once per op)."""
+        scope = self._scope
+        if scope is None:
             raise InputError("use of an SSA value outside any region")
-        return self._scope.values(op.operands)
+        env = scope.env
+        return [env[v] if v in env else scope.lookup(v) for v in op.operands]
 
     # ------------------------------------------------------------------ functions and regions
     def function(self, name: str) -> Any:
