@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -107,14 +108,14 @@ def enum_list(op, name: str) -> list[str]:
     return [str(a).rstrip(">").split()[-1] for a in op.attributes[name]]
 
 
-def dot_dimension_numbers(op):
+def dot_dimension_numbers(op: Any) -> Any:
     """``dot_dimension_numbers`` of a ``dot_general`` (§dot_general) as the dialect's typed attribute."""
     from jaxlib.mlir.dialects import stablehlo
 
     return stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
 
 
-def conv_dimension_numbers(op):
+def conv_dimension_numbers(op: Any) -> Any:
     """``dimension_numbers`` of a ``convolution`` (§convolution) as the dialect's typed attribute."""
     from jaxlib.mlir.dialects import stablehlo
 

@@ -7,25 +7,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import enum_or, enum_text, has_attr, i64_list, scalar_attr
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 from .elementwise import BINARY, compare
 from .replay import replay
 
 
-def _lax():
-    from jax import lax
-
-    return lax
-
-
 @import_rule("chlo.mulhi")
-def _mulhi(ctx, op, args):
+def _mulhi(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.mulhi`` (the high half of an integer product): re-emitted; integer-valued, a zero derivative."""
     return replay(ctx, op, args)
 
 
 @import_rule("chlo._asin_acos_kernel")
-def _asin_acos_kernel(ctx, op, args):
+def _asin_acos_kernel(ctx: ImportContext, op: Op, args: Values) -> Values:
     """JAX's internal complex ``asin``/``acos`` kernel: re-emitted (no derivative rule here)."""
     return replay(ctx, op, args)
 
@@ -39,9 +33,9 @@ CHLO_UNARY = {
 
 
 def _chlo_unary(name: str):
-    def rule(ctx, op, args):
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """``chlo.<op>``: the ``jax.lax`` function of the same name (JAX lowers it to that CHLO op)."""
-        return [getattr(_lax(), name)(args[0])]
+        return [getattr(jax_lax(), name)(args[0])]
 
     return rule
 
@@ -51,9 +45,9 @@ for _op, _fn in CHLO_UNARY.items():
 
 
 @import_rule("chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf")
-def _is_inf(ctx, op, args):
+def _is_inf(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.is_inf`` / ``is_pos_inf`` / ``is_neg_inf``: comparisons with ±∞."""
-    lax = _lax()
+    lax = jax_lax()
     (x,) = args
     inf = np.asarray(np.inf, x.dtype)
     name = op.operation.name
@@ -66,9 +60,9 @@ CHLO_BINARY = {"next_after": "nextafter", "polygamma": "polygamma", "zeta": "zet
 
 
 def _chlo_binary(name: str):
-    def rule(ctx, op, args):
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """``chlo.<op>``: the ``jax.lax`` function of :data:`CHLO_BINARY`."""
-        return [getattr(_lax(), name)(args[0], args[1])]
+        return [getattr(jax_lax(), name)(args[0], args[1])]
 
     return rule
 
@@ -80,7 +74,7 @@ for _op, _fn in CHLO_BINARY.items():
 def _chlo_broadcast(op, args, out_shape):
     """Operands of ``chlo.broadcast_<op>`` broadcast to the result shape (``broadcast_dimensions`` if given, else
     NumPy's rules)."""
-    lax = _lax()
+    lax = jax_lax()
     out = []
     for a in args:
         shape = np.shape(a)
@@ -96,7 +90,7 @@ def _chlo_broadcast(op, args, out_shape):
 
 
 def _chlo_broadcast_rule(name: str):
-    def rule(ctx, op, args):
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """``chlo.broadcast_<op>``: broadcast the operands, then the StableHLO op (or its CHLO twin)."""
         (t,) = ctx.result_types(op)
         xs = _chlo_broadcast(op, args, t.shape)
@@ -105,13 +99,13 @@ def _chlo_broadcast_rule(name: str):
             direction = enum_text(op, "comparison_direction")
             return [compare(xs[0], xs[1], direction, ctype)]
         if name == "select":
-            return [_lax().select(*xs)]
+            return [jax_lax().select(*xs)]
         if name in CHLO_BINARY:
-            return [getattr(_lax(), CHLO_BINARY[name])(*xs)]
+            return [getattr(jax_lax(), CHLO_BINARY[name])(*xs)]
         lax_name, bool_name = BINARY[name]
         if bool_name and np.dtype(xs[0].dtype) == np.bool_:
             lax_name = bool_name
-        return [getattr(_lax(), lax_name)(*xs)]
+        return [getattr(jax_lax(), lax_name)(*xs)]
 
     return rule
 
@@ -123,14 +117,14 @@ for _op in ("add", "atan2", "complex", "divide", "maximum", "minimum", "multiply
 
 
 @import_rule("chlo.constant_like")
-def _constant_like(ctx, op, args):
+def _constant_like(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.constant_like``: a splat of ``value`` with the operand's shape."""
     (t,) = ctx.result_types(op)
     return [np.broadcast_to(np.asarray(scalar_attr(op.attributes["value"]), t.dtype), t.shape)]
 
 
 @import_rule("chlo.constant")
-def _chlo_constant(ctx, op, args):
+def _chlo_constant(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.constant``: the literal."""
     from .structural import constant_value
 

@@ -5,21 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import bool_list, conv_dimension_numbers, dense_attr, i64_list, int_attr
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 from .dot_general import precision
 
 
-def _lax():
-    from jax import lax
-
-    return lax
-
-
 @import_rule("stablehlo.convolution")
-def _convolution(ctx, op, args):
+def _convolution(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§convolution: ``lax.conv_general_dilated`` with the op's dimension numbers, strides, padding, lhs / rhs
     dilation and group counts; ``window_reversal`` reverses the kernel's spatial dims first."""
-    lax = _lax()
+    lax = jax_lax()
     lhs, rhs = args
     (t,) = ctx.result_types(op)
     dn = conv_dimension_numbers(op)

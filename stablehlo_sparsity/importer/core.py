@@ -8,23 +8,35 @@ values of the regions around it); :class:`ImportContext` evaluates one op with `
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeAlias
 
 from ..engine import TERMINATORS, RegionEngine
 from ..errors import SparsityError, UnsupportedOpError
 from ..values import TensorType, tensor_type
 
-__all__ = ["IMPORT_RULES", "NOT_IMPORTABLE", "import_rule", "ImportContext", "ImportError_", "ImportRule",
-           "TERMINATORS"]
+__all__ = ["IMPORT_RULES", "NOT_IMPORTABLE", "import_rule", "ImportContext", "ImportError_", "ImportRule", "Op",
+           "Values", "TERMINATORS", "jax_lax"]
 
-#: What an import rule does: ``rule(ctx, op, args) -> list of arrays`` (one per result of ``op``).
-ImportRule = Callable[["ImportContext", Any, list[Any]], Sequence[Any]]
+#: An MLIR operation as an import rule sees it (jaxlib's bindings carry no usable types).
+Op: TypeAlias = Any
+#: Values of the replay: JAX arrays (tracers under ``jax.jit``) or NumPy arrays (constants), one per operand or
+#: result (JAX's array types do not cover NumPy constants and tracers at once).
+Values: TypeAlias = Sequence[Any]
+#: What an import rule does: ``rule(ctx, op, args) -> values`` (one per result of ``op``).
+ImportRule = Callable[["ImportContext", Op, Values], Values]
 
 #: op name -> ``rule(ctx, op, args) -> list of arrays`` (one per result).
 IMPORT_RULES: dict[str, ImportRule] = {}
 
 #: op names the analysis has a rule for but that cannot be replayed, with the reason.
 NOT_IMPORTABLE: dict[str, str] = {}
+
+
+def jax_lax() -> Any:
+    """``jax.lax``, imported on first use (importing this package does not import JAX)."""
+    from jax import lax
+
+    return lax
 
 
 def import_rule(*names: str) -> Callable[[ImportRule], ImportRule]:
@@ -68,9 +80,9 @@ class ImportContext(RegionEngine[Any]):
         return ImportError_(op.operation.name, self.location(op), detail)
 
     # ------------------------------------------------------------------ functions and regions
-    def call(self, name: str, args: list[Any]) -> list[Any]:
+    def call(self, name: str, args: Values) -> list[Any]:
         """Replay ``@name`` on ``args`` (inlined into the trace)."""
-        return self.invoke(name, args)
+        return self.invoke(name, list(args))
 
     def region_fn(self, region: Any) -> Callable[..., list[Any]]:
         """A Python function replaying ``region`` on its block arguments, seeing the values around it now

@@ -25,7 +25,7 @@ import re
 import numpy as np
 
 from ..attrs import attr_text, string_attr
-from .core import ImportError_, import_rule
+from .core import ImportContext, ImportError_, Op, Values, import_rule
 from .linalg import geqrf_reference, orgqr_reference, sym_from
 from .replay import REPLAY_JVPS, replay
 
@@ -171,7 +171,7 @@ def _attr_text(op) -> str:
 
 
 @import_rule("stablehlo.custom_call")
-def _custom_call(ctx, op, args):
+def _custom_call(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§custom_call: the targets of :data:`~stablehlo_sparsity.custom_calls.FAMILIES`, re-emitted with their
     family's derivative; sharding markers pass their operands through; unknown targets and Python callbacks
     are refused."""

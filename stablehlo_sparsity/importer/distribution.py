@@ -6,26 +6,26 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import dense_attr, replica_group_sizes
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule
 from .replay import replay
 
 
 # ---------------------------------------------------------------------- sharding markers and collectives
 @import_rule("sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier")
-def _sdy_identity(ctx, op, args):
+def _sdy_identity(ctx: ImportContext, op: Op, args: Values) -> Values:
     """Shardy markers: the identity on a single device."""
     return list(args)
 
 
 @import_rule("sdy.sharding_group")
-def _sdy_group(ctx, op, args):
+def _sdy_group(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``sdy.sharding_group`` has no results."""
     return []
 
 
 @import_rule("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter", "stablehlo.all_to_all",
              "stablehlo.collective_broadcast", "stablehlo.cross-replica-sum")
-def _collective(ctx, op, args):
+def _collective(ctx: ImportContext, op: Op, args: Values) -> Values:
     """Collectives over process groups of one member (§all_reduce, §all_gather, …): each result is its
     operand.  Real communication is refused, as by the analysis."""
     sizes = replica_group_sizes(op)
@@ -38,7 +38,7 @@ def _collective(ctx, op, args):
 
 
 @import_rule("stablehlo.collective_permute")
-def _collective_permute(ctx, op, args):
+def _collective_permute(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§collective_permute: with pairs ``[[0, 0]]`` the identity; a process no pair targets gets zeros."""
     pairs = dense_attr(op, "source_target_pairs")
     pairs = np.asarray(pairs).reshape(-1, 2) if pairs is not None else np.zeros((0, 2))
@@ -51,6 +51,6 @@ def _collective_permute(ctx, op, args):
 
 
 @import_rule("stablehlo.replica_id", "stablehlo.partition_id")
-def _process_id(ctx, op, args):
+def _process_id(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§replica_id, §partition_id: re-emitted verbatim (the running process's id); integer-valued."""
     return replay(ctx, op, args)

@@ -10,14 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import enum_or, enum_text, int_attr
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 from .dtypes import is_float, is_real_float
-
-
-def _lax():
-    from jax import lax
-
-    return lax
 
 
 def _is_bool(x) -> bool:
@@ -36,9 +30,9 @@ UNARY = {
 
 
 def _unary_rule(lax_name: str):
-    def rule(ctx, op, args):
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§<unary op>: the ``jax.lax`` function of the same name (the table :data:`UNARY`)."""
-        return [getattr(_lax(), lax_name)(args[0])]
+        return [getattr(jax_lax(), lax_name)(args[0])]
 
     return rule
 
@@ -48,9 +42,9 @@ for _op, _fn in UNARY.items():
 
 
 def _round_rule(method: str):
-    def rule(ctx, op, args):
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§round_nearest_afz / §round_nearest_even: ``lax.round`` with the matching rounding method."""
-        lax = _lax()
+        lax = jax_lax()
         return [lax.round(args[0], getattr(lax.RoundingMethod, method))]
 
     return rule
@@ -73,13 +67,13 @@ BINARY = {
 
 
 def _binary_rule(lax_name: str, bool_name: str | None):
-    def rule(ctx, op, args):
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§<binary op>: the ``jax.lax`` function of :data:`BINARY` (booleans: the spec's logical twin)."""
         a, b = args
         name = bool_name if (bool_name and _is_bool(a)) else lax_name
         if name == "pow" and np.issubdtype(np.dtype(a.dtype), np.integer):
             return [integer_power(a, b)]
-        return [getattr(_lax(), name)(a, b)]
+        return [getattr(jax_lax(), name)(a, b)]
 
     return rule
 
@@ -91,7 +85,7 @@ for _op, (_fn, _bfn) in BINARY.items():
 def integer_power(a, b):
     """§power on integers: exponentiation by squaring; a negative exponent gives 0, except for bases 1 and -1
     (XLA's semantics); ``lax.pow`` accepts only floating-point and complex bases."""
-    lax = _lax()
+    lax = jax_lax()
     import jax.numpy as jnp
 
     dt = np.dtype(a.dtype)
@@ -123,7 +117,7 @@ def _compare_prims():
 
 
 @import_rule("stablehlo.compare")
-def _compare(ctx, op, args):
+def _compare(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§compare: ``comparison_direction`` with ``compare_type`` (FLOAT: IEEE, TOTALORDER: the spec's total
     order — JAX's ``eq_to``/``lt_to``/``le_to`` primitives lower to it — SIGNED / UNSIGNED on integers)."""
     return [compare(args[0], args[1], enum_text(op, "comparison_direction"),
@@ -131,7 +125,7 @@ def _compare(ctx, op, args):
 
 
 def compare(a, b, direction: str, compare_type: str | None):
-    lax = _lax()
+    lax = jax_lax()
     dt = np.dtype(a.dtype)
     if compare_type == "TOTALORDER" and is_float(dt):
         li = _compare_prims()
@@ -164,10 +158,10 @@ def _same_shape(a, b):
 
 # ---------------------------------------------------------------------- select, clamp
 @import_rule("stablehlo.select")
-def _select(ctx, op, args):
+def _select(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§select: ``pred ? on_true : on_false`` (a scalar ``pred`` selects whole tensors)."""
     pred, t, f = args
-    lax = _lax()
+    lax = jax_lax()
     if np.ndim(pred) == 0 and np.ndim(t) > 0:
         import jax.numpy as jnp
 
@@ -176,7 +170,7 @@ def _select(ctx, op, args):
 
 
 @import_rule("stablehlo.clamp")
-def _clamp(ctx, op, args):
+def _clamp(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§clamp: ``min(max(operand, min), max)`` with scalar or full-shape bounds.  The primal is ``lax.clamp``
     (the same StableHLO op); the derivative is the spec's definition's (:func:`spec_clamp`), not JAX's rule for
     ``lax.clamp``, which assumes ``min <= max`` and gives 0 for all three operands when ``min > max``."""
@@ -187,14 +181,14 @@ def _clamp(ctx, op, args):
 
         lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
     if not is_float(np.result_type(x)):
-        return [_lax().clamp(lo, x, hi)]
+        return [jax_lax().clamp(lo, x, hi)]
     return [spec_clamp(lo, x, hi)]
 
 
 def _spec_clamp():
     import jax
 
-    lax = _lax()
+    lax = jax_lax()
 
     @jax.custom_jvp
     def clamp(lo, x, hi):
@@ -226,13 +220,13 @@ def spec_clamp(lo, x, hi):
 
 # ---------------------------------------------------------------------- conversions
 @import_rule("stablehlo.convert")
-def _convert(ctx, op, args):
+def _convert(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§convert: ``lax.convert_element_type`` to the result element type."""
     (t,) = ctx.result_types(op)
     x = args[0]
     if isinstance(x, np.ndarray) and x.size <= 1 << 20 and _exact_convert(x.dtype, t.dtype):
         return [x.astype(t.dtype)]  # a constant stays concrete (see structural.py)
-    return [_lax().convert_element_type(x, t.dtype)]
+    return [jax_lax().convert_element_type(x, t.dtype)]
 
 
 def _exact_convert(src, dst) -> bool:
@@ -247,14 +241,14 @@ def _exact_convert(src, dst) -> bool:
 
 
 @import_rule("stablehlo.bitcast_convert")
-def _bitcast_convert(ctx, op, args):
+def _bitcast_convert(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§bitcast_convert: ``lax.bitcast_convert_type`` (a width change adds or removes the last dimension, as
     in the spec)."""
     (t,) = ctx.result_types(op)
-    return [_lax().bitcast_convert_type(args[0], t.dtype)]
+    return [jax_lax().bitcast_convert_type(args[0], t.dtype)]
 
 
 @import_rule("stablehlo.reduce_precision")
-def _reduce_precision(ctx, op, args):
+def _reduce_precision(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§reduce_precision: ``lax.reduce_precision`` with the op's exponent and mantissa bits."""
-    return [_lax().reduce_precision(args[0], int_attr(op, "exponent_bits"), int_attr(op, "mantissa_bits"))]
+    return [jax_lax().reduce_precision(args[0], int_attr(op, "exponent_bits"), int_attr(op, "mantissa_bits"))]

@@ -21,18 +21,12 @@ import numpy as np
 from ..attrs import bool_attr, i64_list
 from ..folding.index_maps import GatherDims, ScatterDims
 from .bodies import binary_body, captures, returns_argument
-from .core import import_rule
-
-
-def _lax():
-    from jax import lax
-
-    return lax
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
 def _index_last(indices, ivd: int, batching_dims):
     """Move the index vector dimension of ``indices`` last; renumber the batching dims accordingly."""
-    lax = _lax()
+    lax = jax_lax()
     rank = np.ndim(indices)
     if ivd == rank:
         return lax.expand_dims(indices, (rank,)), tuple(batching_dims)
@@ -43,9 +37,9 @@ def _index_last(indices, ivd: int, batching_dims):
 
 
 @import_rule("stablehlo.gather")
-def _gather(ctx, op, args):
+def _gather(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§gather (clamped start indices; operand/start-indices batching dims): ``lax.gather``, ``mode=CLIP``."""
-    lax = _lax()
+    lax = jax_lax()
     operand, indices = args
     d = GatherDims.from_op(op)
     idx, sib = _index_last(indices, d.index_vector_dim, d.start_indices_batching_dims)
@@ -81,10 +75,10 @@ def _scatter_kind(ctx, op, region, j: int, n: int) -> str:
 
 
 @import_rule("stablehlo.scatter")
-def _scatter(ctx, op, args):
+def _scatter(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§scatter (out-of-bounds updates dropped; replace or add / multiply / max / min bodies; a variadic scatter
     whose body treats each operand on its own becomes one scatter per operand)."""
-    lax = _lax()
+    lax = jax_lax()
     n = (len(args) - 1) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
     d = ScatterDims.from_op(op)
@@ -115,14 +109,14 @@ def _scatter(ctx, op, args):
 
 
 @import_rule("stablehlo.dynamic_slice")
-def _dynamic_slice(ctx, op, args):
+def _dynamic_slice(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§dynamic_slice (start indices clamped into range)."""
     x, *starts = args
-    return [_lax().dynamic_slice(x, starts, tuple(i64_list(op, "slice_sizes")), allow_negative_indices=False)]
+    return [jax_lax().dynamic_slice(x, starts, tuple(i64_list(op, "slice_sizes")), allow_negative_indices=False)]
 
 
 @import_rule("stablehlo.dynamic_update_slice")
-def _dynamic_update_slice(ctx, op, args):
+def _dynamic_update_slice(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§dynamic_update_slice (start indices clamped into range)."""
     x, upd, *starts = args
-    return [_lax().dynamic_update_slice(x, upd, starts, allow_negative_indices=False)]
+    return [jax_lax().dynamic_update_slice(x, upd, starts, allow_negative_indices=False)]

@@ -6,17 +6,11 @@ from __future__ import annotations
 
 
 from ..attrs import bool_attr, enum_or, enum_text, i64_list
-from .core import import_rule
-
-
-def _lax():
-    from jax import lax
-
-    return lax
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
 @import_rule("stablehlo.triangular_solve")
-def _triangular_solve(ctx, op, args):
+def _triangular_solve(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§triangular_solve: ``lax.linalg.triangular_solve`` with ``left_side``, ``lower``, ``unit_diagonal`` and
     ``transpose_a`` (``TRANSPOSE`` / ``ADJOINT``)."""
     from jax.lax import linalg
@@ -39,7 +33,7 @@ def sym_from(x, lower: bool):
 
 
 @import_rule("stablehlo.cholesky")
-def _cholesky(ctx, op, args):
+def _cholesky(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§cholesky of the ``lower`` (or upper) triangle: ``lax.linalg.cholesky`` of that triangle mirrored
     (the spec leaves the other triangle of the result implementation-defined; here it is zero)."""
     import jax.numpy as jnp
@@ -52,9 +46,9 @@ def _cholesky(ctx, op, args):
 
 
 @import_rule("stablehlo.fft")
-def _fft(ctx, op, args):
+def _fft(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§fft: ``lax.fft`` with ``fft_type`` and ``fft_length``."""
-    lax = _lax()
+    lax = jax_lax()
     kind = enum_text(op, "fft_type")
     return [lax.fft(args[0], getattr(lax.FftType, kind), tuple(i64_list(op, "fft_length")))]
 

@@ -6,19 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import float_attr, int_attr
-from .core import import_rule
-
-
-def _lax():
-    from jax import lax
-
-    return lax
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
 # ---------------------------------------------------------------------- batch norm
 def _feature_view(op, x, v):
     """A per-feature vector ``v`` broadcast along ``feature_index`` to ``x``'s shape."""
-    return _lax().broadcast_in_dim(v, np.shape(x), (int_attr(op, "feature_index"),))
+    return jax_lax().broadcast_in_dim(v, np.shape(x), (int_attr(op, "feature_index"),))
 
 
 def _reduce_dims(op, x):
@@ -31,9 +25,9 @@ def _epsilon(op, dtype):
 
 
 @import_rule("stablehlo.batch_norm_inference")
-def _batch_norm_inference(ctx, op, args):
+def _batch_norm_inference(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§batch_norm_inference: ``scale·(x − mean)/sqrt(variance + ε) + offset`` per feature."""
-    lax = _lax()
+    lax = jax_lax()
     x, scale, offset, mean, var = args
     f = lambda v: _feature_view(op, x, v)  # noqa: E731
     eps = _epsilon(op, x.dtype)
@@ -41,9 +35,9 @@ def _batch_norm_inference(ctx, op, args):
 
 
 @import_rule("stablehlo.batch_norm_training")
-def _batch_norm_training(ctx, op, args):
+def _batch_norm_training(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§batch_norm_training: batch mean and (biased) variance per feature, then the normalization."""
-    lax = _lax()
+    lax = jax_lax()
     import jax.numpy as jnp
 
     x, scale, offset = args
@@ -58,9 +52,9 @@ def _batch_norm_training(ctx, op, args):
 
 
 @import_rule("stablehlo.batch_norm_grad")
-def _batch_norm_grad(ctx, op, args):
+def _batch_norm_grad(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§batch_norm_grad: the spec's decomposition (gradients of operand, scale and offset)."""
-    lax = _lax()
+    lax = jax_lax()
     import jax.numpy as jnp
 
     x, scale, mean, var, gy = args

@@ -14,14 +14,8 @@ import numpy as np
 
 from ..attrs import i64_list
 from .bodies import binary_body
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 from .dtypes import is_float
-
-
-def _lax():
-    from jax import lax
-
-    return lax
 
 
 _MONOIDS = {"stablehlo.add": ("add", "bitwise_or"), "stablehlo.multiply": ("mul", "bitwise_and"),
@@ -38,7 +32,7 @@ def monoid(region, dtype):
     names = _MONOIDS.get(b[0])
     if names is None:
         return None
-    return getattr(_lax(), names[1] if np.dtype(dtype) == np.bool_ else names[0])
+    return getattr(jax_lax(), names[1] if np.dtype(dtype) == np.bool_ else names[0])
 
 
 def computation(ctx, op, region, n: int):
@@ -50,9 +44,9 @@ def computation(ctx, op, region, n: int):
 
 
 @import_rule("stablehlo.reduce")
-def _reduce(ctx, op, args):
+def _reduce(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§reduce over ``dimensions`` (variadic; any body)."""
-    lax = _lax()
+    lax = jax_lax()
     n = len(args) // 2
     inputs, inits = args[:n], args[n:]
     dims = tuple(i64_list(op, "dimensions"))
@@ -70,7 +64,7 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
     operands of an argmax-style reduction)."""
     import jax
 
-    lax = _lax()
+    lax = jax_lax()
     n = len(inputs)
     comp = computation(ctx, op, region, n)
     body = ctx.region_fn(region)
@@ -106,7 +100,7 @@ def tree_reduce(body, xs, inits, dims):
     then one application to the init values — the spec's schedule, in one of its admissible orders."""
     import jax
 
-    lax = _lax()
+    lax = jax_lax()
     shape = np.shape(xs[0])
     keep = [d for d in range(len(shape)) if d not in dims]
     k = int(np.prod([shape[d] for d in dims], dtype=np.int64))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..attrs import bool_attr, int_attr
 from .bodies import captures
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule
 
 _PRIM = None
 
@@ -91,7 +91,7 @@ def _prim():
 
 
 @import_rule("stablehlo.sort")
-def _sort(ctx, op, args):
+def _sort(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§sort along ``dimension`` with the module's comparator: the permutation, then one gather per operand."""
     import jax.numpy as jnp
     from jax import lax
@@ -110,7 +110,7 @@ def _sort(ctx, op, args):
 
 
 @import_rule("chlo.top_k")
-def _top_k(ctx, op, args):
+def _top_k(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.top_k``: the ``k`` largest along the last dimension, and their indices (``lax.top_k``)."""
     from jax import lax
 

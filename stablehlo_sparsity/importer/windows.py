@@ -10,15 +10,9 @@ import numpy as np
 
 from ..attrs import dense_attr, enum_or, enum_text, has_attr, i64_list
 from .bodies import binary_body, captures
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 from .dtypes import is_float
 from .reduction import computation, monoid
-
-
-def _lax():
-    from jax import lax
-
-    return lax
 
 
 def window_attrs(op, rank: int):
@@ -35,9 +29,9 @@ def window_attrs(op, rank: int):
 
 
 @import_rule("stablehlo.reduce_window")
-def _reduce_window(ctx, op, args):
+def _reduce_window(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§reduce_window (variadic; strides, base and window dilations, padding; any body)."""
-    lax = _lax()
+    lax = jax_lax()
     n = len(args) // 2
     inputs, inits = args[:n], args[n:]
     wdims, strides, base, wdil, pad = window_attrs(op, np.ndim(inputs[0]))
@@ -60,7 +54,7 @@ def window_monoid_with_init(m, x, init, geometry):
     import jax.numpy as jnp
     from jax._src.lax import lax as lax_internal
 
-    lax = _lax()
+    lax = jax_lax()
     wdims, strides, pad, base, wdil = geometry
     init = jnp.asarray(init, x.dtype)
     cfg = [(lo, hi, b - 1) for (lo, hi), b in zip(pad, base)]
@@ -75,7 +69,7 @@ def window_monoid_with_init(m, x, init, geometry):
 
 def _is_window_monoid(fn, init) -> bool:
     """JAX's own windowed monoids (sum, max, min with their identity), which have derivative rules."""
-    lax = _lax()
+    lax = jax_lax()
     from jax._src.lax import lax as lax_internal
 
     v = np.asarray(init)
@@ -96,7 +90,7 @@ def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
     be batched by ``vmap``)."""
     import jax
 
-    lax = _lax()
+    lax = jax_lax()
     n = len(inputs)
     wdims, strides, pad, base, wdil = geometry
     comp = computation(ctx, op, region, n)
@@ -144,7 +138,7 @@ def windows_by_doubling(step, padded, wdims, wdil, strides, out_shape):
     requires).  Returns the strided windows, shaped ``out_shape``."""
     import jax
 
-    lax = _lax()
+    lax = jax_lax()
     vstep = jax.vmap(step)
 
     def apply(a, b):
@@ -190,12 +184,12 @@ def _select_direction(region):
 
 
 @import_rule("stablehlo.select_and_scatter")
-def _select_and_scatter(ctx, op, args):
+def _select_and_scatter(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§select_and_scatter.  The max/min-pooling gradient form (select ``GE`` / ``LE``, scatter ``add``, init 0)
     is JAX's ``select_and_scatter_add`` (with derivative rules); any other bodies replay as the generic op."""
     from jax._src.lax import windowed_reductions as wr
 
-    lax = _lax()
+    lax = jax_lax()
     operand, source, init = args
     rank = np.ndim(operand)
     wdims, strides, _, _, pad = window_attrs(op, rank)
