@@ -49,7 +49,7 @@ def entry_function(module: Any, entry: str) -> Any:
     raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(table) or 'none'})")
 
 
-def _uses_64bit(types) -> bool:
+def _uses_64bit(types: list[TensorType]) -> bool:
     return any(np.dtype(t.dtype).itemsize == 8 and np.dtype(t.dtype).kind in "fiu"
                or np.dtype(t.dtype) == np.complex128 for t in types)
 
@@ -62,7 +62,7 @@ class ImportedFunction:
     ``entry``, ``arg_types`` / ``result_types`` (:class:`~stablehlo_sparsity.values.TensorType`).
     """
 
-    def __init__(self, module, entry: str = "main"):
+    def __init__(self, module: Any, entry: str = "main"):
         from ..errors import format_location
 
         self.module = module
@@ -79,13 +79,13 @@ class ImportedFunction:
         self.__name__ = entry
         self.__qualname__ = entry
 
-    def example_args(self) -> tuple:
+    def example_args(self) -> tuple[Any, ...]:
         """``jax.ShapeDtypeStruct`` of each argument (for ``jax.jit(f).lower(*f.example_args())``)."""
         import jax
 
         return tuple(jax.ShapeDtypeStruct(t.shape, t.dtype) for t in self.arg_types)
 
-    def random_args(self, seed: int = 0) -> tuple:
+    def random_args(self, seed: int = 0) -> tuple[np.ndarray, ...]:
         """Random arguments of the declared types: standard normal floats, small integers, random booleans."""
         rng = np.random.default_rng(seed)
         out = []
@@ -102,11 +102,11 @@ class ImportedFunction:
                 out.append(rng.integers(lo, 8, t.shape).astype(dt))
         return tuple(out)
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
         import jax
         import jax.numpy as jnp
 
-        if self._needs_x64 and not jax.config.jax_enable_x64:
+        if self._needs_x64 and not jax.config.read("jax_enable_x64"):
             raise InputError(f"@{self.entry} uses 64-bit types; enable them first: "
                              "jax.config.update('jax_enable_x64', True)")
         if len(args) != len(self.arg_types):
@@ -129,7 +129,7 @@ class ImportedFunction:
         return f"ImportedFunction(@{self.entry}({sig}) -> {len(self.result_types)} result(s))"
 
 
-def import_module(module_or_text, entry: str = "main") -> ImportedFunction:
+def import_module(module_or_text: Any, entry: str = "main") -> ImportedFunction:
     """Import the StableHLO module (an ``ir.Module``, text, MLIR bytecode, a portable artifact or a serialized
     ``jax.export`` artifact) as a JAX-traceable function of its entry ``entry``."""
     from ..parsing import as_module

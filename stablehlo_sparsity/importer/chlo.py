@@ -4,10 +4,12 @@ binary ops, replayed with the ``jax.lax`` function that lowers to each (``chlo.m
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from ..attrs import enum_or, enum_text, has_attr, i64_list, scalar_attr
-from .core import ImportContext, Op, Values, import_rule, jax_lax
+from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
 from .elementwise import BINARY, compare
 from .replay import replay
 
@@ -32,7 +34,7 @@ CHLO_UNARY = {
 }
 
 
-def _chlo_unary(name: str):
+def _chlo_unary(name: str) -> ImportRule:
     def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """``chlo.<op>``: the ``jax.lax`` function of the same name (JAX lowers it to that CHLO op)."""
         return [getattr(jax_lax(), name)(args[0])]
@@ -59,7 +61,7 @@ def _is_inf(ctx: ImportContext, op: Op, args: Values) -> Values:
 CHLO_BINARY = {"next_after": "nextafter", "polygamma": "polygamma", "zeta": "zeta"}
 
 
-def _chlo_binary(name: str):
+def _chlo_binary(name: str) -> ImportRule:
     def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """``chlo.<op>``: the ``jax.lax`` function of :data:`CHLO_BINARY`."""
         return [getattr(jax_lax(), name)(args[0], args[1])]
@@ -71,7 +73,7 @@ for _op, _fn in CHLO_BINARY.items():
     import_rule("chlo." + _op)(_chlo_binary(_fn))
 
 
-def _chlo_broadcast(op, args, out_shape):
+def _chlo_broadcast(op: Op, args: Values, out_shape: Sequence[int]) -> list[Any]:
     """Operands of ``chlo.broadcast_<op>`` broadcast to the result shape (``broadcast_dimensions`` if given, else
     NumPy's rules)."""
     lax = jax_lax()
@@ -89,7 +91,7 @@ def _chlo_broadcast(op, args, out_shape):
     return out
 
 
-def _chlo_broadcast_rule(name: str):
+def _chlo_broadcast_rule(name: str) -> ImportRule:
     def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """``chlo.broadcast_<op>``: broadcast the operands, then the StableHLO op (or its CHLO twin)."""
         (t,) = ctx.result_types(op)

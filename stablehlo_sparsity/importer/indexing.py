@@ -16,6 +16,8 @@ Out-of-bounds semantics must match the module, also for the derivative:
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from ..attrs import bool_attr, i64_list
@@ -24,7 +26,7 @@ from .bodies import binary_body, captures, returns_argument
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
-def _index_last(indices, ivd: int, batching_dims):
+def _index_last(indices: Any, ivd: int, batching_dims: Sequence[int]) -> tuple[Any, tuple[int, ...]]:
     """Move the index vector dimension of ``indices`` last; renumber the batching dims accordingly."""
     lax = jax_lax()
     rank = np.ndim(indices)
@@ -55,7 +57,7 @@ SCATTER_COMBINERS = {"stablehlo.add": "scatter_add", "stablehlo.multiply": "scat
                      "stablehlo.maximum": "scatter_max", "stablehlo.minimum": "scatter_min"}
 
 
-def _scatter_kind(ctx, op, region, j: int, n: int) -> str:
+def _scatter_kind(ctx: ImportContext, op: Op, region: Any, j: int, n: int) -> str:
     """How result ``j`` of a scatter body combines ``(inputs…, updates…)``: ``"scatter"`` (replace) or one of
     :data:`SCATTER_COMBINERS`; anything else is refused (``jax.lax`` has no derivative for it)."""
     if captures(region):

@@ -4,6 +4,8 @@ differentiates the ``geqrf`` / ``orgqr`` kernels (JAX has no derivative of its o
 
 from __future__ import annotations
 
+from typing import Any
+
 
 from ..attrs import bool_attr, enum_or, enum_text, i64_list
 from .core import ImportContext, Op, Values, import_rule, jax_lax
@@ -22,7 +24,7 @@ def _triangular_solve(ctx: ImportContext, op: Op, args: Values) -> Values:
                                     unit_diagonal=bool_attr(op, "unit_diagonal"))]
 
 
-def sym_from(x, lower: bool):
+def sym_from(x: Any, lower: bool) -> Any:
     """The Hermitian matrix a kernel reading one triangle sees: that triangle, mirrored."""
     import jax.numpy as jnp
 
@@ -53,7 +55,7 @@ def _fft(ctx: ImportContext, op: Op, args: Values) -> Values:
     return [lax.fft(args[0], getattr(lax.FftType, kind), tuple(i64_list(op, "fft_length")))]
 
 
-def _householder_vector(col, j, rows):
+def _householder_vector(col: Any, j: Any, rows: Any) -> tuple[Any, Any, Any]:
     """The reflector of column ``col`` at step ``j`` with LAPACK's ``?larfg`` conventions: ``(v, beta, tau)``
     with ``v[j] = 1``, ``v[:j] = 0``, ``H = I - tau v vᴴ``, ``Hᴴ col = beta e_j`` (``beta`` real, of the
     opposite sign to ``Re col[j]``); ``tau = 0`` when there is nothing to annihilate."""
@@ -71,7 +73,7 @@ def _householder_vector(col, j, rows):
     return v, jnp.where(trivial, alpha, beta).astype(col.dtype), tau
 
 
-def geqrf_reference(a):
+def geqrf_reference(a: Any) -> tuple[Any, Any]:
     """LAPACK's ``?geqrf`` (unblocked ``?geqr2``) in JAX: ``R`` on and above the diagonal, the reflectors
     below it, and ``tau``.  Differentiable; the importer evaluates its derivative at the module's operand."""
     import jax.numpy as jnp
@@ -82,7 +84,7 @@ def geqrf_reference(a):
     rows = jnp.arange(m)
     cols = jnp.arange(n)
 
-    def step(j, carry):
+    def step(j: Any, carry: tuple[Any, Any]) -> tuple[Any, Any]:
         x, taus = carry
         col = jnp.sum(jnp.where(cols == j, x, 0), axis=-1)  # x[..., :, j]
         v, diag, tau = _householder_vector(col, j, rows)
@@ -93,10 +95,11 @@ def geqrf_reference(a):
         taus = jnp.where(jnp.arange(k) == j, tau[..., None], taus)
         return x, taus
 
-    return lax.fori_loop(0, k, step, (a, jnp.zeros(a.shape[:-2] + (k,), a.dtype)))
+    r, taus = lax.fori_loop(0, k, step, (a, jnp.zeros(a.shape[:-2] + (k,), a.dtype)))
+    return r, taus
 
 
-def orgqr_reference(a, taus):
+def orgqr_reference(a: Any, taus: Any) -> Any:
     """LAPACK's ``?orgqr`` / ``?ungqr`` in JAX: the first ``n`` columns of ``H_0 ⋯ H_(k-1)`` from the
     reflectors below the diagonal of ``a`` (``m × n``) and ``taus`` (``k``).  Differentiable."""
     import jax.numpy as jnp
@@ -108,7 +111,7 @@ def orgqr_reference(a, taus):
     cols = jnp.arange(n)
     q0 = jnp.broadcast_to(jnp.eye(m, n, dtype=a.dtype), a.shape)
 
-    def step(i, q):
+    def step(i: Any, q: Any) -> Any:
         j = k - 1 - i  # Q = H_0 (H_1 (⋯ (H_(k-1) I)))
         col = jnp.sum(jnp.where(cols == j, a, 0), axis=-1)
         v = jnp.where(rows > j, col, jnp.where(rows == j, 1, 0)).astype(a.dtype)

@@ -3,6 +3,8 @@ decompositions into elementwise ops and reductions (so JAX differentiates them).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..attrs import float_attr, int_attr
@@ -10,17 +12,17 @@ from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
 # ---------------------------------------------------------------------- batch norm
-def _feature_view(op, x, v):
+def _feature_view(op: Op, x: Any, v: Any) -> Any:
     """A per-feature vector ``v`` broadcast along ``feature_index`` to ``x``'s shape."""
     return jax_lax().broadcast_in_dim(v, np.shape(x), (int_attr(op, "feature_index"),))
 
 
-def _reduce_dims(op, x):
+def _reduce_dims(op: Op, x: Any) -> tuple[int, ...]:
     fi = int_attr(op, "feature_index")
     return tuple(d for d in range(np.ndim(x)) if d != fi)
 
 
-def _epsilon(op, dtype):
+def _epsilon(op: Op, dtype: Any) -> np.ndarray:
     return np.asarray(float_attr(op, "epsilon"), dtype)
 
 

@@ -4,6 +4,8 @@ function already called ``main`` moved aside) in a copy of the module."""
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 from ..attrs import has_attr, string_attr
@@ -11,7 +13,7 @@ from ..attrs import has_attr, string_attr
 __all__ = ["compile_module", "run_module", "entry_as_main_text", "register_kernels_for"]
 
 
-def entry_as_main_text(module, entry: str) -> str:
+def entry_as_main_text(module: Any, entry: str) -> str:
     """The module's text with ``entry`` renamed ``main`` (public) and every function it does not reach removed
     (``symbol-dce``): XLA compiles exactly the program a consumer of that function would."""
     from jax._src.interpreters import mlir as jax_mlir
@@ -51,7 +53,7 @@ def register_kernels_for(text: str) -> None:
         ensure_lapack_kernels()
 
 
-def compile_module(module_or_text, entry: str = "main"):
+def compile_module(module_or_text: Any, entry: str = "main") -> Any:
     """An XLA executable (CPU) of the module's ``entry`` function (jaxlib's LAPACK kernels registered first
     when the program calls LAPACK)."""
     import jax
@@ -73,7 +75,8 @@ def compile_module(module_or_text, entry: str = "main"):
         return backend.compile_and_load(m, xla_client.DeviceList(tuple(devices[:1])), xla_client.CompileOptions())
 
 
-def run_module(module_or_text, args, entry: str = "main", executable=None) -> list[np.ndarray]:
+def run_module(module_or_text: Any, args: Sequence[Any], entry: str = "main", executable: Any = None
+               ) -> list[np.ndarray]:
     """Run the module's ``entry`` on ``args`` (NumPy arrays of the declared types) with XLA; NumPy results."""
     import jax
 
