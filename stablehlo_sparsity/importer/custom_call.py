@@ -20,6 +20,8 @@ exported the module and cannot be replayed.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import re
 
 import numpy as np
@@ -27,22 +29,26 @@ import numpy as np
 from ..attrs import attr_text, string_attr
 from .core import ImportContext, ImportError_, Op, Values, import_rule
 from .linalg import geqrf_reference, orgqr_reference, sym_from
-from .replay import REPLAY_JVPS, replay
+from ..custom_calls import Family
+from .replay import REPLAY_JVPS, JvpRule, replay
 
-def _config_int(attrs, key: str, default: int) -> int:
+#: Primal or tangent values of a replayed op (JAX arrays or tracers).
+Arrays = Sequence[Any]
+
+def _config_int(attrs: dict[str, str], key: str, default: int) -> int:
     """An integer field of the ``mhlo.backend_config`` dictionary in a replayed op's attribute text."""
     m = re.search(key + r" = (\d+)", attrs.get("mhlo.backend_config", ""))
     return int(m.group(1)) if m else default
 
 
-def _getrf_jvp(primals, tangents, attrs, out):
+def _getrf_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     import jax
     from jax.lax import linalg
 
     return [jax.jvp(lambda a: linalg.lu(a)[0], primals[:1], tangents[:1])[1], None, None][:len(out)]
 
 
-def _potrf_jvp(primals, tangents, attrs, out):
+def _potrf_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     """LAPACK ``potrf`` writes the factor into the ``uplo`` triangle and leaves the other one as it was."""
     import jax
     import jax.numpy as jnp
@@ -51,7 +57,7 @@ def _potrf_jvp(primals, tangents, attrs, out):
     lower = _config_int(attrs, "uplo", ord("L")) == ord("L")
     (a,), (da,) = primals[:1], tangents[:1]
 
-    def factor(x):
+    def factor(x: Any) -> Any:
         L = linalg.cholesky(sym_from(x, lower), symmetrize_input=False)
         return L if lower else jnp.swapaxes(L, -1, -2).conj()
 
@@ -61,23 +67,23 @@ def _potrf_jvp(primals, tangents, attrs, out):
     return [tri + keep, None][:len(out)]
 
 
-def _trsm_jvp(primals, tangents, attrs, out):
+def _trsm_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     import jax
     from jax.lax import linalg
 
-    def letter(key, default):
+    def letter(key: str, default: str) -> str:
         return chr(_config_int(attrs, key, ord(default)))
 
     side, uplo, trans, diag = letter("side", "L"), letter("uplo", "L"), letter("trans_x", "N"), letter("diag", "N")
 
-    def solve(a, b):
+    def solve(a: Any, b: Any) -> Any:
         return linalg.triangular_solve(a, b, left_side=side == "L", lower=uplo == "L", transpose_a=trans != "N",
                                        conjugate_a=trans == "C", unit_diagonal=diag == "U")
 
     return [jax.jvp(solve, tuple(primals[:2]), tuple(tangents[:2]))[1]]
 
 
-def _syevd_jvp(primals, tangents, attrs, out):
+def _syevd_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     import jax
     from jax.lax import linalg
 
@@ -87,13 +93,13 @@ def _syevd_jvp(primals, tangents, attrs, out):
     return [v, w] + [None] * (len(out) - 2)
 
 
-def _svd_jvp(algorithm: str):
+def _svd_jvp(algorithm: str) -> JvpRule:
     """``gesdd`` / ``gesvd`` → ``(overwritten a, s, u, vt, info)``: the derivative of ``lax.linalg.svd`` with
     the same algorithm (so the singular vectors JAX's rule differentiates are the kernel's, signs included).
     ``mode`` ``A`` (full) on a square matrix is the reduced SVD; ``N`` computes singular values only (``u``
     and ``vt`` are scratch: :func:`_scratch_read` refuses a module that reads them)."""
 
-    def jvp(primals, tangents, attrs, out):
+    def jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
         import jax
         from jax.lax import linalg
 
@@ -110,7 +116,7 @@ def _svd_jvp(algorithm: str):
     return jvp
 
 
-def _gtsv_jvp(primals, tangents, attrs, out):
+def _gtsv_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     """``gtsv`` → ``(dl, d, du overwritten by the LU factors, x, info)``: the derivative of
     ``lax.linalg.tridiagonal_solve``."""
     import jax
@@ -121,13 +127,13 @@ def _gtsv_jvp(primals, tangents, attrs, out):
     return [None, None, None, dx, None]
 
 
-def _geqrf_jvp(primals, tangents, attrs, out):
+def _geqrf_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     import jax
 
     return list(jax.jvp(geqrf_reference, primals[:1], tangents[:1])[1])
 
 
-def _orgqr_jvp(primals, tangents, attrs, out):
+def _orgqr_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
     import jax
 
     return [jax.jvp(orgqr_reference, tuple(primals[:2]), tuple(tangents[:2]))[1]]
@@ -138,16 +144,16 @@ REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp,
                     "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out)})
 
 
-def _refusing_jvp(op_name: str, location, detail: str):
+def _refusing_jvp(op_name: str, location: str, detail: str) -> JvpRule:
     """A JVP that raises: the op replays for values, and differentiating it is an error saying why."""
 
-    def jvp(primals, tangents, attrs, out):
+    def jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
         raise ImportError_(op_name, location, detail)
 
     return jvp
 
 
-def _scratch_read(ctx, op, fam) -> str | None:
+def _scratch_read(ctx: ImportContext, op: Op, fam: Family) -> str | None:
     """Why the derivative of this call is refused because of what the module reads (``None`` if it is not):
     a result the kernel leaves as scratch, or full singular vectors of a non-square matrix."""
     roles = list(fam.results)
@@ -166,7 +172,7 @@ def _scratch_read(ctx, op, fam) -> str | None:
     return None
 
 
-def _attr_text(op) -> str:
+def _attr_text(op: Op) -> str:
     return attr_text(op, "mhlo.backend_config")
 
 

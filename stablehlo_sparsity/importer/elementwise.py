@@ -7,15 +7,17 @@ Booleans: §add is logical OR, §multiply logical AND, §maximum OR, §minimum A
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..attrs import enum_or, enum_text, int_attr
-from .core import ImportContext, Op, Values, import_rule, jax_lax
+from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
 from .dtypes import is_float, is_real_float
 
 
-def _is_bool(x) -> bool:
-    return np.dtype(x.dtype if hasattr(x, "dtype") else np.result_type(x)) == np.bool_
+def _is_bool(x: Any) -> bool:
+    return bool(np.dtype(x.dtype if hasattr(x, "dtype") else np.result_type(x)) == np.bool_)
 
 
 # ---------------------------------------------------------------------- unary ops: the lax twin
@@ -29,7 +31,7 @@ UNARY = {
 }
 
 
-def _unary_rule(lax_name: str):
+def _unary_rule(lax_name: str) -> ImportRule:
     def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§<unary op>: the ``jax.lax`` function of the same name (the table :data:`UNARY`)."""
         return [getattr(jax_lax(), lax_name)(args[0])]
@@ -41,7 +43,7 @@ for _op, _fn in UNARY.items():
     import_rule("stablehlo." + _op)(_unary_rule(_fn))
 
 
-def _round_rule(method: str):
+def _round_rule(method: str) -> ImportRule:
     def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§round_nearest_afz / §round_nearest_even: ``lax.round`` with the matching rounding method."""
         lax = jax_lax()
@@ -66,7 +68,7 @@ BINARY = {
 }
 
 
-def _binary_rule(lax_name: str, bool_name: str | None):
+def _binary_rule(lax_name: str, bool_name: str | None) -> ImportRule:
     def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§<binary op>: the ``jax.lax`` function of :data:`BINARY` (booleans: the spec's logical twin)."""
         a, b = args
@@ -82,7 +84,7 @@ for _op, (_fn, _bfn) in BINARY.items():
     import_rule("stablehlo." + _op)(_binary_rule(_fn, _bfn))
 
 
-def integer_power(a, b):
+def integer_power(a: Any, b: Any) -> Any:
     """§power on integers: exponentiation by squaring; a negative exponent gives 0, except for bases 1 and -1
     (XLA's semantics); ``lax.pow`` accepts only floating-point and complex bases."""
     lax = jax_lax()
@@ -110,7 +112,7 @@ def integer_power(a, b):
 
 
 # ---------------------------------------------------------------------- §compare
-def _compare_prims():
+def _compare_prims() -> Any:
     from jax._src.lax import lax as lax_internal
 
     return lax_internal
@@ -124,7 +126,7 @@ def _compare(ctx: ImportContext, op: Op, args: Values) -> Values:
                     enum_or(op, "compare_type", None))]
 
 
-def compare(a, b, direction: str, compare_type: str | None):
+def compare(a: Any, b: Any, direction: str, compare_type: str | None) -> Any:
     lax = jax_lax()
     dt = np.dtype(a.dtype)
     if compare_type == "TOTALORDER" and is_float(dt):
@@ -149,7 +151,7 @@ def compare(a, b, direction: str, compare_type: str | None):
     return fn(a, b)
 
 
-def _same_shape(a, b):
+def _same_shape(a: Any, b: Any) -> tuple[Any, Any]:
     import jax.numpy as jnp
 
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))
@@ -185,17 +187,17 @@ def _clamp(ctx: ImportContext, op: Op, args: Values) -> Values:
     return [spec_clamp(lo, x, hi)]
 
 
-def _spec_clamp():
+def _spec_clamp() -> Callable[..., Any]:
     import jax
 
     lax = jax_lax()
 
     @jax.custom_jvp
-    def clamp(lo, x, hi):
+    def clamp(lo: Any, x: Any, hi: Any) -> Any:
         return lax.clamp(lo, x, hi)
 
     @clamp.defjvp
-    def clamp_jvp(primals, tangents):
+    def clamp_jvp(primals: Values, tangents: Values) -> tuple[Any, Any]:
         """∂ of ``min(max(x, lo), hi)``: ``hi``'s tangent where ``max(x, lo) > hi``, else ``x``'s where
         ``x > lo``, else ``lo``'s (ties, non-differentiable points, take the later operand's: XLA returns it)."""
         lo, x, hi = primals
@@ -207,10 +209,10 @@ def _spec_clamp():
     return clamp
 
 
-_SPEC_CLAMP = None
+_SPEC_CLAMP: Callable[..., Any] | None = None
 
 
-def spec_clamp(lo, x, hi):
+def spec_clamp(lo: Any, x: Any, hi: Any) -> Any:
     """``lax.clamp`` with the derivative of §clamp's definition ``min(max(x, lo), hi)`` (also for ``lo > hi``)."""
     global _SPEC_CLAMP
     if _SPEC_CLAMP is None:
@@ -229,13 +231,13 @@ def _convert(ctx: ImportContext, op: Op, args: Values) -> Values:
     return [jax_lax().convert_element_type(x, t.dtype)]
 
 
-def _exact_convert(src, dst) -> bool:
+def _exact_convert(src: Any, dst: Any) -> bool:
     """Conversions NumPy performs exactly as the spec (no rounding, no out-of-range float to integer)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src.kind in "iub" and dst.kind in "iub":
         return True
     if src.kind == "f" and dst.kind == "f":
-        return dst.itemsize >= src.itemsize
+        return bool(dst.itemsize >= src.itemsize)
     # every ml_dtypes float (bfloat16, float8_*, …) is exactly representable in float32
     return is_real_float(src) and src.kind == "V" and dst in (np.dtype(np.float32), np.dtype(np.float64))
 

@@ -10,6 +10,8 @@ windowed twins are in :mod:`.windows`.
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from ..attrs import i64_list
@@ -24,7 +26,7 @@ _MONOIDS = {"stablehlo.add": ("add", "bitwise_or"), "stablehlo.multiply": ("mul"
             "stablehlo.xor": ("bitwise_xor", "bitwise_xor")}
 
 
-def monoid(region, dtype):
+def monoid(region: Any, dtype: Any) -> Callable[..., Any] | None:
     """The ``jax.lax`` function a two-argument body applies to ``(arg0, arg1)`` (either order), else None."""
     b = binary_body(region)
     if b is None or {b[1], b[2]} != {0, 1} or len(list(region.blocks)[0].arguments) != 2:
@@ -32,10 +34,11 @@ def monoid(region, dtype):
     names = _MONOIDS.get(b[0])
     if names is None:
         return None
-    return getattr(jax_lax(), names[1] if np.dtype(dtype) == np.bool_ else names[0])
+    fn: Callable[..., Any] = getattr(jax_lax(), names[1] if np.dtype(dtype) == np.bool_ else names[0])
+    return fn
 
 
-def computation(ctx, op, region, n: int):
+def computation(ctx: ImportContext, op: Op, region: Any, n: int) -> Callable[..., Any]:
     """``(accumulators, elements) -> results`` as ``lax.reduce`` calls it, replaying the region."""
     fn = ctx.region_fn(region)
     if n == 1:
@@ -58,7 +61,8 @@ def _reduce(ctx: ImportContext, op: Op, args: Values) -> Values:
     return generic_reduce(ctx, op, region, inputs, inits, dims)
 
 
-def generic_reduce(ctx, op, region, inputs, inits, dims):
+def generic_reduce(ctx: ImportContext, op: Op, region: Any, inputs: Values, inits: Values,
+                   dims: Sequence[int]) -> list[Any]:
     """A variadic §reduce with any body: ``lax.reduce`` emits it as is; its derivative is the JVP of a pairwise
     tree of body applications (JAX's own rule for a generic reduce, which however cannot take the integer
     operands of an argmax-style reduction)."""
@@ -72,17 +76,17 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
     m = monoid(region, inputs[0].dtype) if n == 1 else None
 
     @jax.custom_jvp
-    def red(*xs):
+    def red(*xs: Any) -> tuple[Any, ...]:
         if n == 1:
             return (lax.reduce(xs[0], xs[1], m if m is not None else comp, dims),)
         return tuple(lax.reduce(tuple(xs[:n]), tuple(xs[n:]), comp, dims))
 
     @red.defjvp
-    def red_jvp(primals, tangents):
+    def red_jvp(primals: Values, tangents: Values) -> tuple[Any, Any]:
         out = red(*primals)
         diff = [i for i, p in enumerate(primals) if is_float(p.dtype)]
 
-        def tree(*vals):
+        def tree(*vals: Any) -> tuple[Any, ...]:
             full = list(primals)
             for i, v in zip(diff, vals):
                 full[i] = v
@@ -95,7 +99,7 @@ def generic_reduce(ctx, op, region, inputs, inits, dims):
     return list(red(*inputs, *inits))
 
 
-def tree_reduce(body, xs, inits, dims):
+def tree_reduce(body: Callable[..., Any], xs: Values, inits: Values, dims: Sequence[int]) -> list[Any]:
     """§reduce as a pairwise tree of body applications over the elements (vectorized over the kept dimensions),
     then one application to the init values — the spec's schedule, in one of its admissible orders."""
     import jax

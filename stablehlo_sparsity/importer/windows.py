@@ -6,6 +6,8 @@ scalar arguments (see :mod:`.reduction`)."""
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from ..attrs import dense_attr, enum_or, enum_text, has_attr, i64_list
@@ -15,7 +17,7 @@ from .dtypes import is_float
 from .reduction import computation, monoid
 
 
-def window_attrs(op, rank: int):
+def window_attrs(op: Op, rank: int) -> tuple[Any, ...]:
     ones = [1] * rank
     wdims = tuple(i64_list(op, "window_dimensions"))
     strides = tuple(i64_list(op, "window_strides", ones))
@@ -45,7 +47,7 @@ def _reduce_window(ctx: ImportContext, op: Op, args: Values) -> Values:
     return generic_reduce_window(ctx, op, region, inputs, inits, (wdims, strides, pad, base, wdil))
 
 
-def window_monoid_with_init(m, x, init, geometry):
+def window_monoid_with_init(m: Callable[..., Any], x: Any, init: Any, geometry: tuple[Any, ...]) -> Any:
     """A sum / max / min §reduce_window whose init value is not the monoid's identity (or not a constant), as
     the spec defines it: the padding and the base dilation's holes hold the init value, and each window's
     reduction starts from it.  So: pad with the init explicitly, reduce with JAX's windowed monoid (identity
@@ -67,7 +69,7 @@ def window_monoid_with_init(m, x, init, geometry):
     return m(red, lax.broadcast(init, np.shape(red)))
 
 
-def _is_window_monoid(fn, init) -> bool:
+def _is_window_monoid(fn: Callable[..., Any], init: Any) -> bool:
     """JAX's own windowed monoids (sum, max, min with their identity), which have derivative rules."""
     lax = jax_lax()
     from jax._src.lax import lax as lax_internal
@@ -82,7 +84,8 @@ def _is_window_monoid(fn, init) -> bool:
     return False
 
 
-def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
+def generic_reduce_window(ctx: ImportContext, op: Op, region: Any, inputs: Values, inits: Values,
+                          geometry: tuple[Any, ...]) -> list[Any]:
     """A §reduce_window with any body (a product, argmax-style pairs, a runtime init): ``lax.reduce_window``
     emits it as is; its derivative is the JVP of the spec's definition written out — pad with the init (edge
     and base dilation), the windows' reductions by :func:`windows_by_doubling` (a number of body applications
@@ -98,18 +101,18 @@ def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
     m = monoid(region, inputs[0].dtype) if n == 1 else None
 
     @jax.custom_jvp
-    def red(*xs):
+    def red(*xs: Any) -> tuple[Any, ...]:
         if n == 1:
             return (lax.reduce_window(xs[0], xs[1], m if m is not None else comp, wdims, strides, pad, base, wdil),)
         return tuple(lax.reduce_window(tuple(xs[:n]), tuple(xs[n:]), comp, wdims, strides, pad, base, wdil))
 
     @red.defjvp
-    def red_jvp(primals, tangents):
+    def red_jvp(primals: Values, tangents: Values) -> tuple[Any, Any]:
         out = red(*primals)
         diff = [i for i, p in enumerate(primals) if is_float(p.dtype)]
         out_shape = np.shape(out[0])
 
-        def spelled_out(*vals):
+        def spelled_out(*vals: Any) -> tuple[Any, ...]:
             full = list(primals)
             for i, v in zip(diff, vals):
                 full[i] = v
@@ -130,7 +133,8 @@ def generic_reduce_window(ctx, op, region, inputs, inits, geometry):
     return list(red(*inputs, *inits))
 
 
-def windows_by_doubling(step, padded, wdims, wdil, strides, out_shape):
+def windows_by_doubling(step: Callable[..., Any], padded: Values, wdims: Sequence[int], wdil: Sequence[int],
+                        strides: Sequence[int], out_shape: Sequence[int]) -> list[Any]:
     """Every window's reduction of the (already padded) operands, one dimension after the other, each by binary
     lifting: reductions of 2, 4, 8 … consecutive taps are built by one application of the body each, and a
     window of ``w`` taps combines the blocks of ``w``'s binary digits — O(log w) body applications per
@@ -141,7 +145,7 @@ def windows_by_doubling(step, padded, wdims, wdil, strides, out_shape):
     lax = jax_lax()
     vstep = jax.vmap(step)
 
-    def apply(a, b):
+    def apply(a: Values, b: Values) -> list[Any]:
         shape = np.shape(a[0])
         flat = int(np.prod(shape, dtype=np.int64))
         out = vstep(*[lax.reshape(x, (flat,)) for x in a], *[lax.reshape(x, (flat,)) for x in b])
@@ -153,7 +157,8 @@ def windows_by_doubling(step, padded, wdims, wdil, strides, out_shape):
         dense = length - (w - 1) * dil
         if dense <= 0 or w == 1:
             continue
-        block, size, offset, acc = list(cur_all), 1, 0, None
+        block, size, offset = list(cur_all), 1, 0
+        acc: list[Any] | None = None
         remaining = w
         while remaining:
             if remaining & 1:
@@ -166,12 +171,13 @@ def windows_by_doubling(step, padded, wdims, wdil, strides, out_shape):
                 block = apply([lax.slice_in_dim(x, 0, m, axis=d) for x in block],
                               [lax.slice_in_dim(x, size * dil, size * dil + m, axis=d) for x in block])
                 size *= 2
+        assert acc is not None  # w >= 2 has a set bit
         cur_all = acc
     limit = [s0 + (o - 1) * st + 1 if o else 0 for s0, o, st in zip([0] * len(out_shape), out_shape, strides)]
     return [lax.slice(x, [0] * len(out_shape), limit, strides) for x in cur_all]
 
 
-def _select_direction(region):
+def _select_direction(region: Any) -> str | None:
     """``"GE"`` / ``"LE"`` (…) when the select body is ``compare DIR arg0, arg1`` (FLOAT or TOTALORDER)."""
     b = binary_body(region)
     if b is None or b[0] != "stablehlo.compare" or (b[1], b[2]) != (0, 1):
