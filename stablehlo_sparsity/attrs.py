@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
 __all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "dense_attr", "has_attr", "enum_text", "positions",
            "literal_from_text", "scalar_attr", "replica_group_sizes", "dict_attr", "string_attr", "symbol_ref",
-           "bool_attr", "function_results"]
+           "bool_attr", "function_results", "float_attr", "attr_text", "enum_or", "enum_list",
+           "dot_dimension_numbers", "conv_dimension_numbers"]
 
 
 def has_attr(op, name: str) -> bool:
@@ -91,6 +93,45 @@ def enum_text(op, name: str) -> str:
     """The keyword of an enum attribute, e.g. ``#stablehlo<comparison_direction LT>`` -> ``LT``."""
     text = str(op.attributes[name])
     return text.rstrip(">").split()[-1]
+
+
+def enum_or(op, name: str, default: str | None) -> str | None:
+    """:func:`enum_text`, or ``default`` when the op has no attribute ``name`` (an optional enum, e.g.
+    ``compare_type``)."""
+    return enum_text(op, name) if name in op.attributes else default
+
+
+def enum_list(op, name: str) -> list[str]:
+    """The keywords of an ``ArrayAttr`` of enums (``precision_config``); ``[]`` when absent."""
+    if name not in op.attributes:
+        return []
+    return [str(a).rstrip(">").split()[-1] for a in op.attributes[name]]
+
+
+def dot_dimension_numbers(op: Any) -> Any:
+    """``dot_dimension_numbers`` of a ``dot_general`` (§dot_general) as the dialect's typed attribute."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    return stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+
+
+def conv_dimension_numbers(op: Any) -> Any:
+    """``dimension_numbers`` of a ``convolution`` (§convolution) as the dialect's typed attribute."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    return stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+
+
+def float_attr(op, name: str) -> float:
+    """A ``FloatAttr`` (``epsilon`` of batch normalization …) as a Python float."""
+    from jaxlib.mlir import ir
+
+    return float(ir.FloatAttr(op.attributes[name]).value)
+
+
+def attr_text(op, name: str) -> str:
+    """An attribute's printed form (e.g. an opaque ``mhlo.backend_config``); ``""`` when absent."""
+    return str(op.attributes[name]) if name in op.attributes else ""
 
 
 def positions(shape) -> np.ndarray:

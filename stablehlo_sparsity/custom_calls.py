@@ -4,7 +4,7 @@ A custom call is opaque to StableHLO: what it computes is a fact about the runti
 sides of the project read those facts from :data:`FAMILIES`:
 
 * the analysis (:mod:`.rules.custom_call`) picks each target's dependency rule by :attr:`Family.analysis`;
-* the importer (:mod:`.importer.linalg`) re-emits the call verbatim (so the module's own kernel computes the
+* the importer (:mod:`.importer.custom_call`) re-emits the call verbatim (so the module's own kernel computes the
   primal, bit for bit) and differentiates it with the ``jax.lax.linalg`` function named by
   :attr:`Family.jvp`, passes a sharding marker through, or refuses the derivative with
   :attr:`Family.refused`.
@@ -42,7 +42,7 @@ class Family:
     core_rank: int = 2
     #: a sharding / placement marker: the identity on its operands
     sharding_marker: bool = False
-    #: the importer's derivative: a key of ``importer.replay.REPLAY_JVPS`` (registered by ``importer.linalg``)
+    #: the importer's derivative: a key of ``importer.replay.REPLAY_JVPS`` (registered by ``importer.custom_call``)
     jvp: str | None = None
     #: the JAX function computing the same thing (whose derivative ``jvp`` is, where JAX has one)
     jax_function: str | None = None

@@ -1,10 +1,11 @@
 """The abstract interpreter: walks StableHLO functions and propagates the index-set and constant lattices.
 
-One frame per function invocation maps each SSA value to its :class:`AbstractValue`.  For every op the
-interpreter (1) folds it with NumPy when every operand is a known constant and a fold rule exists — and
-bounds how far XLA's value may be from the fold (its error rule, :mod:`.folding.exactness`) — else (2)
-applies the op's index-set rule from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable
-element types (integers, booleans) always get empty index sets: their derivative is zero.
+The region engine (:mod:`.engine`) walks functions and regions and binds each SSA value to its
+:class:`AbstractValue` in the scope of its region; this class evaluates one op.  For every op it (1) folds
+it with NumPy when every operand is a known constant and a fold rule exists — and bounds how far XLA's value
+may be from the fold (its error rule, :mod:`.folding.exactness`) — else (2) applies the op's index-set rule
+from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable element types (integers, booleans)
+always get empty index sets: their derivative is zero.
 
 The interpreter is the :class:`~.rules.registry.RuleContext` every rule receives: rules ask it for types,
 values, locations, calls, regions (:meth:`Interpreter.run_region`, :meth:`Interpreter.interpret_symbolically`)
@@ -14,15 +15,14 @@ and per-analysis memo tables, and never reach into its state.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .errors import (InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError,
-                     format_location)
+from .engine import TERMINATORS, FunctionTable, RegionEngine, Scope
+from .errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
 from .folding.exactness import Undecided, result_uncertainties
-from .irtools import functions, region_captures, too_large
+from .irtools import region_captures, too_large
 from .lattice import Deps, nnz_budget
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
@@ -30,36 +30,26 @@ from .values import AbstractValue, TensorType, is_differentiable, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
 
-TERMINATORS = frozenset({"func.return", "stablehlo.return"})
 
+class Interpreter(RegionEngine[AbstractValue]):
+    """Abstract interpretation of one module over ``n`` input columns (the analysis side of the region
+    engine, :mod:`.engine`: it walks regions and calls, this class evaluates one op)."""
 
-@dataclass
-class _Frame:
-    env: dict = field(default_factory=dict)
-
-
-class Interpreter:
-    """Abstract interpretation of one module over ``n`` input columns."""
+    purpose = "analyze"
 
     def __init__(self, module, n_inputs: int, options: AnalysisOptions | None = None,
-                 observer: Callable | None = None):
-        self.module = module
+                 observer: Callable | None = None, function_table: FunctionTable | None = None):
+        super().__init__(module, function_table)
         self.n = int(n_inputs)
         self.options = options or AnalysisOptions()
         self.observer = observer
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
-        self.functions = functions(module)
         self._call_cache: dict = {}
-        self._call_stack: list[str] = []
-        self._frames: list[_Frame] = []
         self._memos: dict[str, dict] = {}
         self.warned: list[str] = []
 
     # ----------------------------------------------------------------- helpers for rules
-    def location(self, op) -> str:
-        return format_location(op.location)
-
     def result_types(self, op) -> list[TensorType]:
         try:
             return [tensor_type(r.type) for r in op.results]
@@ -74,15 +64,6 @@ class Interpreter:
 
     def empty(self, rows: int) -> Deps:
         return Deps.empty(rows, self.n)
-
-    def value(self, v) -> AbstractValue:
-        """The abstract value of an SSA value (also reachable from nested regions)."""
-        return self._lookup_outer(v)
-
-    def operands(self, op) -> list[AbstractValue]:
-        """The abstract values of ``op``'s operands (the innermost frame first, then the enclosing ones)."""
-        env = self._frames[-1].env
-        return [env[v] if v in env else self._lookup_outer(v) for v in op.operands]
 
     @property
     def observing(self) -> bool:
@@ -101,10 +82,9 @@ class Interpreter:
             del self.warned[mark:]
 
     def recover(self) -> None:
-        """Forget the frames and calls of an interpretation that raised, so that the next :meth:`call` starts
+        """Forget the scopes and calls of an interpretation that raised, so that the next :meth:`call` starts
         clean (the fold-constants pass goes on with the module's other functions)."""
-        self._frames.clear()
-        self._call_stack.clear()
+        self.reset()
 
     def memo(self, name: str) -> dict:
         """A table that lives as long as this analysis, for a rule's answers that depend only on the IR
@@ -115,43 +95,27 @@ class Interpreter:
         """Run ``region`` in a fresh analysis over ``width`` symbolic columns: ``args`` for its block
         arguments, ``outer`` (SSA value -> abstract value) for the values it reads from outside.  What a body
         reaches is read off the results (e.g. column ``i`` = operand ``i``); warnings carry over."""
-        sub = Interpreter(self.module, width, self.options)
-        sub._frames.append(_Frame(env=dict(outer)))
-        results = sub.run_region(region, args, new_frame=True)
+        sub = Interpreter(self.module, width, self.options, function_table=self.function_table)
+        results = sub.run_region(region, args, parent=Scope(None, dict(outer)))
         self.warned.extend(sub.warned)
         return results
 
     # ----------------------------------------------------------------- functions
-    def function(self, name: str):
-        if name not in self.functions:
-            raise InputError(f"no function named '@{name}' in the module")
-        return self.functions[name]
-
     def call(self, name: str, args: list[AbstractValue]) -> list[AbstractValue]:
         """Analyze ``@name`` on the given abstract arguments (memoized per argument lattice)."""
         key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty), id(a.int_range)) for a in args))
         hit = self._call_cache.get(key)
         if hit is not None:
             return hit[1]
-        if name in self._call_stack:
-            raise InputError(f"recursive call to '@{name}' is not supported (StableHLO programs are not recursive)")
-        fn = self.function(name)
-        if not fn.regions or not len(fn.regions[0].blocks):
-            raise InputError(f"function '@{name}' has no body (it is a declaration): there is nothing to analyze",
-                             self.location(fn))
-        self._call_stack.append(name)
-        try:
-            if len(self._call_stack) == 1:  # the entry: every materialization below respects the nnz budget
-                with nnz_budget(self.options.max_pattern_nnz):
-                    try:
-                        results = self.run_region(fn.regions[0], args, new_frame=True)
-                    except RecursionError:  # caught here, at the top, where the stack has room again
-                        raise InputError("regions or calls nested too deeply for the analysis (Python's recursion "
-                                         "limit was reached)", self.location(fn)) from None
-            else:
-                results = self.run_region(fn.regions[0], args, new_frame=True)
-        finally:
-            self._call_stack.pop()
+        if not self._call_stack:  # the entry: every materialization below respects the nnz budget
+            with nnz_budget(self.options.max_pattern_nnz):
+                try:
+                    results = self.invoke(name, args)
+                except RecursionError:  # caught here, at the top, where the stack has room again
+                    raise InputError("regions or calls nested too deeply for the analysis (Python's recursion "
+                                     "limit was reached)", self.location(self.function(name))) from None
+        else:
+            results = self.invoke(name, args)
         self._call_cache[key] = (args, results)  # keep args alive so their ids stay unique
         return results
 
@@ -167,39 +131,6 @@ class Interpreter:
         if len(self._call_cache) > mark:
             for key in list(self._call_cache)[mark:]:
                 del self._call_cache[key]
-
-    def run_region(self, region, args: list[AbstractValue], new_frame: bool = False) -> list[AbstractValue]:
-        """Run the (single) block of a region on abstract block arguments; returns the terminator's values."""
-        blocks = list(region.blocks)
-        if len(blocks) != 1:
-            raise InputError(f"regions with {len(blocks)} blocks are not supported")
-        block = blocks[0]
-        if new_frame:
-            self._frames.append(_Frame())
-        try:
-            env = self._frames[-1].env
-            block_args = list(block.arguments)
-            if len(block_args) != len(args):
-                raise InputError(f"region expects {len(block_args)} arguments, got {len(args)}")
-            for ba, av in zip(block_args, args):
-                env[ba] = av
-            for op in block.operations:
-                name = op.operation.name
-                if name in TERMINATORS:
-                    return self.operands(op)
-                results = self.run_op(op)
-                for r, av in zip(op.results, results):
-                    env[r] = av
-            raise InputError("block without terminator")
-        finally:
-            if new_frame:
-                self._frames.pop()
-
-    def _lookup_outer(self, v):
-        for frame in reversed(self._frames):
-            if v in frame.env:
-                return frame.env[v]
-        raise InputError("use of an undefined SSA value")
 
     # ----------------------------------------------------------------- ops
     def run_op(self, op) -> list[AbstractValue]:

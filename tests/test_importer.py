@@ -41,6 +41,25 @@ def test_every_analyzed_op_is_importable_or_refused_with_a_reason():
         assert name in DEPS_RULES and reason, name
 
 
+INFRASTRUCTURE = {"core", "bodies", "dtypes", "platforms", "replay", "xla"}
+
+
+def test_each_import_rule_lives_in_the_importer_module_of_its_rule_family():
+    """``importer/<family>.py`` replays the ops whose analysis rules are in ``rules/<family>.py``: a reader who
+    knows where an op's sparsity rule is knows where its import rule is."""
+    from pathlib import Path
+
+    from stablehlo_sparsity import importer
+    from stablehlo_sparsity.rules import COVERAGE
+
+    misplaced = {name: (fn.__module__.rsplit(".", 1)[-1], COVERAGE[name].module)
+                 for name, fn in IMPORT_RULES.items() if fn.__module__.rsplit(".", 1)[-1] != COVERAGE[name].module}
+    assert not misplaced, f"op: (importer module, rule family): {misplaced}"
+    families = {c.module for c in COVERAGE.values()}
+    modules = {p.stem for p in Path(importer.__file__).parent.glob("*.py")} - {"__init__"}
+    assert modules - INFRASTRUCTURE <= families, modules - INFRASTRUCTURE - families
+
+
 def test_refused_ops_name_op_and_location():
     text = """func.func @main(%a: tensor<2x3xf32>, %i: tensor<2xi64>) -> tensor<1x3xf32> {
   %0 = "stablehlo.dynamic_gather"(%a, %i, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [0, 1],

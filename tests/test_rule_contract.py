@@ -11,7 +11,7 @@ import stablehlo_sparsity
 from stablehlo_sparsity.rules.registry import RuleContext
 
 PACKAGE = Path(stablehlo_sparsity.__file__).parent
-PRIVATE_STATE = {"_frames", "_call_stack", "_call_cache", "_memos"}
+PRIVATE_STATE = {"_scope", "_frames", "_call_stack", "_call_cache", "_memos"}
 
 
 def _contract() -> set[str]:

@@ -26,43 +26,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import Any
+
+from ..attrs import function_results
 from ..errors import InputError
+from ..irtools import functions
 from ..values import TensorType, tensor_type
 from .dtypes import is_real_float
 from .core import IMPORT_RULES, NOT_IMPORTABLE, ImportContext, ImportError_, import_rule
-from . import elementwise, structural, indexing, reduction, control_flow, contraction  # noqa: F401,E402
-from . import sorting, linalg, misc  # noqa: F401,E402
+from . import (calls, chlo, control_flow, convolution, custom_call, distribution, dot_general,  # noqa: F401
+               dynamic_shapes, elementwise, indexing, linalg, normalization, random_numbers, reduction, sorting,
+               structural, windows)
 
 __all__ = ["import_module", "ImportedFunction", "IMPORT_RULES", "NOT_IMPORTABLE", "ImportError_", "import_rule",
            "entry_function"]
 
-NOT_IMPORTABLE.update({
-    "stablehlo.dynamic_gather": "its slice sizes are runtime operands (a dynamic shape); the analysis refuses it too",
-    "stablehlo.dynamic_conv": "its padding is a runtime operand (a dynamic shape); the analysis refuses it too",
-})
-
-
-@import_rule("stablehlo.dynamic_gather", "stablehlo.dynamic_conv")
-def _dynamic_refused(ctx, op, args):
-    """§dynamic_gather / §dynamic_conv: sizes given at run time — not importable (:data:`NOT_IMPORTABLE`)."""
-    raise ctx.error(op, NOT_IMPORTABLE[op.operation.name])
-
-
-def entry_function(module, entry: str):
+def entry_function(module: Any, entry: str) -> Any:
     """The ``func.func`` named ``entry`` (an :class:`InputError` listing the functions otherwise)."""
-    from jaxlib.mlir import ir
-
-    names = []
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if name == entry:
-                return op
-            names.append(name)
-    raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
+    table = functions(module)
+    if entry in table:
+        return table[entry]
+    raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(table) or 'none'})")
 
 
-def _uses_64bit(types) -> bool:
+def _uses_64bit(types: list[TensorType]) -> bool:
     return any(np.dtype(t.dtype).itemsize == 8 and np.dtype(t.dtype).kind in "fiu"
                or np.dtype(t.dtype) == np.complex128 for t in types)
 
@@ -75,7 +62,7 @@ class ImportedFunction:
     ``entry``, ``arg_types`` / ``result_types`` (:class:`~stablehlo_sparsity.values.TensorType`).
     """
 
-    def __init__(self, module, entry: str = "main"):
+    def __init__(self, module: Any, entry: str = "main"):
         from ..errors import format_location
 
         self.module = module
@@ -87,21 +74,18 @@ class ImportedFunction:
                 raise InputError(f"entry function '@{entry}' has no body (it is a declaration)", loc)
             ftype = fn.regions[0].blocks[0]
             self.arg_types: list[TensorType] = [tensor_type(a.type, loc) for a in ftype.arguments]
-            from jaxlib.mlir import ir
-
-            fty = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-            self.result_types: list[TensorType] = [tensor_type(t, loc) for t in fty.results]
+            self.result_types: list[TensorType] = [tensor_type(t, loc) for t in function_results(fn)]
         self._needs_x64 = _uses_64bit(self.arg_types + self.result_types)
         self.__name__ = entry
         self.__qualname__ = entry
 
-    def example_args(self) -> tuple:
+    def example_args(self) -> tuple[Any, ...]:
         """``jax.ShapeDtypeStruct`` of each argument (for ``jax.jit(f).lower(*f.example_args())``)."""
         import jax
 
         return tuple(jax.ShapeDtypeStruct(t.shape, t.dtype) for t in self.arg_types)
 
-    def random_args(self, seed: int = 0) -> tuple:
+    def random_args(self, seed: int = 0) -> tuple[np.ndarray, ...]:
         """Random arguments of the declared types: standard normal floats, small integers, random booleans."""
         rng = np.random.default_rng(seed)
         out = []
@@ -118,11 +102,11 @@ class ImportedFunction:
                 out.append(rng.integers(lo, 8, t.shape).astype(dt))
         return tuple(out)
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
         import jax
         import jax.numpy as jnp
 
-        if self._needs_x64 and not jax.config.jax_enable_x64:
+        if self._needs_x64 and not jax.config.read("jax_enable_x64"):
             raise InputError(f"@{self.entry} uses 64-bit types; enable them first: "
                              "jax.config.update('jax_enable_x64', True)")
         if len(args) != len(self.arg_types):
@@ -145,7 +129,7 @@ class ImportedFunction:
         return f"ImportedFunction(@{self.entry}({sig}) -> {len(self.result_types)} result(s))"
 
 
-def import_module(module_or_text, entry: str = "main") -> ImportedFunction:
+def import_module(module_or_text: Any, entry: str = "main") -> ImportedFunction:
     """Import the StableHLO module (an ``ir.Module``, text, MLIR bytecode, a portable artifact or a serialized
     ``jax.export`` artifact) as a JAX-traceable function of its entry ``entry``."""
     from ..parsing import as_module

@@ -3,22 +3,24 @@ comparator's ``GE``), so that the importer can pick the ``jax.lax`` primitive th
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["body_ops", "binary_body", "returns_argument", "captures"]
 
 
-def body_ops(region):
+def body_ops(region: Any) -> list[Any]:
     """The ops of a single-block region (terminator last)."""
     return list(list(region.blocks)[0].operations)
 
 
-def _arg_index(block, v):
+def _arg_index(block: Any, v: Any) -> int | None:
     for i, a in enumerate(block.arguments):
         if a == v:
             return i
     return None
 
 
-def binary_body(region, result: int = 0):
+def binary_body(region: Any, result: int = 0) -> tuple[str, int, int, Any] | None:
     """``(op name, i, j)`` when result ``result`` of the region is ``op(arg_i, arg_j)`` for a single op whose
     operands are both block arguments, else ``None``."""
     block = list(region.blocks)[0]
@@ -38,7 +40,7 @@ def binary_body(region, result: int = 0):
     return None
 
 
-def returns_argument(region, result: int = 0):
+def returns_argument(region: Any, result: int = 0) -> int | None:
     """The index of the block argument result ``result`` of the region returns directly, else ``None``."""
     block = list(region.blocks)[0]
     term = list(block.operations)[-1]
@@ -47,7 +49,7 @@ def returns_argument(region, result: int = 0):
     return _arg_index(block, term.operands[result])
 
 
-def captures(region) -> bool:
+def captures(region: Any) -> bool:
     """True when ops in ``region`` use values defined outside it."""
     from ..irtools import region_captures
 

@@ -1,32 +1,26 @@
-"""Control flow and calls: §while, §case, §if, §optimization_barrier, ``func.call``, §composite."""
+"""Control flow: §while, §case, §if, §optimization_barrier (calls are in :mod:`.calls`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .core import import_rule
-
-
-def _lax():
-    from jax import lax
-
-    return lax
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
 @import_rule("stablehlo.while")
-def _while(ctx, op, args):
+def _while(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§while: ``lax.while_loop`` over the tuple of operands (cond and body replayed from their regions)."""
     cond = ctx.region_fn(op.regions[0])
     body = ctx.region_fn(op.regions[1])
-    out = _lax().while_loop(lambda c: cond(*c)[0], lambda c: tuple(body(*c)), tuple(args))
+    out = jax_lax().while_loop(lambda c: cond(*c)[0], lambda c: tuple(body(*c)), tuple(args))
     return list(out)
 
 
 @import_rule("stablehlo.case")
-def _case(ctx, op, args):
+def _case(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§case: ``lax.switch``; an out-of-range index (negative included) runs the *last* branch, as the spec
     says, where ``lax.switch`` would clamp a negative one to the first."""
-    lax = _lax()
+    lax = jax_lax()
     (index,) = args
     fns = [ctx.region_fn(r) for r in op.regions]
     n = len(fns)
@@ -40,32 +34,18 @@ def _case(ctx, op, args):
 
 
 @import_rule("stablehlo.if")
-def _if(ctx, op, args):
+def _if(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§if: ``lax.cond`` on the predicate (branches take no operands; they read the enclosing values)."""
     (pred,) = args
     t, f = (ctx.region_fn(r) for r in op.regions)
-    return list(_lax().cond(pred, lambda: tuple(t()), lambda: tuple(f())))
+    return list(jax_lax().cond(pred, lambda: tuple(t()), lambda: tuple(f())))
 
 
 @import_rule("stablehlo.optimization_barrier")
-def _optimization_barrier(ctx, op, args):
+def _optimization_barrier(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§optimization_barrier: ``lax.optimization_barrier`` (the identity, kept as a barrier)."""
     if not args:
         return []
-    return list(_lax().optimization_barrier(tuple(args)))
+    return list(jax_lax().optimization_barrier(tuple(args)))
 
 
-@import_rule("func.call")
-def _call(ctx, op, args):
-    """``func.call``: the callee replayed inline (XLA sees one program either way)."""
-    from jaxlib.mlir import ir
-
-    return ctx.call(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, args)
-
-
-@import_rule("stablehlo.composite")
-def _composite(ctx, op, args):
-    """§composite: the op *is* its ``decomposition`` function."""
-    from jaxlib.mlir import ir
-
-    return ctx.call(ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value, args)

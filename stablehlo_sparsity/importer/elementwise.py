@@ -7,21 +7,17 @@ Booleans: §add is logical OR, §multiply logical AND, §maximum OR, §minimum A
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
-from ..attrs import enum_text, int_attr
-from .core import import_rule
+from ..attrs import enum_or, enum_text, int_attr
+from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
 from .dtypes import is_float, is_real_float
 
 
-def _lax():
-    from jax import lax
-
-    return lax
-
-
-def _is_bool(x) -> bool:
-    return np.dtype(x.dtype if hasattr(x, "dtype") else np.result_type(x)) == np.bool_
+def _is_bool(x: Any) -> bool:
+    return bool(np.dtype(x.dtype if hasattr(x, "dtype") else np.result_type(x)) == np.bool_)
 
 
 # ---------------------------------------------------------------------- unary ops: the lax twin
@@ -35,10 +31,10 @@ UNARY = {
 }
 
 
-def _unary_rule(lax_name: str):
-    def rule(ctx, op, args):
+def _unary_rule(lax_name: str) -> ImportRule:
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§<unary op>: the ``jax.lax`` function of the same name (the table :data:`UNARY`)."""
-        return [getattr(_lax(), lax_name)(args[0])]
+        return [getattr(jax_lax(), lax_name)(args[0])]
 
     return rule
 
@@ -47,10 +43,10 @@ for _op, _fn in UNARY.items():
     import_rule("stablehlo." + _op)(_unary_rule(_fn))
 
 
-def _round_rule(method: str):
-    def rule(ctx, op, args):
+def _round_rule(method: str) -> ImportRule:
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§round_nearest_afz / §round_nearest_even: ``lax.round`` with the matching rounding method."""
-        lax = _lax()
+        lax = jax_lax()
         return [lax.round(args[0], getattr(lax.RoundingMethod, method))]
 
     return rule
@@ -72,14 +68,14 @@ BINARY = {
 }
 
 
-def _binary_rule(lax_name: str, bool_name: str | None):
-    def rule(ctx, op, args):
+def _binary_rule(lax_name: str, bool_name: str | None) -> ImportRule:
+    def rule(ctx: ImportContext, op: Op, args: Values) -> Values:
         """§<binary op>: the ``jax.lax`` function of :data:`BINARY` (booleans: the spec's logical twin)."""
         a, b = args
         name = bool_name if (bool_name and _is_bool(a)) else lax_name
         if name == "pow" and np.issubdtype(np.dtype(a.dtype), np.integer):
             return [integer_power(a, b)]
-        return [getattr(_lax(), name)(a, b)]
+        return [getattr(jax_lax(), name)(a, b)]
 
     return rule
 
@@ -88,10 +84,10 @@ for _op, (_fn, _bfn) in BINARY.items():
     import_rule("stablehlo." + _op)(_binary_rule(_fn, _bfn))
 
 
-def integer_power(a, b):
+def integer_power(a: Any, b: Any) -> Any:
     """§power on integers: exponentiation by squaring; a negative exponent gives 0, except for bases 1 and -1
     (XLA's semantics); ``lax.pow`` accepts only floating-point and complex bases."""
-    lax = _lax()
+    lax = jax_lax()
     import jax.numpy as jnp
 
     dt = np.dtype(a.dtype)
@@ -116,22 +112,22 @@ def integer_power(a, b):
 
 
 # ---------------------------------------------------------------------- §compare
-def _compare_prims():
+def _compare_prims() -> Any:
     from jax._src.lax import lax as lax_internal
 
     return lax_internal
 
 
 @import_rule("stablehlo.compare")
-def _compare(ctx, op, args):
+def _compare(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§compare: ``comparison_direction`` with ``compare_type`` (FLOAT: IEEE, TOTALORDER: the spec's total
     order — JAX's ``eq_to``/``lt_to``/``le_to`` primitives lower to it — SIGNED / UNSIGNED on integers)."""
     return [compare(args[0], args[1], enum_text(op, "comparison_direction"),
-                    enum_text(op, "compare_type") if "compare_type" in op.attributes else None)]
+                    enum_or(op, "compare_type", None))]
 
 
-def compare(a, b, direction: str, compare_type: str | None):
-    lax = _lax()
+def compare(a: Any, b: Any, direction: str, compare_type: str | None) -> Any:
+    lax = jax_lax()
     dt = np.dtype(a.dtype)
     if compare_type == "TOTALORDER" and is_float(dt):
         li = _compare_prims()
@@ -155,7 +151,7 @@ def compare(a, b, direction: str, compare_type: str | None):
     return fn(a, b)
 
 
-def _same_shape(a, b):
+def _same_shape(a: Any, b: Any) -> tuple[Any, Any]:
     import jax.numpy as jnp
 
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))
@@ -164,10 +160,10 @@ def _same_shape(a, b):
 
 # ---------------------------------------------------------------------- select, clamp
 @import_rule("stablehlo.select")
-def _select(ctx, op, args):
+def _select(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§select: ``pred ? on_true : on_false`` (a scalar ``pred`` selects whole tensors)."""
     pred, t, f = args
-    lax = _lax()
+    lax = jax_lax()
     if np.ndim(pred) == 0 and np.ndim(t) > 0:
         import jax.numpy as jnp
 
@@ -176,7 +172,7 @@ def _select(ctx, op, args):
 
 
 @import_rule("stablehlo.clamp")
-def _clamp(ctx, op, args):
+def _clamp(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§clamp: ``min(max(operand, min), max)`` with scalar or full-shape bounds.  The primal is ``lax.clamp``
     (the same StableHLO op); the derivative is the spec's definition's (:func:`spec_clamp`), not JAX's rule for
     ``lax.clamp``, which assumes ``min <= max`` and gives 0 for all three operands when ``min > max``."""
@@ -187,21 +183,21 @@ def _clamp(ctx, op, args):
 
         lo, hi = jnp.broadcast_to(lo, shape), jnp.broadcast_to(hi, shape)
     if not is_float(np.result_type(x)):
-        return [_lax().clamp(lo, x, hi)]
+        return [jax_lax().clamp(lo, x, hi)]
     return [spec_clamp(lo, x, hi)]
 
 
-def _spec_clamp():
+def _spec_clamp() -> Callable[..., Any]:
     import jax
 
-    lax = _lax()
+    lax = jax_lax()
 
     @jax.custom_jvp
-    def clamp(lo, x, hi):
+    def clamp(lo: Any, x: Any, hi: Any) -> Any:
         return lax.clamp(lo, x, hi)
 
     @clamp.defjvp
-    def clamp_jvp(primals, tangents):
+    def clamp_jvp(primals: Values, tangents: Values) -> tuple[Any, Any]:
         """∂ of ``min(max(x, lo), hi)``: ``hi``'s tangent where ``max(x, lo) > hi``, else ``x``'s where
         ``x > lo``, else ``lo``'s (ties, non-differentiable points, take the later operand's: XLA returns it)."""
         lo, x, hi = primals
@@ -213,10 +209,10 @@ def _spec_clamp():
     return clamp
 
 
-_SPEC_CLAMP = None
+_SPEC_CLAMP: Callable[..., Any] | None = None
 
 
-def spec_clamp(lo, x, hi):
+def spec_clamp(lo: Any, x: Any, hi: Any) -> Any:
     """``lax.clamp`` with the derivative of §clamp's definition ``min(max(x, lo), hi)`` (also for ``lo > hi``)."""
     global _SPEC_CLAMP
     if _SPEC_CLAMP is None:
@@ -226,35 +222,35 @@ def spec_clamp(lo, x, hi):
 
 # ---------------------------------------------------------------------- conversions
 @import_rule("stablehlo.convert")
-def _convert(ctx, op, args):
+def _convert(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§convert: ``lax.convert_element_type`` to the result element type."""
     (t,) = ctx.result_types(op)
     x = args[0]
     if isinstance(x, np.ndarray) and x.size <= 1 << 20 and _exact_convert(x.dtype, t.dtype):
         return [x.astype(t.dtype)]  # a constant stays concrete (see structural.py)
-    return [_lax().convert_element_type(x, t.dtype)]
+    return [jax_lax().convert_element_type(x, t.dtype)]
 
 
-def _exact_convert(src, dst) -> bool:
+def _exact_convert(src: Any, dst: Any) -> bool:
     """Conversions NumPy performs exactly as the spec (no rounding, no out-of-range float to integer)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src.kind in "iub" and dst.kind in "iub":
         return True
     if src.kind == "f" and dst.kind == "f":
-        return dst.itemsize >= src.itemsize
+        return bool(dst.itemsize >= src.itemsize)
     # every ml_dtypes float (bfloat16, float8_*, …) is exactly representable in float32
     return is_real_float(src) and src.kind == "V" and dst in (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @import_rule("stablehlo.bitcast_convert")
-def _bitcast_convert(ctx, op, args):
+def _bitcast_convert(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§bitcast_convert: ``lax.bitcast_convert_type`` (a width change adds or removes the last dimension, as
     in the spec)."""
     (t,) = ctx.result_types(op)
-    return [_lax().bitcast_convert_type(args[0], t.dtype)]
+    return [jax_lax().bitcast_convert_type(args[0], t.dtype)]
 
 
 @import_rule("stablehlo.reduce_precision")
-def _reduce_precision(ctx, op, args):
+def _reduce_precision(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§reduce_precision: ``lax.reduce_precision`` with the op's exponent and mantissa bits."""
-    return [_lax().reduce_precision(args[0], int_attr(op, "exponent_bits"), int_attr(op, "mantissa_bits"))]
+    return [jax_lax().reduce_precision(args[0], int_attr(op, "exponent_bits"), int_attr(op, "mantissa_bits"))]

@@ -16,23 +16,19 @@ Out-of-bounds semantics must match the module, also for the derivative:
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
-from ..attrs import i64_list
+from ..attrs import bool_attr, i64_list
 from ..folding.index_maps import GatherDims, ScatterDims
 from .bodies import binary_body, captures, returns_argument
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
-def _lax():
-    from jax import lax
-
-    return lax
-
-
-def _index_last(indices, ivd: int, batching_dims):
+def _index_last(indices: Any, ivd: int, batching_dims: Sequence[int]) -> tuple[Any, tuple[int, ...]]:
     """Move the index vector dimension of ``indices`` last; renumber the batching dims accordingly."""
-    lax = _lax()
+    lax = jax_lax()
     rank = np.ndim(indices)
     if ivd == rank:
         return lax.expand_dims(indices, (rank,)), tuple(batching_dims)
@@ -43,25 +39,17 @@ def _index_last(indices, ivd: int, batching_dims):
 
 
 @import_rule("stablehlo.gather")
-def _gather(ctx, op, args):
+def _gather(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§gather (clamped start indices; operand/start-indices batching dims): ``lax.gather``, ``mode=CLIP``."""
-    lax = _lax()
+    lax = jax_lax()
     operand, indices = args
     d = GatherDims.from_op(op)
     idx, sib = _index_last(indices, d.index_vector_dim, d.start_indices_batching_dims)
     dn = lax.GatherDimensionNumbers(offset_dims=d.offset_dims, collapsed_slice_dims=d.collapsed_slice_dims,
                                     start_index_map=d.start_index_map, operand_batching_dims=d.operand_batching_dims,
                                     start_indices_batching_dims=sib)
-    return [lax.gather(operand, idx, dn, d.slice_sizes, indices_are_sorted=_flag(op, "indices_are_sorted"),
+    return [lax.gather(operand, idx, dn, d.slice_sizes, indices_are_sorted=bool_attr(op, "indices_are_sorted"),
                        mode=lax.GatherScatterMode.CLIP)]
-
-
-def _flag(op, name: str) -> bool:
-    from jaxlib.mlir import ir
-
-    if name not in op.attributes:
-        return False
-    return bool(ir.BoolAttr(op.attributes[name]).value)
 
 
 #: combining op of a scatter body -> the ``jax.lax`` scatter function
@@ -69,7 +57,7 @@ SCATTER_COMBINERS = {"stablehlo.add": "scatter_add", "stablehlo.multiply": "scat
                      "stablehlo.maximum": "scatter_max", "stablehlo.minimum": "scatter_min"}
 
 
-def _scatter_kind(ctx, op, region, j: int, n: int) -> str:
+def _scatter_kind(ctx: ImportContext, op: Op, region: Any, j: int, n: int) -> str:
     """How result ``j`` of a scatter body combines ``(inputs…, updates…)``: ``"scatter"`` (replace) or one of
     :data:`SCATTER_COMBINERS`; anything else is refused (``jax.lax`` has no derivative for it)."""
     if captures(region):
@@ -89,10 +77,10 @@ def _scatter_kind(ctx, op, region, j: int, n: int) -> str:
 
 
 @import_rule("stablehlo.scatter")
-def _scatter(ctx, op, args):
+def _scatter(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§scatter (out-of-bounds updates dropped; replace or add / multiply / max / min bodies; a variadic scatter
     whose body treats each operand on its own becomes one scatter per operand)."""
-    lax = _lax()
+    lax = jax_lax()
     n = (len(args) - 1) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
     d = ScatterDims.from_op(op)
@@ -111,25 +99,26 @@ def _scatter(ctx, op, args):
             kind = "scatter_max" if kind == "bool_or" else "scatter_min"
             x8 = lax.convert_element_type(x, np.uint8)
             u8 = lax.convert_element_type(u, np.uint8)
-            r = getattr(lax, kind)(x8, idx, u8, dn, indices_are_sorted=_flag(op, "indices_are_sorted"),
-                                   unique_indices=_flag(op, "unique_indices"), mode=lax.GatherScatterMode.FILL_OR_DROP)
+            r = getattr(lax, kind)(x8, idx, u8, dn, indices_are_sorted=bool_attr(op, "indices_are_sorted"),
+                                   unique_indices=bool_attr(op, "unique_indices"),
+                                   mode=lax.GatherScatterMode.FILL_OR_DROP)
             out.append(lax.convert_element_type(r, np.bool_))
             continue
-        out.append(getattr(lax, kind)(x, idx, u, dn, indices_are_sorted=_flag(op, "indices_are_sorted"),
-                                      unique_indices=_flag(op, "unique_indices"),
+        out.append(getattr(lax, kind)(x, idx, u, dn, indices_are_sorted=bool_attr(op, "indices_are_sorted"),
+                                      unique_indices=bool_attr(op, "unique_indices"),
                                       mode=lax.GatherScatterMode.FILL_OR_DROP))
     return out
 
 
 @import_rule("stablehlo.dynamic_slice")
-def _dynamic_slice(ctx, op, args):
+def _dynamic_slice(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§dynamic_slice (start indices clamped into range)."""
     x, *starts = args
-    return [_lax().dynamic_slice(x, starts, tuple(i64_list(op, "slice_sizes")), allow_negative_indices=False)]
+    return [jax_lax().dynamic_slice(x, starts, tuple(i64_list(op, "slice_sizes")), allow_negative_indices=False)]
 
 
 @import_rule("stablehlo.dynamic_update_slice")
-def _dynamic_update_slice(ctx, op, args):
+def _dynamic_update_slice(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§dynamic_update_slice (start indices clamped into range)."""
     x, upd, *starts = args
-    return [_lax().dynamic_update_slice(x, upd, starts, allow_negative_indices=False)]
+    return [jax_lax().dynamic_update_slice(x, upd, starts, allow_negative_indices=False)]

@@ -1,65 +1,30 @@
-"""Linear algebra: §triangular_solve, §cholesky, §fft, and ``stablehlo.custom_call`` (§custom_call).
-
-Custom calls are described once, in :data:`stablehlo_sparsity.custom_calls.FAMILIES` (the analysis reads
-the same table).  A known call is re-emitted verbatim (:mod:`.replay`), so the LAPACK / cuSOLVER kernel the
-module calls computes the primal bit for bit, and differentiated with JAX's derivative of the
-``jax.lax.linalg`` function that computes the same thing (the family's ``jvp``, registered here in
-:data:`~.replay.REPLAY_JVPS`): ``getrf`` → ``lu``, ``potrf`` → ``cholesky``, ``trsm`` →
-``triangular_solve``, ``syevd`` / ``heevd`` → ``eigh``, ``gesdd`` / ``gesvd`` → ``svd``, ``gtsv`` →
-``tridiagonal_solve``.  QR's two halves, ``geqrf`` (packed reflectors and ``tau``) and ``orgqr`` / ``ungqr``
-(``Q`` from them), have no JAX derivative of their own (``lax.linalg.geqrf`` / ``householder_product`` have
-none): they are differentiated through a JAX transcription of LAPACK's Householder steps (``?larfg``
-conventions), evaluated at the module's operands.  Families JAX cannot differentiate (Schur ``gees``,
-Hessenberg ``gehrd``, tridiagonal reduction ``sytrd``, ``geev`` …) replay for values and refuse the derivative
-with the family's reason, naming the target.  A module that reads a result LAPACK leaves as scratch (the
-overwritten input of ``gesdd``, the diagonals of ``gtsv``, the vectors of a ``gesdd`` with ``mode = N``)
-has no derivative either.  Sharding markers are the identity (a shape-changing one — ``SPMDFullToShardShape``
-of a sharded program — is refused, as the analysis does); Python callbacks belong to the process that
-exported the module and cannot be replayed.
-"""
+"""Linear algebra: §triangular_solve, §cholesky, §fft with ``jax.lax``, and JAX transcriptions of LAPACK's
+Householder QR steps (:func:`geqrf_reference`, :func:`orgqr_reference`), through which :mod:`.custom_call`
+differentiates the ``geqrf`` / ``orgqr`` kernels (JAX has no derivative of its own for them)."""
 
 from __future__ import annotations
 
-import re
-
-import numpy as np
-
-from .core import ImportError_, import_rule
-from .replay import REPLAY_JVPS, replay
+from typing import Any
 
 
-def _lax():
-    from jax import lax
-
-    return lax
-
-
-def _enum(op, name):
-    return str(op.attributes[name]).rstrip(">").split()[-1]
-
-
-def _bool(op, name, default=False) -> bool:
-    from jaxlib.mlir import ir
-
-    if name not in op.attributes:
-        return default
-    return bool(ir.BoolAttr(op.attributes[name]).value)
+from ..attrs import bool_attr, enum_or, enum_text, i64_list
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
 @import_rule("stablehlo.triangular_solve")
-def _triangular_solve(ctx, op, args):
+def _triangular_solve(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§triangular_solve: ``lax.linalg.triangular_solve`` with ``left_side``, ``lower``, ``unit_diagonal`` and
     ``transpose_a`` (``TRANSPOSE`` / ``ADJOINT``)."""
     from jax.lax import linalg
 
     a, b = args
-    ta = _enum(op, "transpose_a") if "transpose_a" in op.attributes else "NO_TRANSPOSE"
-    return [linalg.triangular_solve(a, b, left_side=_bool(op, "left_side"), lower=_bool(op, "lower"),
+    ta = enum_or(op, "transpose_a", "NO_TRANSPOSE")
+    return [linalg.triangular_solve(a, b, left_side=bool_attr(op, "left_side"), lower=bool_attr(op, "lower"),
                                     transpose_a=ta != "NO_TRANSPOSE", conjugate_a=ta == "ADJOINT",
-                                    unit_diagonal=_bool(op, "unit_diagonal"))]
+                                    unit_diagonal=bool_attr(op, "unit_diagonal"))]
 
 
-def _sym_from(x, lower: bool):
+def sym_from(x: Any, lower: bool) -> Any:
     """The Hermitian matrix a kernel reading one triangle sees: that triangle, mirrored."""
     import jax.numpy as jnp
 
@@ -70,122 +35,27 @@ def _sym_from(x, lower: bool):
 
 
 @import_rule("stablehlo.cholesky")
-def _cholesky(ctx, op, args):
+def _cholesky(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§cholesky of the ``lower`` (or upper) triangle: ``lax.linalg.cholesky`` of that triangle mirrored
     (the spec leaves the other triangle of the result implementation-defined; here it is zero)."""
     import jax.numpy as jnp
     from jax.lax import linalg
 
     (a,) = args
-    lower = _bool(op, "lower")
-    L = linalg.cholesky(_sym_from(a, lower), symmetrize_input=False)
+    lower = bool_attr(op, "lower")
+    L = linalg.cholesky(sym_from(a, lower), symmetrize_input=False)
     return [L if lower else jnp.swapaxes(L, -1, -2).conj()]
 
 
 @import_rule("stablehlo.fft")
-def _fft(ctx, op, args):
+def _fft(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§fft: ``lax.fft`` with ``fft_type`` and ``fft_length``."""
-    from ..attrs import i64_list
-
-    lax = _lax()
-    kind = _enum(op, "fft_type")
+    lax = jax_lax()
+    kind = enum_text(op, "fft_type")
     return [lax.fft(args[0], getattr(lax.FftType, kind), tuple(i64_list(op, "fft_length")))]
 
 
-# ---------------------------------------------------------------------- custom_call
-def _config_int(attrs, key: str, default: int) -> int:
-    """An integer field of the ``mhlo.backend_config`` dictionary in a replayed op's attribute text."""
-    m = re.search(key + r" = (\d+)", attrs.get("mhlo.backend_config", ""))
-    return int(m.group(1)) if m else default
-
-
-def _getrf_jvp(primals, tangents, attrs, out):
-    import jax
-    from jax.lax import linalg
-
-    return [jax.jvp(lambda a: linalg.lu(a)[0], primals[:1], tangents[:1])[1], None, None][:len(out)]
-
-
-def _potrf_jvp(primals, tangents, attrs, out):
-    """LAPACK ``potrf`` writes the factor into the ``uplo`` triangle and leaves the other one as it was."""
-    import jax
-    import jax.numpy as jnp
-    from jax.lax import linalg
-
-    lower = _config_int(attrs, "uplo", ord("L")) == ord("L")
-    (a,), (da,) = primals[:1], tangents[:1]
-
-    def factor(x):
-        L = linalg.cholesky(_sym_from(x, lower), symmetrize_input=False)
-        return L if lower else jnp.swapaxes(L, -1, -2).conj()
-
-    dL = jax.jvp(factor, (a,), (da,))[1]
-    keep = jnp.tril(da, -1) if not lower else jnp.triu(da, 1)  # the untouched triangle
-    tri = jnp.tril(dL) if lower else jnp.triu(dL)
-    return [tri + keep, None][:len(out)]
-
-
-def _trsm_jvp(primals, tangents, attrs, out):
-    import jax
-    from jax.lax import linalg
-
-    def letter(key, default):
-        return chr(_config_int(attrs, key, ord(default)))
-
-    side, uplo, trans, diag = letter("side", "L"), letter("uplo", "L"), letter("trans_x", "N"), letter("diag", "N")
-
-    def solve(a, b):
-        return linalg.triangular_solve(a, b, left_side=side == "L", lower=uplo == "L", transpose_a=trans != "N",
-                                       conjugate_a=trans == "C", unit_diagonal=diag == "U")
-
-    return [jax.jvp(solve, tuple(primals[:2]), tuple(tangents[:2]))[1]]
-
-
-def _syevd_jvp(primals, tangents, attrs, out):
-    import jax
-    from jax.lax import linalg
-
-    lower = _config_int(attrs, "uplo", ord("L")) == ord("L")
-    v, w = jax.jvp(lambda a: linalg.eigh(_sym_from(a, lower), lower=True, symmetrize_input=False),
-                   primals[:1], tangents[:1])[1]
-    return [v, w] + [None] * (len(out) - 2)
-
-
-def _svd_jvp(algorithm: str):
-    """``gesdd`` / ``gesvd`` → ``(overwritten a, s, u, vt, info)``: the derivative of ``lax.linalg.svd`` with
-    the same algorithm (so the singular vectors JAX's rule differentiates are the kernel's, signs included).
-    ``mode`` ``A`` (full) on a square matrix is the reduced SVD; ``N`` computes singular values only (``u``
-    and ``vt`` are scratch: :func:`_scratch_read` refuses a module that reads them)."""
-
-    def jvp(primals, tangents, attrs, out):
-        import jax
-        from jax.lax import linalg
-
-        how = getattr(linalg.SvdAlgorithm, algorithm)
-        mode = chr(_config_int(attrs, "mode", ord("A")))
-        if mode == "N":
-            ds = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=False, algorithm=how),
-                         primals[:1], tangents[:1])[1]
-            return [None, ds, None, None, None]
-        du, ds, dvt = jax.jvp(lambda a: linalg.svd(a, full_matrices=False, compute_uv=True, algorithm=how),
-                              primals[:1], tangents[:1])[1]
-        return [None, ds, du, dvt, None]
-
-    return jvp
-
-
-def _gtsv_jvp(primals, tangents, attrs, out):
-    """``gtsv`` → ``(dl, d, du overwritten by the LU factors, x, info)``: the derivative of
-    ``lax.linalg.tridiagonal_solve``."""
-    import jax
-    from jax.lax import linalg
-
-    dx = jax.jvp(lambda dl, d, du, b: linalg.tridiagonal_solve(dl, d, du, b), tuple(primals[:4]),
-                 tuple(tangents[:4]))[1]
-    return [None, None, None, dx, None]
-
-
-def _householder_vector(col, j, rows):
+def _householder_vector(col: Any, j: Any, rows: Any) -> tuple[Any, Any, Any]:
     """The reflector of column ``col`` at step ``j`` with LAPACK's ``?larfg`` conventions: ``(v, beta, tau)``
     with ``v[j] = 1``, ``v[:j] = 0``, ``H = I - tau v vᴴ``, ``Hᴴ col = beta e_j`` (``beta`` real, of the
     opposite sign to ``Re col[j]``); ``tau = 0`` when there is nothing to annihilate."""
@@ -203,7 +73,7 @@ def _householder_vector(col, j, rows):
     return v, jnp.where(trivial, alpha, beta).astype(col.dtype), tau
 
 
-def geqrf_reference(a):
+def geqrf_reference(a: Any) -> tuple[Any, Any]:
     """LAPACK's ``?geqrf`` (unblocked ``?geqr2``) in JAX: ``R`` on and above the diagonal, the reflectors
     below it, and ``tau``.  Differentiable; the importer evaluates its derivative at the module's operand."""
     import jax.numpy as jnp
@@ -214,7 +84,7 @@ def geqrf_reference(a):
     rows = jnp.arange(m)
     cols = jnp.arange(n)
 
-    def step(j, carry):
+    def step(j: Any, carry: tuple[Any, Any]) -> tuple[Any, Any]:
         x, taus = carry
         col = jnp.sum(jnp.where(cols == j, x, 0), axis=-1)  # x[..., :, j]
         v, diag, tau = _householder_vector(col, j, rows)
@@ -225,10 +95,11 @@ def geqrf_reference(a):
         taus = jnp.where(jnp.arange(k) == j, tau[..., None], taus)
         return x, taus
 
-    return lax.fori_loop(0, k, step, (a, jnp.zeros(a.shape[:-2] + (k,), a.dtype)))
+    r, taus = lax.fori_loop(0, k, step, (a, jnp.zeros(a.shape[:-2] + (k,), a.dtype)))
+    return r, taus
 
 
-def orgqr_reference(a, taus):
+def orgqr_reference(a: Any, taus: Any) -> Any:
     """LAPACK's ``?orgqr`` / ``?ungqr`` in JAX: the first ``n`` columns of ``H_0 ⋯ H_(k-1)`` from the
     reflectors below the diagonal of ``a`` (``m × n``) and ``taus`` (``k``).  Differentiable."""
     import jax.numpy as jnp
@@ -240,7 +111,7 @@ def orgqr_reference(a, taus):
     cols = jnp.arange(n)
     q0 = jnp.broadcast_to(jnp.eye(m, n, dtype=a.dtype), a.shape)
 
-    def step(i, q):
+    def step(i: Any, q: Any) -> Any:
         j = k - 1 - i  # Q = H_0 (H_1 (⋯ (H_(k-1) I)))
         col = jnp.sum(jnp.where(cols == j, a, 0), axis=-1)
         v = jnp.where(rows > j, col, jnp.where(rows == j, 1, 0)).astype(a.dtype)
@@ -251,84 +122,3 @@ def orgqr_reference(a, taus):
     return lax.fori_loop(0, k, step, q0)
 
 
-def _geqrf_jvp(primals, tangents, attrs, out):
-    import jax
-
-    return list(jax.jvp(geqrf_reference, primals[:1], tangents[:1])[1])
-
-
-def _orgqr_jvp(primals, tangents, attrs, out):
-    import jax
-
-    return [jax.jvp(orgqr_reference, tuple(primals[:2]), tuple(tangents[:2]))[1]]
-
-
-REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp, "syevd": _syevd_jvp,
-                    "gesdd": _svd_jvp("DEFAULT"), "gesvd": _svd_jvp("QR"), "gtsv": _gtsv_jvp, "geqrf": _geqrf_jvp,
-                    "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out)})
-
-
-def _refusing_jvp(op_name: str, location, detail: str):
-    """A JVP that raises: the op replays for values, and differentiating it is an error saying why."""
-
-    def jvp(primals, tangents, attrs, out):
-        raise ImportError_(op_name, location, detail)
-
-    return jvp
-
-
-def _scratch_read(ctx, op, fam) -> str | None:
-    """Why the derivative of this call is refused because of what the module reads (``None`` if it is not):
-    a result the kernel leaves as scratch, or full singular vectors of a non-square matrix."""
-    roles = list(fam.results)
-    if fam.name in ("gesdd", "gesvd"):
-        mode = chr(_config_int({"mhlo.backend_config": _attr_text(op)}, "mode", ord("A")))
-        rtypes = ctx.result_types(op)
-        if mode == "N":
-            roles[2:4] = ["workspace", "workspace"]
-        elif mode == "A" and rtypes[2].shape[-1] != rtypes[3].shape[-1]:
-            return ("it computes full singular vectors of a non-square matrix, and JAX differentiates the "
-                    "reduced SVD only (lax.linalg.svd with full_matrices=False)")
-    for role, r in zip(roles, op.results):
-        if role == "workspace" and any(True for _ in r.uses):
-            return ("the module reads a result the kernel leaves as scratch (LAPACK overwrites it), which has no "
-                    "derivative")
-    return None
-
-
-def _attr_text(op) -> str:
-    return str(op.attributes["mhlo.backend_config"]) if "mhlo.backend_config" in op.attributes else ""
-
-
-@import_rule("stablehlo.custom_call")
-def _custom_call(ctx, op, args):
-    """§custom_call: the targets of :data:`~stablehlo_sparsity.custom_calls.FAMILIES`, re-emitted with their
-    family's derivative; sharding markers pass their operands through; unknown targets and Python callbacks
-    are refused."""
-    from jaxlib.mlir import ir
-
-    from ..custom_calls import family_of
-
-    target = ir.StringAttr(op.attributes["call_target_name"]).value
-    fam = family_of(target)
-    if fam is None:
-        raise ctx.error(op, f"unknown custom_call target '{target}'")
-    if fam.sharding_marker:
-        rtypes = ctx.result_types(op)
-        if len(rtypes) > len(args) or any(tuple(t.shape) != tuple(np.shape(a)) for t, a in zip(rtypes, args)):
-            raise ctx.error(op, f"custom_call target '{target}' changes shapes (a sharded program); import the "
-                                "single-device program instead")
-        return list(args)[:len(op.results)]
-    if target == "shape_assertion":
-        return []
-    if fam.callback:
-        raise ctx.error(op, f"custom_call target '{target}' is {fam.refused}")
-    reason = None if fam.jvp is None else _scratch_read(ctx, op, fam)
-    if fam.jvp is not None and reason is None:
-        return replay(ctx, op, args, jvp=fam.jvp)
-    if fam.zero_derivative:
-        return replay(ctx, op, args, jvp="zero")
-    detail = f"custom_call target '{target}' has no derivative rule: {reason or fam.refused}"
-    key = f"refused {target} at {ctx.location(op)}: {detail}"
-    REPLAY_JVPS.setdefault(key, _refusing_jvp(op.operation.name, ctx.location(op), detail))
-    return replay(ctx, op, args, jvp=key)

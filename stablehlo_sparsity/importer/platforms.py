@@ -24,6 +24,8 @@ a linear-algebra op: a process that compiles or runs a ``lapack_*_ffi`` call bef
 
 from __future__ import annotations
 
+from typing import Any, Iterator
+
 import contextlib
 import re
 
@@ -59,23 +61,25 @@ def is_platform_specific(target: str) -> bool:
     return bool(_PLATFORM_SPECIFIC.match(target)) or target in _TPU_TARGETS
 
 
-def custom_call_targets(module_or_op) -> set[str]:
+def custom_call_targets(module_or_op: Any) -> set[str]:
     """The ``call_target_name`` of every ``stablehlo.custom_call`` in the module (or op), regions included."""
     from jaxlib.mlir import ir
+
+    from ..attrs import has_attr, string_attr
 
     op = getattr(module_or_op, "operation", module_or_op)
     found: set[str] = set()
 
-    def visit(o):
-        if o.operation.name == "stablehlo.custom_call" and "call_target_name" in o.attributes:
-            found.add(ir.StringAttr(o.attributes["call_target_name"]).value)
+    def visit(o: Any) -> Any:
+        if o.operation.name == "stablehlo.custom_call" and has_attr(o, "call_target_name"):
+            found.add(string_attr(o, "call_target_name"))
         return ir.WalkResult.ADVANCE
 
     op.walk(visit)
     return found
 
 
-def resolve_platform(platform: str | None, module) -> str:
+def resolve_platform(platform: str | None, module: Any) -> str:
     """``"portable"``, ``"portable-or-input"`` (``auto`` for a module that already calls platform-specific
     kernels: lowered portably, new calls of that kind allowed) or ``"cpu"``: what ``platform`` (see the
     module docstring) means for ``module``."""
@@ -90,7 +94,7 @@ def resolve_platform(platform: str | None, module) -> str:
     return "portable-or-input" if specific else "portable"
 
 
-def _generic_rule_primitives():
+def _generic_rule_primitives() -> tuple[Any, ...]:
     """JAX primitives whose CPU lowering calls LAPACK and whose generic lowering is one StableHLO op."""
     from jax._src.lax import linalg
 
@@ -98,7 +102,7 @@ def _generic_rule_primitives():
 
 
 @contextlib.contextmanager
-def lowering_for(platform: str):
+def lowering_for(platform: str) -> Iterator[None]:
     """Within the block, ``jax.jit(...).lower()`` uses the lowering ``platform`` (``"portable"`` / ``"cpu"``)
     asks for: ``"portable"`` sets aside JAX's CPU rules of :func:`_generic_rule_primitives`, so their generic
     rules (``stablehlo.triangular_solve``, ``stablehlo.cholesky``) apply; ``"cpu"`` changes nothing.  Not
@@ -116,7 +120,7 @@ def lowering_for(platform: str):
         cpu.update(saved)
 
 
-def foreign_targets(input_module, lowered_module) -> list[str]:
+def foreign_targets(input_module: Any, lowered_module: Any) -> list[str]:
     """Platform-specific ``custom_call`` targets of ``lowered_module`` that ``input_module`` does not call."""
     have = custom_call_targets(input_module)
     return sorted(t for t in custom_call_targets(lowered_module) if t not in have and is_platform_specific(t))

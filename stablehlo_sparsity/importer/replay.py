@@ -15,17 +15,21 @@ running the call against the empty kernel table crashes the process.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .dtypes import is_float
 from .platforms import ensure_lapack_kernels
 
-__all__ = ["replay", "REPLAY_JVPS", "replay_p"]
+__all__ = ["replay", "REPLAY_JVPS", "replay_p", "JvpRule"]
 
-#: jvp key -> ``fn(primals, tangents, params) -> tangents_out`` (primal outputs come from the replayed op).
-REPLAY_JVPS: dict[str, Callable] = {}
+#: What a replayed op's derivative is: ``fn(primals, tangents, attrs, out) -> tangents_out`` (``attrs``: the op's
+#: attributes as printed text by name; ``out``: the primal outputs, computed by the replayed op itself).
+JvpRule = Callable[[Sequence[Any], Sequence[Any], dict[str, str], Sequence[Any]], Sequence[Any]]
+
+#: jvp key -> :data:`JvpRule`.
+REPLAY_JVPS: dict[str, JvpRule] = {}
 
 _PRIM = None
 

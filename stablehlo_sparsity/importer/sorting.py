@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import int_attr
+from ..attrs import bool_attr, int_attr
 from .bodies import captures
-from .core import import_rule
+from .core import ImportContext, Op, Values, import_rule
 
 _PRIM = None
 
@@ -91,7 +91,7 @@ def _prim():
 
 
 @import_rule("stablehlo.sort")
-def _sort(ctx, op, args):
+def _sort(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§sort along ``dimension`` with the module's comparator: the permutation, then one gather per operand."""
     import jax.numpy as jnp
     from jax import lax
@@ -102,11 +102,7 @@ def _sort(ctx, op, args):
     rank = np.ndim(args[0])
     dim = int_attr(op, "dimension", -1)
     dim = dim + rank if dim < 0 else dim
-    stable = False
-    if "is_stable" in op.attributes:
-        from jaxlib.mlir import ir
-
-        stable = bool(ir.BoolAttr(op.attributes["is_stable"]).value)
+    stable = bool_attr(op, "is_stable")
     fn = ctx.region_fn(region)
     keys = [lax.stop_gradient(a) for a in args]
     perm = _prim().bind(*keys, dimension=dim, is_stable=stable, comparator=_Comparator(lambda *xs: fn(*xs)[0]))
@@ -114,7 +110,7 @@ def _sort(ctx, op, args):
 
 
 @import_rule("chlo.top_k")
-def _top_k(ctx, op, args):
+def _top_k(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.top_k``: the ``k`` largest along the last dimension, and their indices (``lax.top_k``)."""
     from jax import lax
 

@@ -1,21 +1,18 @@
 """Structural ops and constants (§constant, §iota, §reshape, §transpose, §broadcast_in_dim, §slice,
-§concatenate, §pad, §reverse) and their dynamic-shape twins with static result types."""
+§concatenate, §pad, §reverse); their dynamic-shape twins are in :mod:`.dynamic_shapes`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ..attrs import dense_array, i64_list, int_attr
-from .core import import_rule
+from ..attrs import dense_attr, i64_list, int_attr
+from ..values import TensorType
+from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 
-def _lax():
-    from jax import lax
-
-    return lax
-
-
-def constant_value(ctx, op, name: str, t) -> np.ndarray:
+def constant_value(ctx: ImportContext, op: Op, name: str, t: TensorType) -> np.ndarray:
     """A ``DenseElementsAttr`` as a NumPy array of the result type; a splat stays a broadcast scalar (JAX then
     emits a broadcast of one literal, not a huge dense constant).  Literals the bindings cannot convert
     (complex, bf16) are read from the printed form, as the constant folder does."""
@@ -23,7 +20,7 @@ def constant_value(ctx, op, name: str, t) -> np.ndarray:
 
     arr = None
     try:
-        arr = dense_array(op.attributes[name])
+        arr = dense_attr(op, name)
     except Exception:  # the bindings cannot even cast complex literals to a Python attribute
         pass
     if arr is None:
@@ -37,17 +34,17 @@ def constant_value(ctx, op, name: str, t) -> np.ndarray:
 
 
 @import_rule("stablehlo.constant")
-def _constant(ctx, op, args):
+def _constant(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§constant: the literal, as a NumPy array (a concrete value for JAX)."""
     (t,) = ctx.result_types(op)
     return [constant_value(ctx, op, "value", t)]
 
 
-@import_rule("stablehlo.iota", "stablehlo.dynamic_iota")
-def _iota(ctx, op, args):
+@import_rule("stablehlo.iota")
+def iota(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§iota (and §dynamic_iota with a static result type): ``lax.broadcasted_iota``."""
     (t,) = ctx.result_types(op)
-    return [_lax().broadcasted_iota(t.dtype, t.shape, int_attr(op, "iota_dimension"))]
+    return [jax_lax().broadcasted_iota(t.dtype, t.shape, int_attr(op, "iota_dimension"))]
 
 
 # Data movement on a NumPy constant stays a NumPy constant (bit-exact): JAX then still sees a *concrete*
@@ -56,31 +53,31 @@ def _iota(ctx, op, args):
 _FOLD_LIMIT = 1 << 20
 
 
-def _foldable(x, t) -> bool:
+def _foldable(x: Any, t: TensorType) -> bool:
     return isinstance(x, np.ndarray) and t.size <= _FOLD_LIMIT
 
 
-@import_rule("stablehlo.reshape", "stablehlo.dynamic_reshape")
-def _reshape(ctx, op, args):
+@import_rule("stablehlo.reshape")
+def reshape(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§reshape (row-major order kept); §dynamic_reshape with a static result type."""
     (t,) = ctx.result_types(op)
     if _foldable(args[0], t):
         return [np.reshape(args[0], t.shape)]
-    return [_lax().reshape(args[0], t.shape)]
+    return [jax_lax().reshape(args[0], t.shape)]
 
 
 @import_rule("stablehlo.transpose")
-def _transpose(ctx, op, args):
+def _transpose(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§transpose: ``lax.transpose`` with ``permutation``."""
     perm = tuple(i64_list(op, "permutation"))
     (t,) = ctx.result_types(op)
     if _foldable(args[0], t):
         return [np.ascontiguousarray(np.transpose(args[0], perm))]
-    return [_lax().transpose(args[0], perm)]
+    return [jax_lax().transpose(args[0], perm)]
 
 
-@import_rule("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
-def _broadcast_in_dim(ctx, op, args):
+@import_rule("stablehlo.broadcast_in_dim")
+def broadcast_in_dim(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§broadcast_in_dim (and §dynamic_broadcast_in_dim with a static result type)."""
     (t,) = ctx.result_types(op)
     dims = tuple(i64_list(op, "broadcast_dimensions"))
@@ -88,76 +85,38 @@ def _broadcast_in_dim(ctx, op, args):
         from ..rules.structural import broadcast_in_dim_np
 
         return [broadcast_in_dim_np(args[0], op, t.shape)]
-    return [_lax().broadcast_in_dim(args[0], t.shape, dims)]
+    return [jax_lax().broadcast_in_dim(args[0], t.shape, dims)]
 
 
 @import_rule("stablehlo.broadcast")
-def _broadcast(ctx, op, args):
+def _broadcast(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``stablehlo.broadcast`` (legacy): ``broadcast_sizes`` prepended (``lax.broadcast``)."""
-    return [_lax().broadcast(args[0], tuple(i64_list(op, "broadcast_sizes")))]
+    return [jax_lax().broadcast(args[0], tuple(i64_list(op, "broadcast_sizes")))]
 
 
 @import_rule("stablehlo.slice")
-def _slice(ctx, op, args):
+def _slice(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§slice: ``lax.slice`` with start, limit and strides."""
-    return [_lax().slice(args[0], tuple(i64_list(op, "start_indices")), tuple(i64_list(op, "limit_indices")),
+    return [jax_lax().slice(args[0], tuple(i64_list(op, "start_indices")), tuple(i64_list(op, "limit_indices")),
                          tuple(i64_list(op, "strides")))]
 
 
 @import_rule("stablehlo.concatenate")
-def _concatenate(ctx, op, args):
+def _concatenate(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§concatenate along ``dimension``."""
-    return [_lax().concatenate(list(args), int_attr(op, "dimension"))]
+    return [jax_lax().concatenate(list(args), int_attr(op, "dimension"))]
 
 
 @import_rule("stablehlo.pad")
-def _pad(ctx, op, args):
+def _pad(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§pad: edge (possibly negative) and interior padding (``lax.pad``)."""
     lo, hi, inner = (i64_list(op, k) for k in ("edge_padding_low", "edge_padding_high", "interior_padding"))
-    return [_lax().pad(args[0], args[1], list(zip(lo, hi, inner)))]
+    return [jax_lax().pad(args[0], args[1], list(zip(lo, hi, inner)))]
 
 
 @import_rule("stablehlo.reverse")
-def _reverse(ctx, op, args):
+def _reverse(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§reverse along ``dimensions`` (``lax.rev``)."""
-    return [_lax().rev(args[0], tuple(i64_list(op, "dimensions")))]
+    return [jax_lax().rev(args[0], tuple(i64_list(op, "dimensions")))]
 
 
-def static_ints(ctx, op, value, what: str) -> list[int]:
-    """A shape operand of a dynamic-shape op, which must be a known constant here."""
-    if not isinstance(value, np.ndarray):
-        raise ctx.error(op, f"{what} is not a constant; only static shapes can be imported")
-    return [int(v) for v in value.ravel()]
-
-
-@import_rule("stablehlo.dynamic_pad")
-def _dynamic_pad(ctx, op, args):
-    """§dynamic_pad with constant padding amounts: §pad."""
-    x, fill, lo, hi, inner = args
-    cfg = zip(static_ints(ctx, op, lo, "edge_padding_low"), static_ints(ctx, op, hi, "edge_padding_high"),
-              static_ints(ctx, op, inner, "interior_padding"))
-    return [_lax().pad(x, fill, list(cfg))]
-
-
-@import_rule("stablehlo.real_dynamic_slice")
-def _real_dynamic_slice(ctx, op, args):
-    """§real_dynamic_slice with constant start / limit / strides: §slice."""
-    x, start, limit, strides = args
-    return [_lax().slice(x, static_ints(ctx, op, start, "start_indices"),
-                         static_ints(ctx, op, limit, "limit_indices"), static_ints(ctx, op, strides, "strides"))]
-
-
-@import_rule("stablehlo.get_dimension_size")
-def _get_dimension_size(ctx, op, args):
-    """§get_dimension_size: a constant (shapes are static)."""
-    (t,) = ctx.result_types(op)
-    return [np.asarray(np.shape(args[0])[int_attr(op, "dimension")], dtype=t.dtype)]
-
-
-@import_rule("stablehlo.set_dimension_size")
-def _set_dimension_size(ctx, op, args):
-    """``set_dimension_size`` to a static result type: the identity."""
-    (t,) = ctx.result_types(op)
-    if tuple(np.shape(args[0])) != tuple(t.shape):
-        raise ctx.error(op, "the result shape differs from the operand's (a dynamic shape)")
-    return [args[0]]

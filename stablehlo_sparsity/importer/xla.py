@@ -4,12 +4,16 @@ function already called ``main`` moved aside) in a copy of the module."""
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
+
+from ..attrs import has_attr, string_attr
 
 __all__ = ["compile_module", "run_module", "entry_as_main_text", "register_kernels_for"]
 
 
-def entry_as_main_text(module, entry: str) -> str:
+def entry_as_main_text(module: Any, entry: str) -> str:
     """The module's text with ``entry`` renamed ``main`` (public) and every function it does not reach removed
     (``symbol-dce``): XLA compiles exactly the program a consumer of that function would."""
     from jax._src.interpreters import mlir as jax_mlir
@@ -19,10 +23,7 @@ def entry_as_main_text(module, entry: str) -> str:
     with jax_mlir.make_ir_context():
         m = ir.Module.parse(text)
         table = ir.SymbolTable(m.operation)
-        names = set()
-        for op in m.body.operations:
-            if "sym_name" in op.attributes:
-                names.add(ir.StringAttr(op.attributes["sym_name"]).value)
+        names = {string_attr(op, "sym_name") for op in m.body.operations if has_attr(op, "sym_name")}
         if "main" in names and entry != "main":
             aside = "main_"
             while aside in names:
@@ -40,7 +41,7 @@ def entry_as_main_text(module, entry: str) -> str:
         from jaxlib.mlir import passmanager
 
         passmanager.PassManager.parse("builtin.module(symbol-dce)").run(m.operation)
-        return m.operation.get_asm(enable_debug_info=False)
+        return str(m.operation.get_asm(enable_debug_info=False))
 
 
 def register_kernels_for(text: str) -> None:
@@ -52,7 +53,7 @@ def register_kernels_for(text: str) -> None:
         ensure_lapack_kernels()
 
 
-def compile_module(module_or_text, entry: str = "main"):
+def compile_module(module_or_text: Any, entry: str = "main") -> Any:
     """An XLA executable (CPU) of the module's ``entry`` function (jaxlib's LAPACK kernels registered first
     when the program calls LAPACK)."""
     import jax
@@ -74,7 +75,8 @@ def compile_module(module_or_text, entry: str = "main"):
         return backend.compile_and_load(m, xla_client.DeviceList(tuple(devices[:1])), xla_client.CompileOptions())
 
 
-def run_module(module_or_text, args, entry: str = "main", executable=None) -> list[np.ndarray]:
+def run_module(module_or_text: Any, args: Sequence[Any], entry: str = "main", executable: Any = None
+               ) -> list[np.ndarray]:
     """Run the module's ``entry`` on ``args`` (NumPy arrays of the declared types) with XLA; NumPy results."""
     import jax
 

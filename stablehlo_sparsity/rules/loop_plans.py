@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..attrs import dense_attr, enum_text, symbol_ref
+from ..engine import TERMINATORS
 from ..values import element_dtype
 
 __all__ = ["Expr", "LoopPlan", "ScanRead", "AccumWrite", "plan_of", "evaluate", "NotEvaluable", "EVALUATORS",
@@ -243,7 +244,7 @@ class _Walker:
         for op in block.operations:
             name = op.operation.name
             ds = [desc(v) for v in op.operands]
-            if name in ("func.return", "stablehlo.return"):
+            if name in TERMINATORS:
                 return ds
             for r, d in zip(op.results, self.op(op, name, ds, desc)):
                 env[r] = d
