@@ -34,6 +34,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from stablehlo_sparsity.irtools import sym_name
+
 from .base import SparsityPass, option
 
 __all__ = ["inject_jacobian", "inject_hessian", "read_pattern", "ATTR_PREFIX", "JacobianPass", "HessianPass"]
@@ -43,10 +45,8 @@ _OWN = "sparsity.derivative"
 
 
 def _symbols(module) -> set[str]:
-    from jaxlib.mlir import ir
 
-    return {ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
-            if "sym_name" in op.attributes}
+    return {sym_name(op) for op in module.body.operations if "sym_name" in op.attributes}
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -66,7 +66,7 @@ def _remove_previous(module, name: str) -> None:
     from stablehlo_sparsity.errors import InputError
 
     for op in list(module.body.operations):
-        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == name:
+        if "sym_name" in op.attributes and sym_name(op) == name:
             if _OWN not in op.attributes:
                 from stablehlo_sparsity.errors import format_location
 
@@ -75,7 +75,7 @@ def _remove_previous(module, name: str) -> None:
             helpers = [ir.StringAttr(a).value for a in ir.ArrayAttr(ir.DictAttr(op.attributes[_OWN])["helpers"])]
             op.operation.erase()
             for other in list(module.body.operations):
-                if "sym_name" in other.attributes and ir.StringAttr(other.attributes["sym_name"]).value in helpers:
+                if "sym_name" in other.attributes and sym_name(other) in helpers:
                     other.operation.erase()
 
 
@@ -97,7 +97,7 @@ def splice(module, lowered_text: str, name: str):
             raise InputError(f"the derivative program holds top-level ops other than functions: {others}")
         renames = {}
         for op in funcs:
-            old = ir.StringAttr(op.attributes["sym_name"]).value
+            old = sym_name(op)
             renames[old] = name if old == "main" else _fresh(f"{name}__{old.lstrip('_')}", taken)
         entry_op = None
         for old, target in renames.items():

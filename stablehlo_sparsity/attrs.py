@@ -122,6 +122,27 @@ def conv_dimension_numbers(op: Any) -> Any:
     return stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
 
 
+def gather_dimension_numbers(op: Any) -> Any:
+    """``dimension_numbers`` of a ``gather`` (§gather) as the dialect's typed attribute."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    return stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+
+
+def scatter_dimension_numbers(op: Any) -> Any:
+    """``scatter_dimension_numbers`` of a ``scatter`` (§scatter) as the dialect's typed attribute."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    return stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+
+
+def function_type(fn: Any) -> Any:
+    """A ``func.func``'s ``function_type`` as an ``ir.FunctionType``."""
+    from jaxlib.mlir import ir
+
+    return ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+
+
 def float_attr(op, name: str) -> float:
     """A ``FloatAttr`` (``epsilon`` of batch normalization …) as a Python float."""
     from jaxlib.mlir import ir
@@ -189,6 +210,11 @@ def scalar_attr(attr):
     if arr is not None and arr.size == 1:
         return arr.reshape(()).item()
     return None
+
+
+def scalar_of(op, name: str):
+    """:func:`scalar_attr` of the attribute ``name`` of ``op`` (``chlo.constant_like``'s ``value``)."""
+    return scalar_attr(op.attributes[name])
 
 
 def replica_group_sizes(op) -> list[int]:

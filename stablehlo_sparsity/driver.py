@@ -218,8 +218,8 @@ def _apply_defaults(elements, args, wrt) -> list:
 def _resolve_wrt_all(elements, module) -> list:
     """``--wrt=all`` for annotate passes: every argument of their entry function in this module (the pass
     option takes indices)."""
-    from jaxlib.mlir import ir
-
+    from stablehlo_sparsity.attrs import function_type
+    from stablehlo_sparsity.irtools import functions
     from stablehlo_sparsity.passes.annotate import resolve_entry
 
     out = []
@@ -231,11 +231,9 @@ def _resolve_wrt_all(elements, module) -> list:
             except Exception:
                 entry = None  # the pass reports the missing entry itself
             with module.context:
-                for op in module.body.operations:
-                    if (op.operation.name == "func.func" and entry is not None
-                            and ir.StringAttr(op.attributes["sym_name"]).value == entry):
-                        n = len(ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs)
-                        opts = {**opts, "wrt": list(range(n))}
+                fn = functions(module).get(entry) if entry is not None else None
+                if fn is not None:
+                    opts = {**opts, "wrt": list(range(len(function_type(fn).inputs)))}
             el = ("ours", (info, opts))
         out.append(el)
     return out

@@ -97,11 +97,9 @@ class GatherDims:
 
     @classmethod
     def from_op(cls, op) -> "GatherDims":
-        from jaxlib.mlir.dialects import stablehlo
+        from ..attrs import gather_dimension_numbers, i64_list
 
-        from ..attrs import i64_list
-
-        dn = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+        dn = gather_dimension_numbers(op)
         return cls(tuple(dn.offset_dims), tuple(dn.collapsed_slice_dims), tuple(dn.operand_batching_dims),
                    tuple(dn.start_indices_batching_dims), tuple(dn.start_index_map), int(dn.index_vector_dim),
                    tuple(i64_list(op, "slice_sizes")))
@@ -160,9 +158,9 @@ class ScatterDims:
 
     @classmethod
     def from_op(cls, op) -> "ScatterDims":
-        from jaxlib.mlir.dialects import stablehlo
+        from ..attrs import scatter_dimension_numbers
 
-        dn = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+        dn = scatter_dimension_numbers(op)
         return cls(tuple(dn.update_window_dims), tuple(dn.inserted_window_dims), tuple(dn.input_batching_dims),
                    tuple(dn.scatter_indices_batching_dims), tuple(dn.scattered_dims_to_operand_dims),
                    int(dn.index_vector_dim))

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..attrs import enum_or, enum_text, has_attr, i64_list, scalar_attr
+from ..attrs import enum_or, enum_text, has_attr, i64_list, scalar_of
 from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
 from .elementwise import BINARY, compare
 from .replay import replay
@@ -122,7 +122,7 @@ for _op in ("add", "atan2", "complex", "divide", "maximum", "minimum", "multiply
 def _constant_like(ctx: ImportContext, op: Op, args: Values) -> Values:
     """``chlo.constant_like``: a splat of ``value`` with the operand's shape."""
     (t,) = ctx.result_types(op)
-    return [np.broadcast_to(np.asarray(scalar_attr(op.attributes["value"]), t.dtype), t.shape)]
+    return [np.broadcast_to(np.asarray(scalar_of(op, "value"), t.dtype), t.shape)]
 
 
 @import_rule("chlo.constant")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_attr, i64_list, positions, scalar_attr
+from ..attrs import dense_attr, i64_list, positions, scalar_of
 from ..folding.exactness import error_array, finalize, literal_uncertainty, unknown_float
 from ..lattice import Deps
 from ..values import AbstractValue
@@ -107,7 +107,7 @@ deps_rule(*(f"chlo.broadcast_{name}" for name in (
 def _constant_like(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """``chlo.constant_like``: a splat of ``value`` with the operand's shape — a known constant."""
     (t,) = ctx.result_types(op)
-    v = scalar_attr(op.attributes["value"])
+    v = scalar_of(op, "value")
     const = None if v is None else np.full(t.shape, v, dtype=t.dtype)
     return [AbstractValue(t, ctx.empty(t.size), const, None if const is None else literal_uncertainty(const))]
 

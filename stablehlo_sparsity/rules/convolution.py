@@ -51,9 +51,9 @@ class ConvGeometry:
     """Everything the rules need about one convolution, in canonical layout."""
 
     def __init__(self, op, lhs_shape, rhs_shape, out_shape, location=None):
-        from jaxlib.mlir.dialects import stablehlo
+        from ..attrs import conv_dimension_numbers
 
-        dn = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+        dn = conv_dimension_numbers(op)
         isp = list(dn.input_spatial_dimensions)
         ksp = list(dn.kernel_spatial_dimensions)
         osp = list(dn.output_spatial_dimensions)

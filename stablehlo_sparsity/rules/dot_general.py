@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import positions
+from ..attrs import enum_list, positions
 from ..lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
@@ -35,9 +35,9 @@ def _dims(op):
     if op.operation.name == "stablehlo.dot":
         lhs_rank = len(op.operands[0].type.shape)
         return [], [], [lhs_rank - 1], [0]
-    from jaxlib.mlir.dialects import stablehlo
+    from ..attrs import dot_dimension_numbers
 
-    dn = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    dn = dot_dimension_numbers(op)
     return (list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions),
             list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions))
 
@@ -179,5 +179,5 @@ def highest_precision(op) -> bool:
     explicit ``algorithm`` is not read: the default error model applies)."""
     if "precision_config" not in op.attributes or "algorithm" in op.attributes:
         return False
-    words = [str(a).rstrip(">").split()[-1] for a in op.attributes["precision_config"]]
+    words = enum_list(op, "precision_config")
     return len(words) == 2 and all(w == "HIGHEST" for w in words)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_array, i64_list, int_attr, literal_from_text, positions
+from ..attrs import dense_attr, i64_list, int_attr, literal_from_text, positions
 from ..lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
@@ -191,7 +191,7 @@ def _constant_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldRe
     (t,) = ctx.result_types(op)
     arr = None
     try:
-        arr = dense_array(op.attributes["value"])
+        arr = dense_attr(op, "value")
     except Exception:  # the bindings cannot even cast complex literals to a Python attribute
         pass
     if arr is None:

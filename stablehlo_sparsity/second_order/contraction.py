@@ -24,9 +24,9 @@ def _dims(op):
     """(lhs_batch, rhs_batch, lhs_contract, rhs_contract) of a §dot_general or §dot."""
     if op.operation.name == "stablehlo.dot":
         return [], [], [len(op.operands[0].type.shape) - 1], [0]
-    from jaxlib.mlir.dialects import stablehlo
+    from ..attrs import dot_dimension_numbers
 
-    dn = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    dn = dot_dimension_numbers(op)
     return (list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions),
             list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions))
 
