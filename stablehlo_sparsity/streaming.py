@@ -55,9 +55,11 @@ from .attrs import function_results, symbol_ref
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .irtools import functions, nested_ops, region_captures
-from .lattice import Deps, IndexPart, nnz_budget
+from .lattice import CsrPart, Deps, IndexPart, nnz_budget
+from .lattice.core import make_csr
 from .parsing import as_module
 from .pattern import SparsityPattern
+from .rules.elementwise import ELEMENTWISE
 from .rules.registry import DEPS_RULES
 from .values import AbstractValue, is_differentiable, is_token_type, same_constant, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
@@ -80,6 +82,7 @@ class _Demands:
     def __init__(self):
         self._bits: dict = {}
         self._sizes: dict = {}
+        self.version: dict = {}  # how often each value's demand grew (ops whose results did not grow are skipped)
 
     def get(self, v) -> np.ndarray | None:
         bits = self._bits.get(v)
@@ -97,6 +100,7 @@ class _Demands:
             return False
         self._bits[v] = np.packbits(mask)
         self._sizes[v] = mask.size
+        self.version[v] = self.version.get(v, 0) + 1
         return True
 
     def add_all(self, v, size: int) -> bool:
@@ -262,14 +266,15 @@ class BlockedDetection:
                 mask = np.zeros(hi - lo, bool)
                 mask[a - lo:b - lo] = True
                 d.add(returned[pos], mask)
+        seen: dict = {}  # op -> the versions of its results' demands when it was last visited
         changed = True
         while changed:  # the call sites of a function join their demands: go round until nothing changes
             changed = False
             for name in self.visited:
-                changed |= self._demand_function(name, d)
+                changed |= self._demand_function(name, d, seen)
         return d
 
-    def _demand_function(self, name: str, d: _Demands) -> bool:
+    def _demand_function(self, name: str, d: _Demands, seen: dict) -> bool:
         body = _body(self.funcs[name])
         ops = list(body.operations)
         changed = False
@@ -280,9 +285,16 @@ class BlockedDetection:
                     if m is not None:
                         changed |= d.add(v, m)
         for op in reversed(ops[:-1]):
-            masks = [d.get(r) for r in op.results]
-            if all(m is None for m in masks):
+            versions = tuple(d.version.get(r, 0) for r in op.results)
+            if not any(versions):
                 continue
+            if op.operation.name != "func.call" or symbol_ref(op, "callee") not in self.visited:
+                # nothing new since the last visit: nothing to add (demands only grow); a visited callee's
+                # arguments may have grown through its other call sites, so calls are always looked at
+                if seen.get(op) == versions:
+                    continue
+                seen[op] = versions
+            masks = [d.get(r) for r in op.results]
             for v, m in self._operand_demand(op, masks, d):
                 changed |= d.add(v, m)
         return changed
@@ -302,6 +314,19 @@ class BlockedDetection:
                 m = d.get(ba)
                 if m is not None:
                     out.append((v, m))
+            return out
+        kind = ELEMENTWISE.get(name, ("",))[0]
+        if kind:  # element e of each operand reaches element e of the result (a scalar operand: all of them)
+            if kind == "none":
+                return []
+            (size,) = {infos[i].size for i in live}
+            union = np.logical_or.reduce([masks[i] for i in live])
+            out = []
+            for v in op.operands:
+                a = self._info(v)
+                if a.const is None and is_differentiable(a.dtype):
+                    out.append((v, union if a.size == size else np.array([union.any()]) if a.size == 1
+                                else np.ones(a.size, bool)))
             return out
         rule = DEPS_RULES.get(name)
         captures = region_captures(op) if len(op.regions) else []
@@ -330,7 +355,13 @@ class BlockedDetection:
             if deps.rows != infos[i].size:
                 return self._whole(list(op.operands))
             rows = np.flatnonzero(masks[i])
-            reached[deps.gather_rows(rows).to_csr().indices] = True
+            if all(isinstance(p, IndexPart) for p in deps.parts):  # one column per row: read it off
+                for p in deps.parts:
+                    assert isinstance(p, IndexPart)
+                    cols = p.cols[rows]
+                    reached[cols[cols >= 0]] = True
+            else:
+                reached[deps.gather_rows(rows).to_csr().indices] = True
         return [(op.operands[k], reached[offsets[j]:offsets[j + 1]]) for j, k in enumerate(seeded)]
 
     def _whole(self, values) -> list:
@@ -399,11 +430,16 @@ def _masked(deps: Deps, keep: np.ndarray | None) -> Deps:
         return Deps.empty(deps.rows, deps.n)
     if keep.all():
         return deps
-    out = deps.mask_rows(keep)
-    if out.is_empty or all(isinstance(p, IndexPart) for p in out.parts):
-        return out
-    csr = out.to_csr()
-    return Deps.from_csr(csr) if csr.nnz else Deps.empty(deps.rows, deps.n)
+    if all(isinstance(p, IndexPart) for p in deps.parts):
+        return Deps(deps.rows, deps.n, [IndexPart(np.where(keep, p.cols, -1).astype(p.cols.dtype, copy=False))
+                                        for p in deps.parts if isinstance(p, IndexPart)])
+    rows = np.flatnonzero(keep)
+    kept = deps.gather_rows(rows).to_csr()  # only the kept rows are built
+    if not kept.nnz:
+        return Deps.empty(deps.rows, deps.n)
+    counts = np.zeros(deps.rows + 1, np.int64)
+    counts[rows + 1] = np.diff(kept.indptr)
+    return Deps(deps.rows, deps.n, [CsrPart(make_csr(np.cumsum(counts), kept.indices, deps.rows, deps.n))])
 
 
 def process_rows(m: int, process: tuple[int, int] | None) -> tuple[int, int]:
