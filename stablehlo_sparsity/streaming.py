@@ -43,6 +43,7 @@ import functools
 import json
 import os
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -384,13 +385,14 @@ class BlockedDetection:
         with self.module.context:
             demands = self.demand(r0, r1)
             tracked = self.tracked
+            small: weakref.WeakSet = weakref.WeakSet()
 
             def mask(op, results):
                 out = []
                 for r, av in zip(op.results, results):
                     if r in tracked and not av.deps.is_empty:
                         keep = demands.get(r)
-                        av = av.with_deps(_masked(av.deps, keep))
+                        av = av.with_deps(_masked(av.deps, keep, small))
                     out.append(av)
                 return out
 
@@ -422,24 +424,41 @@ class BlockedDetection:
             yield r0, self.block(r0, r1, observer)
 
 
-def _masked(deps: Deps, keep: np.ndarray | None) -> Deps:
-    """``deps`` with the rows outside ``keep`` emptied, held compactly: an index part stays one (an ``int32``
-    per element), anything else becomes one CSR of the kept rows, so no reference to the unmasked rows
-    survives."""
+#: A masked value keeps up to this many already-masked parts as a lazy union before they are written into one
+#: CSR: a long sum (the 27 terms of a stencil) then rewrites its growing rows every few terms, not every term.
+LAZY_MASKED_PARTS = 8
+
+
+def _masked(deps: Deps, keep: np.ndarray | None, small: weakref.WeakSet) -> Deps:
+    """``deps`` with its rows outside ``keep`` emptied or left partial, held compactly.
+
+    Rows outside a value's demand are never read by a demanded row, so they may hold any subset of their true
+    index sets: what matters is that no value keeps the unmasked rows alive.  ``small`` holds the parts this
+    block already masked; a union of at most :data:`LAZY_MASKED_PARTS` of them (and fresh index parts, masked
+    one by one) stays lazy, anything else is written as one CSR of the kept rows."""
     if keep is None:
         return Deps.empty(deps.rows, deps.n)
     if keep.all():
         return deps
-    if all(isinstance(p, IndexPart) for p in deps.parts):
-        return Deps(deps.rows, deps.n, [IndexPart(np.where(keep, p.cols, -1).astype(p.cols.dtype, copy=False))
-                                        for p in deps.parts if isinstance(p, IndexPart)])
+    parts = deps.parts
+    if len(parts) <= LAZY_MASKED_PARTS and all(p in small or type(p) is IndexPart for p in parts):
+        out = []
+        for p in parts:
+            if p not in small:
+                assert isinstance(p, IndexPart)
+                p = IndexPart(np.where(keep, p.cols, -1).astype(p.cols.dtype, copy=False))
+                small.add(p)
+            out.append(p)
+        return Deps(deps.rows, deps.n, out)
     rows = np.flatnonzero(keep)
     kept = deps.gather_rows(rows).to_csr()  # only the kept rows are built
     if not kept.nnz:
         return Deps.empty(deps.rows, deps.n)
     counts = np.zeros(deps.rows + 1, np.int64)
     counts[rows + 1] = np.diff(kept.indptr)
-    return Deps(deps.rows, deps.n, [CsrPart(make_csr(np.cumsum(counts), kept.indices, deps.rows, deps.n))])
+    part = CsrPart(make_csr(np.cumsum(counts), kept.indices, deps.rows, deps.n))
+    small.add(part)
+    return Deps(deps.rows, deps.n, [part])
 
 
 def process_rows(m: int, process: tuple[int, int] | None) -> tuple[int, int]:
