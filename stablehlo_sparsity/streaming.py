@@ -62,6 +62,7 @@ from .parsing import as_module
 from .pattern import SparsityPattern
 from .rules.elementwise import ELEMENTWISE
 from .rules.registry import DEPS_RULES
+from .rules.structural import reverse_np, slice_np, transpose_np
 from .values import AbstractValue, is_differentiable, is_token_type, same_constant, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
@@ -71,6 +72,9 @@ __all__ = ["BlockedDetection", "prepare_blocks", "jacobian_sparsity_blocks", "mo
 
 #: Rows per block when none is given.
 DEFAULT_ROWS_PER_BLOCK = 1 << 20
+
+#: Ops whose NumPy twin (:mod:`.rules.structural`) returns a view of its operand.
+VIEW_TWINS = {"stablehlo.slice": slice_np, "stablehlo.reverse": reverse_np, "stablehlo.transpose": transpose_np}
 
 #: Ops whose results the demand pass does not see through: every operand element is demanded.
 WHOLE_OPERANDS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func.call", "stablehlo.composite"})
@@ -329,6 +333,18 @@ class BlockedDetection:
                     out.append((v, union if a.size == size else np.array([union.any()]) if a.size == 1
                                 else np.ones(a.size, bool)))
             return out
+        if name == "stablehlo.reshape":  # the row-major order is kept: the same elements
+            return [(op.operands[0], masks[0])] if self._carries(op.operands[0]) else []
+        twin = VIEW_TWINS.get(name)
+        if twin is not None and self._carries(op.operands[0]):
+            # §slice, §reverse, §transpose: the NumPy twin of the op on the operand's demand is a view of it, so
+            # writing the result's demand into that view marks exactly the operand elements each result reads
+            a = self._info(op.operands[0])
+            demand = np.zeros(a.shape, bool)
+            view = twin(demand, op)
+            if view.size == masks[0].size and np.shares_memory(view, demand):
+                view |= masks[0].reshape(view.shape)
+                return [(op.operands[0], demand.ravel())]
         rule = DEPS_RULES.get(name)
         captures = region_captures(op) if len(op.regions) else []
         if name in WHOLE_OPERANDS or rule is None or captures:
@@ -364,6 +380,11 @@ class BlockedDetection:
             else:
                 reached[deps.gather_rows(rows).to_csr().indices] = True
         return [(op.operands[k], reached[offsets[j]:offsets[j + 1]]) for j, k in enumerate(seeded)]
+
+    def _carries(self, v) -> bool:
+        """Whether ``v`` can have index sets (not a known constant, a differentiable type)."""
+        a = self._info(v)
+        return a.const is None and is_differentiable(a.dtype)
 
     def _whole(self, values) -> list:
         out = []
