@@ -112,6 +112,22 @@ class _Demands:
         return self.add(v, np.ones(size, bool))
 
 
+#: Known values above this many elements that hold one value throughout (a broadcast scalar) are kept as a
+#: broadcast view of that value: the 27 folded coefficients of a 27-point stencil cost nothing then.
+COMPACT_CONSTANT_ELEMENTS = 4096
+
+
+def _compact(av: AbstractValue) -> AbstractValue:
+    """``av`` with a large uniform known value held as a read-only broadcast view (the same bits)."""
+    c = av.const
+    if c is None or c.size <= COMPACT_CONSTANT_ELEMENTS or c.strides == (0,) * c.ndim or not c.flags.c_contiguous:
+        return av
+    bits = c.reshape(-1).view(np.dtype(f"u{c.dtype.itemsize}")) if c.dtype.itemsize in (1, 2, 4, 8) else None
+    if bits is None or not (bits == bits[0]).all():
+        return av
+    return AbstractValue(av.type, av.deps, np.broadcast_to(c.reshape(-1)[0], c.shape), av.uncertainty, av.int_range)
+
+
 def _unknown(av: AbstractValue) -> AbstractValue:
     return AbstractValue(av.type, av.deps)
 
@@ -237,7 +253,7 @@ class BlockedDetection:
         def record(op, results):
             for r, av in zip(op.results, results):
                 if r in self.tracked:
-                    self.info[r] = _join_info(self.info.get(r), av)
+                    self.info[r] = _join_info(self.info.get(r), _compact(av))
 
         interp = Interpreter(self.module, 0, self.options, observer=record)
         with warnings.catch_warnings():  # the block analyses report them
@@ -414,7 +430,7 @@ class BlockedDetection:
                     if r in tracked and not av.deps.is_empty:
                         keep = demands.get(r)
                         av = av.with_deps(_masked(av.deps, keep, small))
-                    out.append(av)
+                    out.append(_compact(av))
                 return out
 
             interp = Interpreter(self.module, n, self.options, observer=observer, result_filter=mask,

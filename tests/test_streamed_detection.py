@@ -109,6 +109,18 @@ def test_blocks_of_random_programs(prog):
             assert (got != an.pattern.to_scipy()).nnz == 0, prog.source()
 
 
+def test_blocks_with_large_known_values():
+    """Uniform known values above COMPACT_CONSTANT_ELEMENTS are held as broadcast views; a known zero still
+    drops its factor, and a non-uniform one is kept whole."""
+    def f(x):
+        zero, two = jnp.zeros(5000), jnp.full(5000, 2.0)
+        mixed = jnp.zeros(5000).at[::3].set(1.0)
+        return x * zero + jnp.roll(x, 1) * two + x[::-1] * mixed
+
+    whole = _blocks_equal_whole(f, jnp.ones(5000), rows_per_block=1700)
+    assert whole.nnz == 5000 + 1667 - 1  # row 0 reads x[4999] twice
+
+
 def test_a_module_in_blocks():
     text = jax.jit(lambda x: stencil27(x, 3)).lower(jnp.ones(27)).as_text()
     whole = jacobian_sparsity(lambda x: stencil27(x, 3), jnp.ones(27)).to_scipy()
