@@ -582,17 +582,30 @@ def module_sparsity_blocks(module_or_text, entry: str = "main", *, wrt=None, num
 MANIFEST = "shape.json"
 
 
-def write_blocks(directory, blocks, shape: tuple[int, int] | None = None) -> list[Path]:
-    """Write each ``(r0, block)`` as ``rows-<r0>-<r1>.npz`` (``scipy.sparse.save_npz``) in ``directory``; with
-    ``shape``, also ``shape.json``.  Returns the files written, in order."""
+SHARD_FORMATS = ("npz", "mtx")
+
+
+def write_blocks(directory, blocks, shape: tuple[int, int] | None = None, format: str = "npz") -> list[Path]:
+    """Write each ``(r0, block)`` as ``rows-<r0>-<r1>.npz`` (``scipy.sparse.save_npz``) or, with
+    ``format="mtx"``, ``rows-<r0>-<r1>.mtx`` (MatrixMarket coordinate pattern, rows counted from the block's
+    first row) in ``directory``; with ``shape``, also ``shape.json``.  Returns the files written, in order."""
+    if format not in SHARD_FORMATS:
+        raise InputError(f"format must be one of {', '.join(SHARD_FORMATS)}, got {format!r}")
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     written = []
     for r0, block in blocks:
         r1 = r0 + block.shape[0]
-        path = root / f"rows-{r0:012d}-{r1:012d}.npz"
-        tmp = path.with_name(path.name + ".partial.npz")
-        sp.save_npz(tmp, sp.csr_array(block), compressed=False)
+        path = root / f"rows-{r0:012d}-{r1:012d}.{format}"
+        tmp = root / f".partial-{path.name}"
+        if format == "npz":
+            with open(tmp, "wb") as fh:
+                sp.save_npz(fh, sp.csr_array(block), compressed=False)
+        else:
+            import scipy.io
+
+            with open(tmp, "wb") as fh:
+                scipy.io.mmwrite(fh, sp.coo_array(block), field="pattern")
         os.replace(tmp, path)  # a reader never sees half a shard
         written.append(path)
     if shape is not None:
@@ -601,29 +614,30 @@ def write_blocks(directory, blocks, shape: tuple[int, int] | None = None) -> lis
 
 
 def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
-                         process: tuple[int, int] | None = None, argnums: int | Sequence[int] = 0,
+                         process: tuple[int, int] | None = None, format: str = "npz", argnums: int | Sequence[int] = 0,
                          has_aux: bool = False, options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
     """Detect ``f``'s pattern block by block (this process's rows with ``process=(i, P)``) and write the blocks
-    to ``directory`` as NPZ shards (:func:`write_blocks`); :func:`read_pattern_shards` reads them back."""
+    to ``directory`` as NPZ (or MatrixMarket, ``format="mtx"``) shards (:func:`write_blocks`);
+    :func:`read_pattern_shards` reads them back."""
+    if format not in SHARD_FORMATS:
+        raise InputError(f"format must be one of {', '.join(SHARD_FORMATS)}, got {format!r}")
     prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
-    return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape)
+    return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape, format)
 
 
 def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
-    """The shards of ``directory`` as ``(r0, block)`` in row order.  Raises :class:`InputError` when the
-    shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
+    """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order.  Raises
+    :class:`InputError` when the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"no shard directory '{root}'")
     spans = []
-    for path in root.glob("rows-*-*.npz"):
-        if path.name.endswith(".partial.npz"):
-            continue
+    for path in [*root.glob("rows-*-*.npz"), *root.glob("rows-*-*.mtx")]:
         try:
             _, first, end = path.stem.split("-")
             spans.append((int(first), int(end), path))
         except ValueError:
-            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz)") from None
+            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz or .mtx)") from None
     spans.sort()
     shape = None
     if (root / MANIFEST).exists():
@@ -633,7 +647,13 @@ def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
     for a, b, path in spans:
         if a != expect:
             raise InputError(f"shards of '{root}' {'overlap' if a < expect else 'leave a gap'} at row {min(a, expect)}")
-        block = sp.csr_array(sp.load_npz(path))
+        if path.suffix == ".npz":
+            block = sp.csr_array(sp.load_npz(path), dtype=bool)
+        else:
+            import scipy.io
+
+            block = sp.csr_array(scipy.io.mmread(path), dtype=bool)
+            block.sort_indices()
         if block.shape[0] != b - a or (shape is not None and block.shape[1] != shape[1]):
             raise InputError(f"shard '{path.name}' has shape {block.shape}, its name says {b - a} rows")
         expect = b

@@ -214,6 +214,15 @@ def test_shards_with_a_gap_are_refused(tmp_path):
     assert len(list(read_pattern_shards(tmp_path))) == 3
 
 
+def test_matrix_market_shards(tmp_path):
+    paths = write_pattern_shards(tmp_path, _shift_product, jnp.ones(20), rows_per_block=8, format="mtx")
+    assert [p.suffix for p in paths] == [".mtx"] * 3
+    got = assemble_blocks(read_pattern_shards(tmp_path), 20).to_scipy()
+    assert (got != jacobian_sparsity(_shift_product, jnp.ones(20)).to_scipy()).nnz == 0
+    with pytest.raises(InputError, match="format"):
+        write_pattern_shards(tmp_path, _shift_product, jnp.ones(20), format="csv")
+
+
 def test_bad_requests_are_input_errors():
     prepared = prepare_blocks(lambda x: x * 2, jnp.ones(4))
     with pytest.raises(InputError, match="outside"):
