@@ -448,7 +448,7 @@ class BlockedDetection:
             with nnz_budget(self.options.max_pattern_nnz):
                 return Deps.vstack(pieces).to_csr()
 
-    def blocks(self, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | None = None,
+    def blocks(self, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | str | None = None,
                observer: Callable | None = None) -> Iterator[tuple[int, sp.csr_array]]:
         """``(r0, block)`` for consecutive blocks of ``rows_per_block`` rows, in order — over every row, or over
         this process's rows (:func:`process_rows`) with ``process=(i, P)``."""
@@ -498,11 +498,16 @@ def _masked(deps: Deps, keep: np.ndarray | None, small: weakref.WeakSet) -> Deps
     return Deps(deps.rows, deps.n, [part])
 
 
-def process_rows(m: int, process: tuple[int, int] | None) -> tuple[int, int]:
+def process_rows(m: int, process: tuple[int, int] | str | None) -> tuple[int, int]:
     """The rows ``[lo, hi)`` of process ``i`` of ``P`` (``process=(i, P)``): ``⌈m/P⌉`` consecutive rows each, as
-    :func:`stablehlo_sparsity.distributed.row_block`; ``None``: every row."""
+    :func:`stablehlo_sparsity.distributed.row_block`; ``"jax"``: JAX's process index and count (a script
+    started by ``python -m stablehlo_sparsity.launch``); ``None``: every row."""
     if process is None:
         return 0, m
+    if process == "jax":  # under stablehlo_sparsity.launch / jax.distributed: this process of all of them
+        import jax
+
+        process = (jax.process_index(), jax.process_count())
     try:
         i, count = (int(p) for p in process)
     except (TypeError, ValueError):
@@ -556,7 +561,7 @@ def prepare_blocks(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
 
 
 def jacobian_sparsity_blocks(f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
-                             process: tuple[int, int] | None = None, argnums: int | Sequence[int] = 0,
+                             process: tuple[int, int] | str | None = None, argnums: int | Sequence[int] = 0,
                              has_aux: bool = False, options: AnalysisOptions | None = None,
                              **kwargs) -> Iterator[tuple[int, sp.csr_array]]:
     """The Jacobian pattern of ``f`` in row blocks: ``(r0, block)`` in row order, ``block`` a bool
@@ -570,7 +575,7 @@ def jacobian_sparsity_blocks(f: Callable, *args, rows_per_block: int = DEFAULT_R
 
 
 def module_sparsity_blocks(module_or_text, entry: str = "main", *, wrt=None, num_outputs: int | None = None,
-                           rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | None = None,
+                           rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | str | None = None,
                            options: AnalysisOptions | None = None) -> Iterator[tuple[int, sp.csr_array]]:
     """:func:`jacobian_sparsity_blocks` for a StableHLO module (arguments as
     :func:`~stablehlo_sparsity.analyze_module`)."""
@@ -614,8 +619,9 @@ def write_blocks(directory, blocks, shape: tuple[int, int] | None = None, format
 
 
 def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
-                         process: tuple[int, int] | None = None, format: str = "npz", argnums: int | Sequence[int] = 0,
-                         has_aux: bool = False, options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
+                         process: tuple[int, int] | str | None = None, format: str = "npz",
+                         argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                         options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
     """Detect ``f``'s pattern block by block (this process's rows with ``process=(i, P)``) and write the blocks
     to ``directory`` as NPZ (or MatrixMarket, ``format="mtx"``) shards (:func:`write_blocks`);
     :func:`read_pattern_shards` reads them back."""

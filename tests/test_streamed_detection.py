@@ -174,6 +174,7 @@ def test_process_rows_are_contiguous_and_cover_every_row():
     spans = [process_rows(10, (i, 3)) for i in range(3)]
     assert spans == [(0, 4), (4, 8), (8, 10)]
     assert process_rows(10, None) == (0, 10)
+    assert process_rows(10, "jax") == (0, 10)  # one JAX process
     with pytest.raises(InputError):
         process_rows(10, (3, 3))
 
