@@ -113,8 +113,11 @@ class _Demands:
         self.version[v] = self.version.get(v, 0) + 1
         return True
 
-    def add_all(self, v, size: int) -> bool:
-        return self.add(v, np.ones(size, bool))
+    def take(self, v) -> np.ndarray | None:
+        """:meth:`get`, forgetting ``v``'s demand (a value of the entry function is masked once)."""
+        mask = self.get(v)
+        self._bits.pop(v, None)
+        return mask
 
 
 #: Known values above this many elements that hold one value throughout (a broadcast scalar) are kept as a
@@ -235,6 +238,8 @@ class BlockedDetection:
             for name in self.visited:
                 for op in _body(self.funcs[name]).operations:
                     self.tracked.update(op.results)
+            #: values of the entry function's body: computed once per block (a callee's, once per call)
+            self.entry_values = {r for op in _body(self.layout.fn).operations for r in op.results}
             # the bitcast provenance walk reads index sets of values before an op's operands (Interpreter)
             self._can_release = not any(o.name == "stablehlo.bitcast_convert" for fn in self.funcs.values()
                                         for o in nested_ops(fn))
@@ -260,7 +265,8 @@ class BlockedDetection:
                 if r in self.tracked:
                     self.info[r] = _join_info(self.info.get(r), _compact(av))
 
-        interp = Interpreter(self.module, 0, self.options, observer=record)
+        interp = Interpreter(self.module, 0, self.options, observer=record,
+                             result_filter=lambda op, results: [_compact(av) for av in results])
         with warnings.catch_warnings():  # the block analyses report them
             warnings.simplefilter("ignore", SparsityWarning)
             interp.call(self.entry, self._entry_args(0, identity=False))
@@ -427,13 +433,14 @@ class BlockedDetection:
         with self.module.context:
             demands = self.demand(r0, r1)
             tracked = self.tracked
+            once = self.entry_values
             small: weakref.WeakSet = weakref.WeakSet()
 
             def mask(op, results):
                 out = []
                 for r, av in zip(op.results, results):
                     if r in tracked and not av.deps.is_empty:
-                        keep = demands.get(r)
+                        keep = demands.take(r) if r in once else demands.get(r)
                         av = av.with_deps(_masked(av.deps, keep, small))
                     out.append(_compact(av))
                 return out
