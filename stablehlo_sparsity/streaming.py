@@ -432,7 +432,9 @@ class BlockedDetection:
             raise InputError(f"row block [{r0}, {r1}) is outside the pattern's {m} rows")
         with self.module.context:
             demands = self.demand(r0, r1)
-            tracked = self.tracked
+            # the outputs are cut to the block's rows right after the entry returns: masking them first would
+            # only build their rows twice (a final concatenate's stacked rows, on every element)
+            tracked = self.tracked - set(list(_body(self.layout.fn).operations)[-1].operands)
             once = self.entry_values
             small: weakref.WeakSet = weakref.WeakSet()
 
