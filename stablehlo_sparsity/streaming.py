@@ -33,8 +33,8 @@ index per element for a masked value, a bit per element for a demand), independe
 demand pass costs a pass over the program per block, and the forward pass touches every element of every
 value (the rules work on whole tensors), so a block costs about as much *time* as a whole analysis of a
 pattern with the block's nonzeros on the whole program's elements.  Measured (``benchmarks/stream_detect.py``,
-docs/scaling.md): the 27-point stencil at n = 1e7 takes 3.7 GiB whole and 1.6 GiB in 4 blocks (2.5x the
-CPU time); at n = 3.7e7 (1e9 nonzeros) 6 blocks peak at 4.6 GiB.
+docs/scaling.md): the 27-point stencil at n = 1e7 takes 3.6 GiB whole and 1.5 GiB in 4 blocks (1.8x the
+CPU time); at n = 3.7e7 (1e9 nonzeros) 6 blocks peak at 4.5 GiB.
 
 Processes.  ``process=(i, P)`` gives process ``i`` the contiguous rows ``[i·⌈m/P⌉, (i+1)·⌈m/P⌉)`` — the rows
 :func:`stablehlo_sparsity.distributed.row_block` hands the same process, so a process detects the rows it
