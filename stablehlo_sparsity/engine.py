@@ -120,6 +120,15 @@ class RegionEngine(Generic[V]):
         """The values of ``op``'s results (one per result)."""
         raise NotImplementedError
 
+    def dead_after(self, block: Any) -> dict[int, list[Any]] | None:
+        """Position of an op in ``block`` -> the SSA values no later op of the block reads, whose values
+        :meth:`release` may shrink once that op has run; ``None`` (the default) keeps every value."""
+        return None
+
+    def release(self, value: V) -> V:
+        """What a dead value (:meth:`dead_after`) is replaced by; the default keeps it."""
+        return value
+
     # ------------------------------------------------------------------ values
     def location(self, op: Any) -> str:
         return format_location(op.location)
@@ -169,11 +178,16 @@ class RegionEngine(Generic[V]):
         saved, self._scope = self._scope, scope
         try:
             run_op = self.run_op
-            for op in block.operations:
+            dead = self.dead_after(block)
+            for position, op in enumerate(block.operations):
                 if op.operation.name in TERMINATORS:
                     return scope.values(op.operands)
                 for r, value in zip(op.results, run_op(op)):
                     env[r] = value
+                if dead is not None:
+                    for v in dead.get(position, ()):
+                        if v in env:
+                            env[v] = self.release(env[v])
             raise InputError("block without terminator")
         finally:
             self._scope = saved

@@ -38,11 +38,20 @@ class Interpreter(RegionEngine[AbstractValue]):
     purpose = "analyze"
 
     def __init__(self, module, n_inputs: int, options: AnalysisOptions | None = None,
-                 observer: Callable | None = None, function_table: FunctionTable | None = None):
+                 observer: Callable | None = None, function_table: FunctionTable | None = None,
+                 result_filter: Callable | None = None, release_dead: bool = False):
         super().__init__(module, function_table)
         self.n = int(n_inputs)
         self.options = options or AnalysisOptions()
         self.observer = observer
+        #: ``(op, results) -> results``, applied to every op's results before they are stored (the streamed
+        #: detection of :mod:`.streaming` empties the rows its block does not need)
+        self.result_filter = result_filter
+        #: empty each value's index sets after its last use in its function's body (the streamed detection
+        #: bounds memory with it).  The value keeps its type, constant and range, which rules looking back
+        #: through producers read (a select's predicate); only the float-bitcast provenance walk reads a
+        #: producer's index sets, so a module with a float-to-integer ``bitcast_convert`` must not release.
+        self.release_dead = release_dead
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self._call_cache: dict = {}
@@ -195,9 +204,27 @@ class Interpreter(RegionEngine[AbstractValue]):
             range_rule = RANGE_RULES.get(name)
             if range_rule is not None:
                 results = self._with_ranges(range_rule, op, args, results)
+        if self.result_filter is not None:
+            results = self.result_filter(op, results)
         if self.observer is not None:
             self.observer(op, results)
         return results
+
+    # ----------------------------------------------------------------- releasing dead values (engine hooks)
+    def dead_after(self, block) -> dict[int, list] | None:
+        """With :attr:`release_dead`, :func:`last_uses` of a function body (loop and branch rules may read
+        their regions' values after the region ran, so nested blocks release nothing)."""
+        if not self.release_dead:
+            return None
+        memo = self.memo("last_uses")
+        dead = memo.get(block)
+        if dead is None:
+            dead = memo[block] = last_uses(block) if block.owner.operation.name == "func.func" else {}
+        return dead or None
+
+    def release(self, value: AbstractValue) -> AbstractValue:
+        """A dead value keeps its type, constant and range; its index sets are emptied."""
+        return value if value.deps.is_empty else value.with_deps(Deps.empty(value.size, self.n))
 
     def _with_ranges(self, range_rule, op, args, results: list[AbstractValue]) -> list[AbstractValue]:
         """Integer ranges of the results the constant lattice does not know (:mod:`.folding.ranges`)."""
@@ -236,3 +263,24 @@ def _cast(value, t: TensorType) -> np.ndarray:
     if arr.shape != t.shape:
         arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr.reshape(t.shape)
     return arr
+
+
+def last_uses(block) -> dict[int, list]:
+    """Position of an op in ``block`` -> the values of the block (its arguments and results) that no later op
+    reads, counting reads from inside nested regions; values the terminator returns are never listed."""
+    last: dict = {}
+    own = set(block.arguments)  # values of an enclosing block may be read again (a loop body runs many times)
+    ops = list(block.operations)
+    for position, op in enumerate(ops):
+        for v in list(op.operands) + (region_captures(op) if len(op.regions) else []):
+            if v in own:
+                last[v] = position
+        for r in op.results:
+            own.add(r)
+            last.setdefault(r, position)
+    for v in ops[-1].operands if ops else ():
+        last.pop(v, None)
+    out: dict[int, list] = {}
+    for v, position in last.items():
+        out.setdefault(position, []).append(v)
+    return out
