@@ -42,6 +42,11 @@ from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, chec
 from .injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
 
 
+#: Detection in row blocks (:mod:`.streaming`), loaded on first use like the importer.
+_STREAMING = ("jacobian_sparsity_blocks", "module_sparsity_blocks", "write_pattern_shards", "read_pattern_shards",
+              "assemble_blocks")
+
+
 def __getattr__(name):
     # The StableHLO importer loads on first use (its op tables take a noticeable part of the import time,
     # and users of JAX functions never need it).
@@ -49,4 +54,8 @@ def __getattr__(name):
         from . import importer
 
         return getattr(importer, name)
+    if name in _STREAMING:
+        from . import streaming
+
+        return getattr(streaming, name)
     raise AttributeError(f"module 'stablehlo_sparsity' has no attribute {name!r}")
