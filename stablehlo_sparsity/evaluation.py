@@ -36,20 +36,26 @@ strategy computes the same products with the same seeds, so the values agree to 
 arithmetic differently).
 
 Index arrays (which product and which entry each nonzero reads, where each group lands) are NumPy arrays
-computed once at preparation and embedded in the program as constants: a call copies none of them.
+computed once at preparation.  Up to :data:`INDEX_ARGUMENT_ENTRIES` nonzeros they are embedded in the program as
+constants (a call copies none of them); beyond, they are arguments of the compiled program, held on the device by
+the prepared object (:meth:`EvaluationPlan.index_tables`, bound while tracing by :meth:`EvaluationPlan.bound`):
+a billion-nonzero program cannot embed gigabytes of constants, and XLA would copy them into the executable.
+The same indices reach the same gathers and scatters either way, so the values are equal bit for bit.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from .errors import InputError
 
 __all__ = ["STRATEGIES", "VMAP_PRODUCT_BYTES", "VMAP_HVP_BYTES", "VJP_VMAP_BYTES", "UNROLL_PRODUCTS", "UNROLL_BYTES",
-           "GROUP", "EvaluationPlan", "Side", "choose_strategy", "static_gather", "seed_leaves", "colors_constant"]
+           "GROUP", "INDEX_ARGUMENT_ENTRIES", "PER_DEVICE", "EvaluationPlan", "Side", "choose_strategy",
+           "static_gather", "gather_index", "seed_leaves", "colors_constant"]
 
 #: The evaluation strategies (see the module docstring).
 STRATEGIES = ("auto", "vmap", "unrolled", "loop")
@@ -84,18 +90,35 @@ GROUP = 8
 #: Literal seeds with more entries than this are stored as bytes and converted in the program.
 COMPACT_SEED_ENTRIES = 1 << 16
 
+#: Plans with more nonzeros than this take their index arrays as arguments of the compiled program instead of
+#: constants (read when the plan is made).  Below it, constants cost nothing at a call and let XLA specialize;
+#: above it, constants are copied into the module, the executable and every device (4 bytes per nonzero each,
+#: and compile time grows with them): at 2^24 nonzeros that is 64 MiB per copy.
+INDEX_ARGUMENT_ENTRIES = 1 << 24
+
+#: Prefix of the per-device index tables of a sharded plan (one row per device of the mesh).
+PER_DEVICE = "device."
+
 #: ``"loop"`` chunks hold about this many bytes of seeds and products (at least one color per chunk).
 LOOP_CHUNK_BYTES = 4 << 20
 
 
+def gather_index(idx, length: int) -> np.ndarray:
+    """``idx`` (NumPy) in the integer type the decompression gathers into a vector of ``length`` use."""
+    idx = np.asarray(idx)
+    if idx.dtype.kind != "i" or (idx.dtype.itemsize > 4 and length < 2**31 - 1):
+        idx = idx.astype(np.int32 if length < 2**31 - 1 else np.int64)
+    return idx
+
+
 def static_gather(flat, idx):
-    """``flat[idx]`` for a constant in-bounds ``idx`` (a NumPy array): one ``stablehlo.gather`` with no index
+    """``flat[idx]`` for an in-bounds ``idx`` — a NumPy array (a constant of the program) or an index array
+    passed as an argument (already in :func:`gather_index`'s type): one ``stablehlo.gather`` with no index
     normalization (the decompression step)."""
     from jax import lax
 
-    idx = np.asarray(idx)
-    if idx.dtype.kind != "i" or (idx.dtype.itemsize > 4 and flat.shape[0] < 2**31 - 1):
-        idx = idx.astype(np.int32 if flat.shape[0] < 2**31 - 1 else np.int64)
+    if isinstance(idx, (np.ndarray, list, tuple)):
+        idx = gather_index(idx, flat.shape[0])
     dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
     return lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
@@ -231,6 +254,59 @@ class EvaluationPlan:
         self._unroll_sizes = [max(1, min(int(chunk_size or 1), max(s.k, 1))) for s in self.sides]
         if self.source is not None and self.strategy in ("unrolled", "loop"):
             self._split_by_product()
+        #: the index arrays are arguments of the program rather than constants (see the module docstring)
+        self.index_arguments = self.nnz > INDEX_ARGUMENT_ENTRIES
+        self._bound: dict | None = None
+
+    # ------------------------------------------------------------------ index arrays: constants or arguments
+    def index_tables(self, devices: int | None = None) -> dict[str, np.ndarray]:
+        """Every index array the program of this plan reads, by name, in the integer type the program uses:
+        on one device (``devices=None``) for the plan's strategy, else for ``devices`` devices of a mesh.
+        Names starting with :data:`PER_DEVICE` have one row per device (shard them over the mesh's axis: each
+        device needs its own row only); the others are read whole by every device."""
+        if self.nnz == 0:
+            return {}
+        if devices is not None:
+            tables = {}
+            for i, s in enumerate(self.sides):
+                if s.k:
+                    _, src, pos = self._shard_tables(i, devices)
+                    tables[f"{PER_DEVICE}{i}.src"], tables[f"{PER_DEVICE}{i}.pos"] = src, pos
+            return tables
+        if self.strategy == "vmap":
+            return {"source": gather_index(self.source, self.block_starts[-1])}
+        if self.strategy == "unrolled":
+            tables = {}
+            for g, (members, entries, order, positions) in enumerate(self.unrolled_tables()):
+                for j, ((i, _c, count), ent) in enumerate(zip(members, entries)):
+                    tables[f"u{g}.e{j}"] = gather_index(ent, count * self.sides[i].length)
+                pieces = sum(len(e) for e in entries) + (positions is None)
+                tables[f"u{g}.order"] = gather_index(order, pieces)
+                if positions is not None:
+                    tables[f"u{g}.pos"] = positions
+            return tables
+        tables = {}
+        for i, s in enumerate(self.sides):
+            if s.k and (self.side_of == i).any():
+                _, _, src, pos = self.loop_tables(i)
+                tables[f"loop{i}.src"], tables[f"loop{i}.pos"] = src, pos
+        return tables
+
+    @contextmanager
+    def bound(self, tables: dict | None) -> Iterator[None]:
+        """While tracing, read the index arrays from ``tables`` (the program's arguments, as
+        :meth:`index_tables` names them; per-device tables as this device's one row) instead of constants."""
+        previous, self._bound = self._bound, (tables or None)
+        try:
+            yield
+        finally:
+            self._bound = previous
+
+    def _table(self, name: str, constant):
+        """The index array ``name``: the bound argument while :meth:`bound` is active, else ``constant``."""
+        if self._bound is not None and name in self._bound:
+            return self._bound[name]
+        return constant
 
     # ------------------------------------------------------------------ static tables
     def _split_by_product(self):
@@ -386,7 +462,7 @@ class EvaluationPlan:
             flat, primal = self.stacked(apply, seeds, dtype)
             if self.nnz == 0:
                 return jnp.zeros((0,), dtype), primal
-            return static_gather(flat, self.source), primal
+            return static_gather(flat, self._table("source", self.source)), primal
         if self.strategy == "unrolled":
             return self._unrolled_values(apply, seeds, dtype)
         vals = jnp.zeros((self.nnz,), dtype)
@@ -395,7 +471,8 @@ class EvaluationPlan:
                 continue
             nch, cs, src, pos = self.loop_tables(i)
             fn = _linear_or(apply[i], None if linear is None else linear[i])
-            src_c, pos_c = jnp.asarray(src), jnp.asarray(pos)
+            src_c = jnp.asarray(self._table(f"loop{i}.src", src))
+            pos_c = jnp.asarray(self._table(f"loop{i}.pos", pos))
 
             def body(j, acc, fn=fn, i=i, cs=cs, src_c=src_c, pos_c=pos_c):
                 comp = jnp.ravel(jax.vmap(fn)(seeds[i](j * cs, cs, False))).astype(dtype)
@@ -411,9 +488,13 @@ class EvaluationPlan:
 
         groups = self.unrolled_tables()
         out, primal = None, None
-        for members, entries, gather_idx, positions in groups:
+        for g, (members, entries, gather_idx, positions) in enumerate(groups):
             pieces = []
-            for (i, c, count), ent in zip(members, entries):
+            gather_idx = self._table(f"u{g}.order", gather_idx)
+            if positions is not None:
+                positions = self._table(f"u{g}.pos", positions)
+            for j, ((i, c, count), ent) in enumerate(zip(members, entries)):
+                ent = self._table(f"u{g}.e{j}", ent)
                 if count == 1:
                     p, prod = apply[i](_first(seeds[i](c, 1, None)))
                 else:
@@ -461,12 +542,21 @@ class EvaluationPlan:
             if s.k == 0:
                 continue
             kb, src, pos = self._shard_tables(i, devices)
+            src = self._device_row(f"{PER_DEVICE}{i}.src", src, d)
+            pos = self._device_row(f"{PER_DEVICE}{i}.pos", pos, d)
             p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)
-            acc = acc.at[jnp.asarray(pos)[d]].set(flat[jnp.asarray(src)[d]], mode="drop", indices_are_sorted=True,
-                                                  unique_indices=True)
+            acc = acc.at[pos].set(flat[src], mode="drop", indices_are_sorted=True, unique_indices=True)
         return lax.psum(acc, axis), primal
+
+    def _device_row(self, name: str, table: np.ndarray, d):
+        """Device ``d``'s row of the per-device table ``name``: the one row this device was given as an
+        argument, or row ``d`` of the constant."""
+        import jax.numpy as jnp
+
+        bound = self._table(name, None)
+        return bound[0] if bound is not None else jnp.asarray(table)[d]
 
     def sharded_stacked(self, apply, seeds, dtype, axis: str, devices: int):
         """``(flat stacked products, primal)`` inside ``shard_map``: each device its block of colors, then one

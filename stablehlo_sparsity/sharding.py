@@ -72,19 +72,31 @@ def resolve_devices(devices):
     return Mesh(np.array(devs), (AXIS,))
 
 
-def sharded_call(values_on: Callable, args: tuple, mesh):
+def sharded_call(values_on: Callable, args: tuple, mesh, tables: dict | None = None,
+                 bound: Callable | None = None):
     """``values_on(args, shard=(axis, D))`` under ``jax.shard_map`` over ``mesh``: arguments and results
-    replicated, the products split by color blocks (see the module docstring)."""
+    replicated, the products split by color blocks (see the module docstring).
+
+    ``tables``: index arrays passed as arguments (see :meth:`~stablehlo_sparsity.evaluation.EvaluationPlan.
+    index_tables`): those named with the per-device prefix are split over the mesh's axis (each device gets its
+    own row), the others replicated; ``bound(local tables)`` is the context in which ``values_on`` reads them."""
+    import contextlib
+
     import jax
     from jax.sharding import PartitionSpec as P
 
+    from .evaluation import PER_DEVICE
+
     axis = mesh.axis_names[0]
     count = mesh.shape[axis]
+    tables = tables or {}
+    table_specs = {k: P(axis) if k.startswith(PER_DEVICE) else P() for k in tables}
 
-    def body(*a):
-        return values_on(a, (axis, count))
+    def body(local, *a):
+        with (bound(local) if bound is not None else contextlib.nullcontext()):
+            return values_on(a, (axis, count))
 
     # check_vma=False: the products vary by device while the arguments (and the VJP closures built from them)
     # are replicated; every output is replicated by construction (the psum, and f(x) computed alike everywhere)
-    return jax.shard_map(body, mesh=mesh, in_specs=tuple(P() for _ in args), out_specs=P(),
-                         check_vma=False)(*args)
+    return jax.shard_map(body, mesh=mesh, in_specs=(table_specs, *(P() for _ in args)), out_specs=P(),
+                         check_vma=False)(tables, *args)

@@ -43,6 +43,14 @@ SCRIPT = textwrap.dedent("""
         np.testing.assert_allclose(np.asarray(y), np.asarray(f(x)), rtol=1e-15)
         np.testing.assert_allclose(np.asarray(jac.values(x)), np.asarray(one.values(x)), rtol=1e-13, atol=1e-15)
         assert len(d.sharding.device_set) == len(jac.devices.devices.flat)  # replicated on the mesh
+        # the index tables as arguments, each device holding its own row: the same bits as constants
+        from stablehlo_sparsity import evaluation
+        evaluation.INDEX_ARGUMENT_ENTRIES = 0
+        arg = ss.value_and_sparse_jacobian(f, x, mode=mode, output="dense", coloring=one.coloring, devices=devices)
+        evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
+        tables = arg._index_arguments()
+        assert tables and all(t.sharding.spec[0] == jac.devices.axis_names[0] for t in tables.values())
+        assert np.array_equal(np.asarray(arg(x)[1]), np.asarray(d)), mode
 
     g = lambda v: 0.5 * jnp.sum(brusselator(v, N) ** 2)
     H = np.asarray(jax.hessian(g)(x))

@@ -115,6 +115,7 @@ class PreparedDerivative:
         self._jitted = jax.jit(self._core)
         self._jitted_values = None
         self._device_index: dict = {}
+        self._device_tables: dict | None = None
 
     # ------------------------------------------------------------------ what it is
     @property
@@ -155,14 +156,63 @@ class PreparedDerivative:
         return lay
 
     # ------------------------------------------------------------------ evaluation
-    def _values(self, *args):
-        """``(f(x) or None, aux leaves, nonzeros in CSR order)``: on one device, or spread over
-        :attr:`devices` with ``shard_map`` (see :mod:`stablehlo_sparsity.sharding`)."""
+    @property
+    def index_arguments(self) -> bool:
+        """Whether the decompression's index arrays are arguments of the compiled program (held on the device
+        by this object) rather than constants: above
+        :data:`~stablehlo_sparsity.evaluation.INDEX_ARGUMENT_ENTRIES` nonzeros."""
+        return self._plan is not None and self._plan.index_arguments
+
+    def _index_arguments(self) -> dict:
+        """The plan's index arrays as device arrays when they are arguments (``{}`` when they are constants):
+        made once; on a mesh, the per-device tables are sharded over its axis (each device holds its own
+        row) and the others replicated."""
+        if not self.index_arguments:
+            return {}
+        if self._device_tables is None:
+            import jax
+
+            from ..evaluation import PER_DEVICE
+
+            plan = self._plan
+            if self.devices is None:
+                tables = plan.index_tables()
+                # a first call may come under jit: the arrays must be concrete, never that trace's tracers
+                with jax.ensure_compile_time_eval():
+                    self._device_tables = {k: jax.device_put(v) for k, v in tables.items()}
+            else:
+                from jax.sharding import NamedSharding, PartitionSpec as P
+
+                mesh = self.devices
+                axis = mesh.axis_names[0]
+                tables = plan.index_tables(mesh.shape[axis])
+                placed = {}
+                for k, v in tables.items():
+                    sharding = NamedSharding(mesh, P(axis) if k.startswith(PER_DEVICE) else P())
+                    # every process builds only the rows its devices hold (the mesh may span processes)
+                    with jax.ensure_compile_time_eval():
+                        placed[k] = jax.make_array_from_callback(v.shape, sharding, lambda i, v=v: v[i])
+                self._device_tables = placed
+        return self._device_tables
+
+    def _values_with(self, tables: dict, *args):
+        """``(f(x) or None, aux leaves, nonzeros in CSR order)``, reading the index arrays from ``tables``
+        (``{}``: constants): on one device, or spread over :attr:`devices` with ``shard_map`` (see
+        :mod:`stablehlo_sparsity.sharding`)."""
+        plan = self._plan
+        if plan is None:  # restored from its serialized program
+            return self._values(*args)
         if self.devices is None:
-            return self._values_on(args)
+            with plan.bound(tables):
+                return self._values_on(args)
         from ..sharding import sharded_call
 
-        return sharded_call(self._values_on, args, self.devices)
+        return sharded_call(self._values_on, args, self.devices, tables, plan.bound)
+
+    def _values(self, *args):
+        """:meth:`_values_with` the index arrays as the plan keeps them (device arguments above the
+        threshold, closed over; else constants)."""
+        return self._values_with(self._index_arguments(), *args)
 
     def _values_on(self, args, shard=None):  # pragma: no cover - every subclass defines it
         raise NotImplementedError
@@ -191,10 +241,11 @@ class PreparedDerivative:
             return ((y, aux) if self.has_aux else y), mat
         return (mat, aux) if self.has_aux else mat
 
-    def _core(self, *args):
-        """The compiled part: ``(f(x) or None, aux leaves, values or dense matrix)``.  Sparse containers are
-        built outside, around device-resident index arrays, so a call does not copy constant indices out."""
-        y, aux, values = self._values(*args)
+    def _core(self, tables, *args):
+        """The compiled part: ``(f(x) or None, aux leaves, values or dense matrix)``, the decompression's index
+        arrays ``tables`` as arguments (``{}``: constants).  Sparse containers are built outside, around
+        device-resident index arrays, so a call does not copy constant indices out."""
+        y, aux, values = self._values_with(tables, *args)
         out = output_named(self.output)
         if out.compiled_dense:
             values = out.in_program(values, self.layout())
@@ -217,7 +268,7 @@ class PreparedDerivative:
 
     def __call__(self, *args):
         args = self.check_args(args)
-        y, aux, values = self._jitted(*args)
+        y, aux, values = self._jitted(self._index_arguments(), *args)
         return self._package(y, self._aux.join(aux),
                              host_container(output_named(self.output), values, self.layout(), self._index))
 
@@ -227,8 +278,8 @@ class PreparedDerivative:
 
         args = self.check_args(args)
         if self._jitted_values is None:
-            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
-        return self._jitted_values(*args)
+            self._jitted_values = jax.jit(lambda t, *a: self._values_with(t, *a)[2])
+        return self._jitted_values(self._index_arguments(), *args)
 
     def with_output(self, output: str):
         """A traceable function returning the result with ``output`` built inside the program (auxiliary data:
