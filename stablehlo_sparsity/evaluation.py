@@ -54,8 +54,8 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["STRATEGIES", "VMAP_PRODUCT_BYTES", "VMAP_HVP_BYTES", "VJP_VMAP_BYTES", "UNROLL_PRODUCTS", "UNROLL_BYTES",
-           "GROUP", "INDEX_ARGUMENT_ENTRIES", "PER_DEVICE", "EvaluationPlan", "Side", "choose_strategy",
-           "static_gather", "gather_index", "seed_leaves", "colors_constant"]
+           "GROUP", "INDEX_ARGUMENT_ENTRIES", "PER_DEVICE", "ROW_METHODS", "RowBlocks", "EvaluationPlan", "Side",
+           "choose_strategy", "static_gather", "gather_index", "seed_leaves", "colors_constant"]
 
 #: The evaluation strategies (see the module docstring).
 STRATEGIES = ("auto", "vmap", "unrolled", "loop")
@@ -185,6 +185,52 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
 
 
 
+#: How a row-sharded result is computed (see :class:`RowBlocks`): ``"scatter"`` — each device its block of colors,
+#: then one ``psum_scatter`` of the values laid out by row blocks; ``"local"`` — each device all colors' products,
+#: gathering its own rows only (no communication).
+ROW_METHODS = ("scatter", "local")
+
+
+@dataclass(frozen=True)
+class RowBlocks:
+    """The rows of the result split into ``devices`` blocks of ``ceil(m / devices)`` consecutive rows (the last
+    ones shorter or empty): block ``d`` holds rows ``row_bounds[d] … row_bounds[d + 1] - 1``, i.e. the nonzeros
+    ``nnz_bounds[d] … nnz_bounds[d + 1] - 1`` in CSR order.  A row-sharded result is a ``(devices, width)``
+    array whose row ``d`` holds block ``d``'s nonzeros followed by zeros (``width``: the longest block)."""
+
+    row_bounds: np.ndarray
+    nnz_bounds: np.ndarray
+    width: int
+
+    @classmethod
+    def of(cls, indptr: np.ndarray, devices: int) -> "RowBlocks":
+        m = len(indptr) - 1
+        per = -(-m // devices) if m else 0
+        rows = np.minimum(np.arange(devices + 1, dtype=np.int64) * per, m)
+        nnz = np.asarray(indptr, dtype=np.int64)[rows]
+        return cls(rows, nnz, max(1, int(np.diff(nnz).max(initial=0))))
+
+    @property
+    def devices(self) -> int:
+        return len(self.row_bounds) - 1
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The nonzeros of each block."""
+        return np.diff(self.nnz_bounds)
+
+    def slots(self) -> np.ndarray:
+        """For each nonzero (CSR order) its index in the flattened ``(devices, width)`` layout."""
+        nnz = int(self.nnz_bounds[-1])
+        block = np.repeat(np.arange(self.devices, dtype=np.int64), self.counts)
+        return block * self.width + np.arange(nnz, dtype=np.int64) - self.nnz_bounds[block]
+
+    def values(self, padded) -> np.ndarray:
+        """The nonzeros in CSR order from the ``(devices, width)`` layout (NumPy)."""
+        padded = np.asarray(padded)
+        return np.concatenate([padded[d, :c] for d, c in enumerate(self.counts)]) if self.devices else padded
+
+
 @dataclass
 class Side:
     """One family of products: ``k`` colors of the seed space (``colors``, one per seed element, ``-1`` for
@@ -257,6 +303,20 @@ class EvaluationPlan:
         #: the index arrays are arguments of the program rather than constants (see the module docstring)
         self.index_arguments = self.nnz > INDEX_ARGUMENT_ENTRIES
         self._bound: dict | None = None
+        #: a row-sharded result: the row blocks and the method (``None``: replicated; see :meth:`shard_rows`)
+        self.rows: RowBlocks | None = None
+        self.row_method = "scatter"
+
+    def shard_rows(self, indptr: np.ndarray, devices: int, method: str) -> None:
+        """Make the sharded program return each device's block of rows (:class:`RowBlocks` of the CSR
+        ``indptr``) instead of the replicated values, computed by ``method`` (one of :data:`ROW_METHODS`)."""
+        if method not in ROW_METHODS:
+            raise InputError(f"row method must be one of {', '.join(ROW_METHODS)}, got {method!r}")
+        if self.source is None:
+            raise InputError("a row-sharded result needs direct decompression: decompression by substitution "
+                             "(sparse_hessian mode='substitution') reads every product on every device")
+        self.rows, self.row_method = RowBlocks.of(indptr, devices), method
+        self.__dict__.pop("_shard_cache", None)
 
     # ------------------------------------------------------------------ index arrays: constants or arguments
     def index_tables(self, devices: int | None = None) -> dict[str, np.ndarray]:
@@ -267,6 +327,8 @@ class EvaluationPlan:
         if self.nnz == 0:
             return {}
         if devices is not None:
+            if self.rows is not None and self.row_method == "local":
+                return {f"{PER_DEVICE}rows": self._local_row_table()}
             tables = {}
             for i, s in enumerate(self.sides):
                 if s.k:
@@ -522,6 +584,12 @@ class EvaluationPlan:
             self._split_by_product()
         kb = -(-self.sides[side].k // devices)
         src, pos = self._color_block_tables(side, kb, devices)
+        if self.rows is not None:
+            # positions in the (devices, width) layout by row blocks; padding (nnz) past its end
+            rb = self.rows
+            slots = np.append(rb.slots(), rb.devices * rb.width)
+            t = np.int32 if rb.devices * rb.width < 2**31 - 1 else np.int64
+            pos = slots[pos].astype(t)
         cache[key] = (kb, src, pos)
         return cache[key]
 
@@ -533,10 +601,13 @@ class EvaluationPlan:
         import jax.numpy as jnp
         from jax import lax
 
-        if self.nnz == 0:
+        if self.rows is not None and self.row_method == "local":
+            return self._local_rows(apply, seeds, dtype, axis)
+        if self.nnz == 0 and self.rows is None:
             return jnp.zeros((0,), dtype), None
         d = lax.axis_index(axis)
-        acc = jnp.zeros((self.nnz,), dtype)
+        rb = self.rows
+        acc = jnp.zeros((self.nnz if rb is None else rb.devices * rb.width,), dtype)
         primal = None
         for i, s in enumerate(self.sides):
             if s.k == 0:
@@ -548,7 +619,35 @@ class EvaluationPlan:
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)
             acc = acc.at[pos].set(flat[src], mode="drop", indices_are_sorted=True, unique_indices=True)
+        if rb is not None:
+            # each device receives the sum of its own row block only (the parts are disjoint: exact)
+            return lax.psum_scatter(acc.reshape(rb.devices, rb.width), axis, scatter_dimension=0, tiled=True), primal
         return lax.psum(acc, axis), primal
+
+    def _local_row_table(self) -> np.ndarray:
+        """``(devices, width)``: for each device's row block, the flat index into all stacked products of each
+        of its nonzeros (padding: one past the end, read as zero)."""
+        rb = self.rows
+        assert rb is not None and self.source is not None
+        total = self.block_starts[-1]
+        t = np.int32 if total < 2**31 - 1 else np.int64
+        table = np.full(rb.devices * rb.width, total, t)
+        table[rb.slots()] = self.source
+        return table.reshape(rb.devices, rb.width)
+
+    def _local_rows(self, apply, seeds, dtype, axis: str):
+        """``(this device's row block (1, width), primal)``: every product on every device, then a gather of
+        the device's own nonzeros — no communication."""
+        from jax import lax
+
+        rb = self.rows
+        assert rb is not None
+        flat, primal = self.stacked(apply, seeds, dtype)
+        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table(), lax.axis_index(axis))
+        dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+        block = lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.FILL_OR_DROP,
+                           fill_value=0)
+        return block.reshape(1, rb.width), primal
 
     def _device_row(self, name: str, table: np.ndarray, d):
         """Device ``d``'s row of the per-device table ``name``: the one row this device was given as an

@@ -33,14 +33,45 @@ virtual devices; they share the machine's cores, so this tests the program rathe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from .errors import InputError
 
-__all__ = ["resolve_devices", "sharded_call", "AXIS"]
+__all__ = ["resolve_devices", "sharded_call", "AXIS", "ByRows", "by_rows"]
 
 #: The mesh axis name used when ``devices`` is not a Mesh.
 AXIS = "colors"
+
+
+@dataclass(frozen=True)
+class ByRows:
+    """``devices=by_rows(devices)``: the mesh of ``devices``, and a result sharded by rows (see :func:`by_rows`)."""
+
+    devices: object
+    method: str = "auto"
+
+
+def by_rows(devices, method: str = "auto") -> ByRows:
+    """Ask for the result sharded by rows over the mesh of ``devices`` (as ``devices=`` takes them):
+    ``sparse_jacobian(f, x, devices=by_rows(jax.devices()), output="values")`` returns, instead of all ``nnz``
+    values on every device, a ``(D, width)`` global array sharded over the mesh's axis whose row ``d`` holds
+    the nonzeros of the ``d``-th block of ``ceil(m / D)`` rows (then zeros): each device keeps its own rows only
+    (see :class:`~stablehlo_sparsity.evaluation.RowBlocks`, ``prepared.row_blocks``, and
+    :func:`stablehlo_sparsity.distributed.row_block` for a process's rows as SciPy CSR).
+
+    ``method``: ``"scatter"`` (each device its block of colors, one ``psum_scatter`` of ``nnz`` values),
+    ``"local"`` (each device every product, no communication) or ``"auto"`` (:data:`ROW_METHOD`, chosen by
+    ``benchmarks/distributed.py``; see ``docs/scaling.md``)."""
+    from .evaluation import ROW_METHODS
+
+    if method != "auto" and method not in ROW_METHODS:
+        raise InputError(f"by_rows: method must be 'auto' or one of {', '.join(ROW_METHODS)}, got {method!r}")
+    return ByRows(devices, method)
+
+
+#: The method ``by_rows(..., method="auto")`` takes.
+ROW_METHOD = "scatter"
 
 
 def resolve_devices(devices):
@@ -73,13 +104,14 @@ def resolve_devices(devices):
 
 
 def sharded_call(values_on: Callable, args: tuple, mesh, tables: dict | None = None,
-                 bound: Callable | None = None):
+                 bound: Callable | None = None, by_rows: bool = False):
     """``values_on(args, shard=(axis, D))`` under ``jax.shard_map`` over ``mesh``: arguments and results
     replicated, the products split by color blocks (see the module docstring).
 
     ``tables``: index arrays passed as arguments (see :meth:`~stablehlo_sparsity.evaluation.EvaluationPlan.
     index_tables`): those named with the per-device prefix are split over the mesh's axis (each device gets its
-    own row), the others replicated; ``bound(local tables)`` is the context in which ``values_on`` reads them."""
+    own row), the others replicated; ``bound(local tables)`` is the context in which ``values_on`` reads them.
+    ``by_rows``: the values come out as one row block per device, sharded over the axis."""
     import contextlib
 
     import jax
@@ -98,5 +130,6 @@ def sharded_call(values_on: Callable, args: tuple, mesh, tables: dict | None = N
 
     # check_vma=False: the products vary by device while the arguments (and the VJP closures built from them)
     # are replicated; every output is replicated by construction (the psum, and f(x) computed alike everywhere)
-    return jax.shard_map(body, mesh=mesh, in_specs=(table_specs, *(P() for _ in args)), out_specs=P(),
+    out_specs = (P(), P(), P(axis)) if by_rows else P()
+    return jax.shard_map(body, mesh=mesh, in_specs=(table_specs, *(P() for _ in args)), out_specs=out_specs,
                          check_vma=False)(tables, *args)

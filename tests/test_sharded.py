@@ -95,3 +95,25 @@ def test_one_device_mesh_and_argument_errors():
         ss.sparse_jacobian(f, x, devices=[jax.devices()[0]] * 2)
     with pytest.raises(InputError, match="device"):
         ss.sparse_hessian(lambda v: jnp.sum(v ** 3), x, devices=0)
+
+
+def test_result_by_rows_on_one_device_and_its_errors():
+    """``devices=by_rows(...)``: a ``(D, width)`` array of row blocks, here one block holding every nonzero; the
+    containers other than ``"values"``, substitution and unknown methods are clear errors."""
+    from stablehlo_sparsity.sharding import by_rows
+
+    x = jnp.linspace(0.3, 1.1, 6)
+    f = lambda v: v[1:] * v[:-1]  # noqa: E731
+    one = ss.sparse_jacobian(f, x, output="values")
+    for method in ("scatter", "local"):
+        jac = ss.sparse_jacobian(f, x, devices=by_rows(1, method), output="values")
+        vals = jac(x)
+        assert vals.shape == (1, one.pattern.nnz) and jac.row_blocks.devices == 1
+        assert np.array_equal(jac.row_blocks.values(vals), np.asarray(one(x)))
+    with pytest.raises(InputError, match="output='values'"):
+        ss.sparse_jacobian(f, x, devices=by_rows(1), output="dense")
+    with pytest.raises(InputError, match="substitution"):
+        ss.sparse_hessian(lambda v: jnp.sum(v ** 3) + v[0] * jnp.sum(v), x, mode="substitution", output="values",
+                          devices=by_rows(1))
+    with pytest.raises(InputError, match="method"):
+        by_rows(1, "rows")

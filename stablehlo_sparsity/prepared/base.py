@@ -54,6 +54,8 @@ class PreparedDerivative:
     strategy_requested: str = "auto"
     chunk_size: int | None = None
     devices = None
+    #: ``None``, or how a result sharded by rows is computed (see :func:`~stablehlo_sparsity.sharding.by_rows`)
+    row_method: str | None = None
     constant_seeds: bool | None = None
     _argnums_int = True
     _layout = None
@@ -81,14 +83,29 @@ class PreparedDerivative:
         self.set_devices(devices)
 
     def set_devices(self, devices) -> None:
-        """Check and keep ``devices`` (``None``: one device; else a sequence of devices, a count, or a
-        one-axis :class:`jax.sharding.Mesh`) — see :mod:`stablehlo_sparsity.sharding`."""
+        """Check and keep ``devices`` (``None``: one device; else a sequence of devices, a count, a one-axis
+        :class:`jax.sharding.Mesh`, or :func:`~stablehlo_sparsity.sharding.by_rows` of one for a result
+        sharded by rows) — see :mod:`stablehlo_sparsity.sharding`."""
+        self.row_method = None
         if devices is None:
             self.devices = None
             return
-        from ..sharding import resolve_devices
+        from .. import sharding
 
-        self.devices = resolve_devices(devices)
+        if isinstance(devices, sharding.ByRows):
+            if self.output != "values":
+                raise InputError("a result sharded by rows is returned as output='values' (a (devices, width) "
+                                 f"array of row blocks), not output={self.output!r}; "
+                                 "stablehlo_sparsity.distributed.row_block gives a process's rows as SciPy CSR")
+            self.row_method = sharding.ROW_METHOD if devices.method == "auto" else devices.method
+            devices = devices.devices
+        self.devices = sharding.resolve_devices(devices)
+
+    @property
+    def row_blocks(self):
+        """The :class:`~stablehlo_sparsity.evaluation.RowBlocks` of a result sharded by rows (``None``: the
+        result is replicated)."""
+        return None if self._plan is None else self._plan.rows
 
     def set_plan(self, sides, source, rows, cols) -> None:
         """Keep the evaluation plan (the products and where each nonzero is read), the index arrays of the
@@ -99,6 +116,10 @@ class PreparedDerivative:
         self._layout = None
         self._plan = EvaluationPlan(sides, source, self.strategy_requested, self.chunk_size,
                                     itemsize=self.itemsize())
+        if self.row_method is not None:
+            axis = self.devices.axis_names[0]
+            self._plan.shard_rows(np.asarray(_csr_arrays(self.pattern)[0]), self.devices.shape[axis],
+                                  self.row_method)
         self.reset_compiled()
 
     def itemsize(self) -> int:
@@ -207,7 +228,7 @@ class PreparedDerivative:
                 return self._values_on(args)
         from ..sharding import sharded_call
 
-        return sharded_call(self._values_on, args, self.devices, tables, plan.bound)
+        return sharded_call(self._values_on, args, self.devices, tables, plan.bound, plan.rows is not None)
 
     def _values(self, *args):
         """:meth:`_values_with` the index arrays as the plan keeps them (device arguments above the
