@@ -6,7 +6,8 @@ its own block of ``ceil(K / D)`` consecutive colors — ``jax.vmap`` over its se
 the color vector and its position on the mesh — and writes the nonzeros those products give into a zero
 vector; one ``psum`` over the mesh adds the disjoint parts.  Every nonzero is read from exactly one product,
 so the sum adds zeros only and the values equal the single-device ones (up to the rounding of a differently
-fused product).  The result is replicated on every device of the mesh.  Decompression by substitution
+fused product).  The result is replicated on every device of the mesh, unless ``devices=by_rows(...)`` asks for
+it sharded by rows (each device keeps only its block of rows: see :func:`by_rows`).  Decompression by substitution
 (``sparse_hessian(mode="substitution")``) gathers all products on every device (``all_gather``) first.
 
 ``devices`` may be
@@ -25,7 +26,8 @@ Jacobian and shard the batch: ``jax.jit(jax.vmap(jac))`` on a batch placed with
 Across processes (``jax.distributed``; see :mod:`stablehlo_sparsity.distributed` and
 ``python -m stablehlo_sparsity.launch``) the same code runs unchanged: after ``initialize()``, ``jax.devices()``
 spans every process, a mesh over them makes every process evaluate its devices' colors, and the ``psum`` goes
-between processes (gloo on CPU).  The result is replicated, so every process holds all ``nnz`` values.
+between processes (gloo on CPU).  The result is replicated, so every process holds all ``nnz`` values, unless
+it is sharded by rows (:func:`by_rows`): then each process holds only its own rows.
 
 On one CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` (set before JAX initializes) gives four
 virtual devices; they share the machine's cores, so this tests the program rather than speeding it up.
