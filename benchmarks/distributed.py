@@ -12,9 +12,9 @@
     python benchmarks/distributed.py --quick               # small sizes only
     python benchmarks/distributed.py --index               # index arrays: constants versus arguments (1 process)
 
-Each configuration runs ``python -m stablehlo_sparsity.launch -n P`` on this script (``--worker``).  In every
-process: detection and coloring (not timed here; the coloring is the one ``sparse_jacobian`` chooses), then for
-each layout: preparation, then, after ``gc`` and a reset of the kernel's peak-RSS counter
+Each configuration and layout runs ``python -m stablehlo_sparsity.launch -n P`` on this script (``--worker``).
+In every process: a warm-up on a small problem, detection and coloring (not timed here; the coloring is the one
+``sparse_jacobian`` chooses), then preparation, then, after ``gc`` and a reset of the kernel's peak-RSS counter
 (``/proc/self/clear_refs``), the first call (compilation) and the best of ``--repeat`` warm calls.  "peak Δ" is
 the process's RSS high-water mark during those calls minus its RSS before the first (so the preparation's
 detection is not in it); the table shows the largest over the processes (and the times of the slowest process).
@@ -202,17 +202,17 @@ def main(argv=None) -> int:
     for name, N in sizes:
         _f, _n, title = problem(name, N)
         for count in (int(c) for c in args.processes.split(",")):
-            with tempfile.TemporaryDirectory() as out:
-                run = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.launch", "-n", str(count),
-                                      "--timeout", "1800", os.path.abspath(__file__), "--worker", "--out", out,
-                                      "--problem", name, "--N", str(N), "--layouts", args.layouts,
-                                      "--repeat", str(args.repeat)], env=env, capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"| {title} | failed with {count} processes: {run.stderr[-500:]!r} |", flush=True)
-                    continue
-                per = [json.load(open(os.path.join(out, f"p{p}.json"))) for p in range(count)]
-            for i, layout in enumerate(args.layouts.split(",")):
-                rs = [p[i] for p in per]
+            for layout in args.layouts.split(","):  # one launch per layout: no layout inherits another's memory
+                with tempfile.TemporaryDirectory() as out:
+                    run = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.launch", "-n", str(count),
+                                          "--timeout", "1800", os.path.abspath(__file__), "--worker", "--out", out,
+                                          "--problem", name, "--N", str(N), "--layouts", layout,
+                                          "--repeat", str(args.repeat)], env=env, capture_output=True, text=True)
+                    if run.returncode != 0:
+                        print(f"| {title} | failed with {count} processes, {layout}: {run.stderr[-500:]!r} |",
+                              flush=True)
+                        continue
+                    rs = [json.load(open(os.path.join(out, f"p{p}.json")))[0] for p in range(count)]
                 r0 = rs[0]
                 print(f"| {title} | {r0['nnz']:,} | {r0['colors']} | {count} | {layout} | "
                       f"{max(r['first'] for r in rs):.2f} | {max(r['warm'] for r in rs):.3f} | "

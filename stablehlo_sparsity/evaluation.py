@@ -287,7 +287,10 @@ class EvaluationPlan:
         for s in self.sides:
             starts.append(starts[-1] + s.k * s.length)
         self.block_starts = starts
-        self.source = None if source is None else np.asarray(source, dtype=np.int64)
+        # int32 while the stacked products have fewer than 2^31 entries: at a billion nonzeros every byte per
+        # nonzero of a kept table is a gigabyte
+        t = np.int32 if starts[-1] < 2**31 - 1 else np.int64
+        self.source = None if source is None else np.asarray(source).astype(t, copy=False)
         self.nnz = 0 if source is None else len(self.source)
         self.chunk_sizes = []
         for s in self.sides:
@@ -374,12 +377,14 @@ class EvaluationPlan:
     def _split_by_product(self):
         """Which product (side, color) and which entry of it each nonzero reads, grouped by product."""
         src = self.source
-        side_of = np.searchsorted(np.asarray(self.block_starts[1:]), src, side="right")
+        # the narrowest types that hold them (one or two sides; colors and entries below 2^31 but in huge cases)
+        side_of = np.searchsorted(np.asarray(self.block_starts[1:]), src, side="right").astype(np.int8)
         self.side_of = side_of
         lengths = np.asarray([max(s.length, 1) for s in self.sides], dtype=np.int64)
         local = src - np.asarray(self.block_starts, dtype=np.int64)[side_of]
-        self.color_of = local // lengths[side_of]
-        self.entry_of = local % lengths[side_of]
+        small = max((max(s.k, s.length) for s in self.sides), default=0) < 2**31 - 1
+        self.color_of = (local // lengths[side_of]).astype(np.int32 if small else np.int64)
+        self.entry_of = (local % lengths[side_of]).astype(np.int32 if small else np.int64)
 
     def products(self):
         """``(side index, color)`` of every product, in stacked order."""
@@ -462,7 +467,7 @@ class EvaluationPlan:
         pos = np.full((count, width), self.nnz, t)
         for j in range(count):
             sel = mine[bounds[j]:bounds[j + 1]]
-            src[j, :len(sel)] = (self.color_of[sel] - j * size) * s.length + self.entry_of[sel]
+            src[j, :len(sel)] = (self.color_of[sel].astype(np.int64) - j * size) * s.length + self.entry_of[sel]
             pos[j, :len(sel)] = sel
         return src, pos
 
