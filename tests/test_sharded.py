@@ -110,6 +110,8 @@ def test_result_by_rows_on_one_device_and_its_errors():
         vals = jac(x)
         assert vals.shape == (1, one.pattern.nnz) and jac.row_blocks.devices == 1
         assert np.array_equal(jac.row_blocks.values(vals), np.asarray(one(x)))
+    with pytest.raises(InputError, match="sharded by rows"):
+        jac.blocks(x)
     with pytest.raises(InputError, match="output='values'"):
         ss.sparse_jacobian(f, x, devices=by_rows(1), output="dense")
     with pytest.raises(InputError, match="substitution"):

@@ -415,6 +415,11 @@ class PreparedDerivative:
         import jax
         import jax.numpy as jnp
 
+        if self.row_blocks is not None:
+            raise InputError("blocks: this result is sharded by rows (devices=by_rows(...)); take the CSR order "
+                             "vector from prepared.row_blocks.values(...) or a process's rows from "
+                             "stablehlo_sparsity.distributed.row_block")
+
         inner = self._inner_tree()
         outer = self._row_tree(inner)
         block = output_named(self.output).block
