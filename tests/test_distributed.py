@@ -34,6 +34,7 @@ SCRIPT = textwrap.dedent("""
     from stablehlo_sparsity import evaluation
     from stablehlo_sparsity.examples import brusselator
     from stablehlo_sparsity.sharding import by_rows
+    DEFAULT = evaluation.INDEX_ARGUMENT_ENTRIES
 
     assert len(jax.devices()) == size and len(jax.local_devices()) == size // count, jax.devices()
     N = 6
@@ -56,18 +57,18 @@ SCRIPT = textwrap.dedent("""
         assert jac.num_colors >= size
         res["jac_" + mode] = distributed.to_host(jac.values(xg))
         # the index tables as arguments (threshold forced to 0), each process building its devices' rows only
-        evaluation.INDEX_ARGUMENT_ENTRIES = 0 if mode == "reverse" else 1 << 24
+        evaluation.INDEX_ARGUMENT_ENTRIES = 0 if mode == "reverse" else DEFAULT
         method = "scatter" if mode == "forward" else "local"
         rows(f"jac_{mode}_rows", ss.sparse_jacobian(f, jnp.asarray(x), mode=mode, output="values",
                                                     coloring=jac.coloring, devices=by_rows(mesh, method)))
-        evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
+        evaluation.INDEX_ARGUMENT_ENTRIES = DEFAULT
     h = ss.sparse_hessian(g, jnp.asarray(x), output="values", devices=jax.devices())
     vals = h.values(xg)
     res["hess"] = distributed.to_host(vals)
     evaluation.INDEX_ARGUMENT_ENTRIES = 0
     rows("hess_rows", ss.sparse_hessian(g, jnp.asarray(x), output="values", coloring=h.coloring,
                                         devices=by_rows(jax.devices())))
-    evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
+    evaluation.INDEX_ARGUMENT_ENTRIES = DEFAULT
     if count > 1:  # this process's row block, as SciPy CSR
         blk, lo = distributed.row_block(h, vals)
         res["block"] = blk.toarray()

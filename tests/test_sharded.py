@@ -45,9 +45,9 @@ SCRIPT = textwrap.dedent("""
         assert len(d.sharding.device_set) == len(jac.devices.devices.flat)  # replicated on the mesh
         # the index tables as arguments, each device holding its own row: the same bits as constants
         from stablehlo_sparsity import evaluation
-        evaluation.INDEX_ARGUMENT_ENTRIES = 0
+        evaluation.INDEX_ARGUMENT_ENTRIES, default = 0, evaluation.INDEX_ARGUMENT_ENTRIES
         arg = ss.value_and_sparse_jacobian(f, x, mode=mode, output="dense", coloring=one.coloring, devices=devices)
-        evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
+        evaluation.INDEX_ARGUMENT_ENTRIES = default
         tables = arg._index_arguments()
         assert tables and all(t.sharding.spec[0] == jac.devices.axis_names[0] for t in tables.values())
         assert np.array_equal(np.asarray(arg(x)[1]), np.asarray(d)), mode
