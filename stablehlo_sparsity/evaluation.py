@@ -537,10 +537,13 @@ class EvaluationPlan:
         for i, s in enumerate(self.sides):
             if s.k == 0 or not (self.side_of == i).any():
                 continue
-            nch, cs, src, pos = self.loop_tables(i)
+            cs = self.chunk_sizes[i]
+            nch = -(-s.k // cs)
             fn = _linear_or(apply[i], None if linear is None else linear[i])
-            src_c = jnp.asarray(self._table(f"loop{i}.src", src))
-            pos_c = jnp.asarray(self._table(f"loop{i}.pos", pos))
+            src_c, pos_c = self._table(f"loop{i}.src", None), self._table(f"loop{i}.pos", None)
+            if src_c is None or pos_c is None:  # constants (the tables are built only when they are needed)
+                _, _, src, pos = self.loop_tables(i)
+                src_c, pos_c = jnp.asarray(src), jnp.asarray(pos)
 
             def body(j, acc, fn=fn, i=i, cs=cs, src_c=src_c, pos_c=pos_c):
                 comp = jnp.ravel(jax.vmap(fn)(seeds[i](j * cs, cs, False))).astype(dtype)
@@ -618,9 +621,9 @@ class EvaluationPlan:
         for i, s in enumerate(self.sides):
             if s.k == 0:
                 continue
-            kb, src, pos = self._shard_tables(i, devices)
-            src = self._device_row(f"{PER_DEVICE}{i}.src", src, d)
-            pos = self._device_row(f"{PER_DEVICE}{i}.pos", pos, d)
+            kb = -(-s.k // devices)
+            src = self._device_row(f"{PER_DEVICE}{i}.src", lambda i=i: self._shard_tables(i, devices)[1], d)
+            pos = self._device_row(f"{PER_DEVICE}{i}.pos", lambda i=i: self._shard_tables(i, devices)[2], d)
             p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)
@@ -649,19 +652,24 @@ class EvaluationPlan:
         rb = self.rows
         assert rb is not None
         flat, primal = self.stacked(apply, seeds, dtype)
-        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table(), lax.axis_index(axis))
+        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table, lax.axis_index(axis))
         dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
         block = lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.FILL_OR_DROP,
                            fill_value=0)
         return block.reshape(1, rb.width), primal
 
-    def _device_row(self, name: str, table: np.ndarray, d):
+    def _device_row(self, name: str, table: Callable[[], np.ndarray], d):
         """Device ``d``'s row of the per-device table ``name``: the one row this device was given as an
-        argument, or row ``d`` of the constant."""
+        argument, or row ``d`` of the constant ``table()`` (built only then)."""
         import jax.numpy as jnp
 
         bound = self._table(name, None)
-        return bound[0] if bound is not None else jnp.asarray(table)[d]
+        return bound[0] if bound is not None else jnp.asarray(table())[d]
+
+    def drop_host_tables(self) -> None:
+        """Forget the cached NumPy copies of the per-device tables (once they are on the devices: a constant
+        program rebuilds them when it is traced)."""
+        self.__dict__.pop("_shard_cache", None)
 
     def sharded_stacked(self, apply, seeds, dtype, axis: str, devices: int):
         """``(flat stacked products, primal)`` inside ``shard_map``: each device its block of colors, then one

@@ -214,6 +214,7 @@ class PreparedDerivative:
                     with jax.ensure_compile_time_eval():
                         placed[k] = jax.make_array_from_callback(v.shape, sharding, lambda i, v=v: v[i])
                 self._device_tables = placed
+                plan.drop_host_tables()
         return self._device_tables
 
     def _values_with(self, tables: dict, *args):
