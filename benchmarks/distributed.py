@@ -5,6 +5,8 @@
   process then holds in full (``devices=mesh``);
 * ``rows/scatter`` — the same products, one ``psum_scatter`` of the values laid out by row blocks: each process
   ends with its own rows only (``devices=by_rows(mesh, "scatter")``);
+* ``rows/exchange`` — the same products, one ``all_to_all`` sending each process just the values of its rows
+  (``devices=by_rows(mesh, "exchange")``);
 * ``rows/local`` — each process evaluates every color and gathers its own rows: no communication
   (``devices=by_rows(mesh, "local")``).
 
@@ -35,7 +37,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYOUTS = ("replicated", "rows/scatter", "rows/local")
+LAYOUTS = ("replicated", "rows/scatter", "rows/exchange", "rows/local")
 
 
 def stencil27(u, N: int):
@@ -191,6 +193,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--index", nargs="?", const="both", choices=["both", "constants", "arguments"])
     ap.add_argument("--processes", default="1,2,4")
+    ap.add_argument("--sizes", help="problem:N,… (default: the documented table)")
     args = ap.parse_args(argv)
     if args.worker:
         worker(args)
@@ -208,6 +211,8 @@ def main(argv=None) -> int:
 
     sizes = [("brusselator", 256), ("stencil", 32)] if args.quick else \
         [("brusselator", 256), ("brusselator", 1024), ("stencil", 32), ("stencil", 48)]
+    if args.sizes:
+        sizes = [(p.split(":")[0], int(p.split(":")[1])) for p in args.sizes.split(",")]
     print(f"machine: {machine()}")
     print("| problem | nnz | colors | processes | layout | first call (s) | warm (s) | peak Δ first call (MiB) "
           "| peak Δ warm (MiB) | result per process (MiB) |")

@@ -187,9 +187,11 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
 
 
 #: How a row-sharded result is computed (see :class:`RowBlocks`): ``"scatter"`` — each device its block of colors,
-#: then one ``psum_scatter`` of the values laid out by row blocks; ``"local"`` — each device all colors' products,
-#: gathering its own rows only (no communication).
-ROW_METHODS = ("scatter", "local")
+#: then one ``psum_scatter`` of the values laid out by row blocks; ``"exchange"`` — each device its block of
+#: colors, then one ``all_to_all`` sending every other device just the nonzeros of its rows (about ``nnz / D``
+#: values per device, no ``nnz``-sized buffer); ``"local"`` — each device all colors' products, gathering its own
+#: rows only (no communication).
+ROW_METHODS = ("scatter", "exchange", "local")
 
 
 @dataclass(frozen=True)
@@ -333,6 +335,13 @@ class EvaluationPlan:
         if devices is not None:
             if self.rows is not None and self.row_method == "local":
                 return {f"{PER_DEVICE}rows": self._local_row_table()}
+            if self.rows is not None and self.row_method == "exchange":
+                tables = {}
+                for i, s in enumerate(self.sides):
+                    if s.k:
+                        send, recv = self._exchange_tables(i, devices)
+                        tables[f"{PER_DEVICE}{i}.send"], tables[f"{PER_DEVICE}{i}.recv"] = send, recv
+                return tables
             tables = {}
             for i, s in enumerate(self.sides):
                 if s.k:
@@ -612,6 +621,8 @@ class EvaluationPlan:
 
         if self.rows is not None and self.row_method == "local":
             return self._local_rows(apply, seeds, dtype, axis)
+        if self.rows is not None and self.row_method == "exchange":
+            return self._exchanged_rows(apply, seeds, dtype, axis, devices)
         if self.nnz == 0 and self.rows is None:
             return jnp.zeros((0,), dtype), None
         d = lax.axis_index(axis)
@@ -632,6 +643,61 @@ class EvaluationPlan:
             # each device receives the sum of its own row block only (the parts are disjoint: exact)
             return lax.psum_scatter(acc.reshape(rb.devices, rb.width), axis, scatter_dimension=0, tiled=True), primal
         return lax.psum(acc, axis), primal
+
+    def _exchange_tables(self, side: int, devices: int):
+        """``(send, recv)``, each ``(devices, devices, width)``: ``send[d, r]`` — the flat indices into device
+        ``d``'s stacked products of side ``side`` (its block of colors) of the nonzeros in row block ``r``;
+        ``recv[r, d]`` — where in row block ``r`` those values go (``width`` of the row layout: padding,
+        dropped).  Vectorized: one stable sort of the side's nonzeros by (sender, row block)."""
+        rb = self.rows
+        assert rb is not None
+        if getattr(self, "side_of", None) is None:
+            self._split_by_product()
+        s = self.sides[side]
+        kb = -(-s.k // devices)
+        mine = np.flatnonzero(self.side_of == side)
+        slot = rb.slots()[mine]
+        sender = self.color_of[mine].astype(np.int64) // kb
+        key = sender * devices + slot // rb.width
+        order = np.argsort(key, kind="stable")
+        mine, slot, sender, key = mine[order], slot[order], sender[order], key[order]
+        starts = np.searchsorted(key, np.arange(devices * devices + 1))
+        width = max(1, int(np.diff(starts).max(initial=0)))
+        rank = np.arange(len(key), dtype=np.int64) - starts[key]
+        t = np.int32 if max(kb * s.length, rb.width + 1) < 2**31 - 1 else np.int64
+        send = np.zeros((devices, devices, width), t)
+        recv = np.full((devices, devices, width), rb.width, t)
+        block = key % devices
+        send[sender, block, rank] = (self.color_of[mine].astype(np.int64) - sender * kb) * s.length + \
+            self.entry_of[mine]
+        recv[block, sender, rank] = slot % rb.width
+        return send, recv
+
+    def _exchanged_rows(self, apply, seeds, dtype, axis: str, devices: int):
+        """``(this device's row block (1, width), primal)``: its block of colors, then one ``all_to_all`` that
+        sends each device the values of its rows; every nonzero is written once (no sum)."""
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        rb = self.rows
+        assert rb is not None
+        d = lax.axis_index(axis)
+        block = jnp.zeros((rb.width,), dtype)
+        primal = None
+        for i, s in enumerate(self.sides):
+            if s.k == 0:
+                continue
+            kb = -(-s.k // devices)
+            send = self._device_row(f"{PER_DEVICE}{i}.send", lambda i=i: self._exchange_tables(i, devices)[0], d)
+            recv = self._device_row(f"{PER_DEVICE}{i}.recv", lambda i=i: self._exchange_tables(i, devices)[1], d)
+            p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
+            primal = p if primal is None else primal
+            flat = jnp.ravel(comp).astype(dtype)
+            out = flat[send]  # (devices, width): row r goes to device r
+            got = lax.all_to_all(out, axis, 0, 0, tiled=True)  # row e came from device e
+            block = block.at[jnp.ravel(recv)].set(jnp.ravel(got), mode="drop", unique_indices=True)
+        return block.reshape(1, rb.width), primal
 
     def _local_row_table(self) -> np.ndarray:
         """``(devices, width)``: for each device's row block, the flat index into all stacked products of each

@@ -105,7 +105,7 @@ def test_result_by_rows_on_one_device_and_its_errors():
     x = jnp.linspace(0.3, 1.1, 6)
     f = lambda v: v[1:] * v[:-1]  # noqa: E731
     one = ss.sparse_jacobian(f, x, output="values")
-    for method in ("scatter", "local"):
+    for method in ("scatter", "exchange", "local"):
         jac = ss.sparse_jacobian(f, x, devices=by_rows(1, method), output="values")
         vals = jac(x)
         assert vals.shape == (1, one.pattern.nnz) and jac.row_blocks.devices == 1
