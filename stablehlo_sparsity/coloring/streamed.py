@@ -74,22 +74,26 @@ def _first_last(r0, indptr, indices, first, last):
 
 
 @njit
-def _see(r0, indptr, indices, first, horizon, span, lo_bad, m):
-    """One-pass mode: record the first row of new columns (horizon = first + span); check every entry against
-    the horizon (and, two-pass, against the measured first row).  Returns the first bad entry's flat position,
-    or -1.  ``span < 0``: two-pass (horizons already known)."""
+def _see(r0, indptr, indices, first, horizon, span, lo_bad, m, new):
+    """One-pass mode: record the first row of new columns (horizon = first + span) and list them in ``new``;
+    check every entry against the horizon (and, two-pass, against the measured first row).  Returns the first
+    bad entry's flat position, or -1, and the number of new columns.  ``span < 0``: two-pass (horizons
+    already known)."""
+    nnew = 0
     for i in range(len(indptr) - 1):
         r = r0 + i
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             if first[j] < 0:
                 if span < 0:
-                    return p  # a column the first pass never saw
+                    return p, nnew  # a column the first pass never saw
                 first[j] = r
                 horizon[j] = min(r + span, m)
+                new[nnew] = j
+                nnew += 1
             if r > horizon[j] or (lo_bad and r < first[j]):
-                return p
-    return -1
+                return p, nnew
+    return -1, nnew
 
 
 @njit
@@ -289,11 +293,13 @@ class _Horizons:
         if nfar:
             report(f"{nfar:,} columns span more than {max_span:,} rows: each gets a color of its own")
 
-    def see(self, r0: int, indptr, indices) -> None:
-        """Record and check the entries of one block against the horizons."""
-        bad = _see(r0, indptr, indices, self.first, self.horizon, self.span, self.span < 0, self.m)
+    def see(self, r0: int, indptr, indices) -> np.ndarray:
+        """Record and check the entries of one block against the horizons; one-pass, return the columns seen
+        for the first time (sorted)."""
+        new = np.empty(len(indices) if self.span >= 0 else 0, np.int64)
+        bad, nnew = _see(r0, indptr, indices, self.first, self.horizon, self.span, self.span < 0, self.m, new)
         if bad < 0:
-            return
+            return np.sort(new[:nnew])
         j = int(indices[bad])
         row = r0 + int(np.searchsorted(indptr, bad, side="right")) - 1
         if self.span >= 0:
@@ -437,15 +443,15 @@ def _color_streamed(blocks, shape, side: ColoringKind, span, max_span, progress)
         end = r0 + rows
         nblocks += 1
         nnz += len(indices)
-        hz.see(r0, indptr, indices)
+        new = hz.see(r0, indptr, indices)
         window = _window_append(window, r0, indptr, indices)
         w_ids, w_ptr, w_idx = window
         if side == ColoringKind.COLUMN:
             if rows:
                 lb = max(lb, int(np.diff(indptr).max()))
             if span is not None:  # one pass: the columns seen and not colored yet
-                new = np.unique(indices)
-                pending = np.union1d(pending, new[colors[new] == _UNCOLORED])
+                pending = np.concatenate([pending, new])
+                pending.sort()
                 q = _complete_prefix(pending, hz.horizon, end)
                 ready, pending = pending[:q], pending[q:]
             else:  # two passes: every column that has a nonzero (and is not far), in column order
