@@ -164,3 +164,16 @@ def test_a_dense_row_far_away_costs_one_color_per_column_and_stays_valid():
     assert check_coloring(a, r) and r.num_colors == n - 11 + 2
     r = color_rows_streamed(split(a, range(0, n, 7)), (n, n))
     assert check_coloring(a, r) and r.num_colors == color_rows(a).num_colors == 2
+
+
+def test_blocks_with_duplicates_unsorted_or_bad_indices():
+    """CSR blocks are used as they come: duplicate and unsorted column indices change nothing, an explicit
+    zero is not a nonzero, and an index out of range is an InputError (the kernels index per-column arrays)."""
+    a = sp.csr_array(np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1]], bool))
+    messy = sp.csr_array((np.ones(3, bool), np.array([1, 0, 1]), np.array([0, 3])), shape=(1, 3))  # {1, 0, 1}
+    zero = sp.csr_array((np.array([1.0, 1, 0]), np.array([2, 1, 0]), np.array([0, 3])), shape=(1, 3))  # {2, 1}
+    c = color_columns_streamed([(0, messy), (1, zero), (2, a[2:])], (3, 3))
+    assert check_coloring(a, c) and c.num_colors == 3
+    bad = sp.csr_matrix((np.ones(1, bool), np.array([3]), np.array([0, 1])), shape=(1, 3))
+    with pytest.raises(InputError, match="outside"):
+        color_columns_streamed([(0, bad)], (1, 3))

@@ -232,13 +232,18 @@ def _rows_reaching(w_ptr, w_idx, horizon, far, r1):
 # ----------------------------------------------------------------------------------------------- the stream
 def _as_block(item, n: int, expect_r0: int, m: int):
     """``(r0, indptr, indices)`` of one ``(r0, block)`` item, checked: in row order, ``n`` columns, in range."""
+    import scipy.sparse as sp
+
     from .graph import as_csr
 
     try:
         r0, block = item
     except (TypeError, ValueError):
         raise InputError(f"a row block must be a pair (r0, csr_block), got {type(item).__name__}") from None
-    csr = as_csr(block)
+    if isinstance(block, (sp.csr_array, sp.csr_matrix)) and block.data.all():
+        csr = block  # used as is: the kernels need neither sorted nor unique column indices
+    else:
+        csr = as_csr(block)
     r0 = int(r0)
     rows, cols = csr.shape
     if cols != n:
@@ -248,7 +253,10 @@ def _as_block(item, n: int, expect_r0: int, m: int):
                          f"but rows up to {expect_r0 - 1} were already given")
     if r0 + rows > m:
         raise InputError(f"the row block at row {r0} has {rows} rows; the pattern has only {m}")
-    return r0, np.asarray(csr.indptr, np.int64), np.asarray(csr.indices, np.int64), rows
+    indptr, indices = np.asarray(csr.indptr, np.int64), np.asarray(csr.indices, np.int64)
+    if len(indices) and (indices.min() < 0 or indices.max() >= n):  # the kernels index per-column arrays
+        raise InputError(f"the row block at row {r0} has a column index outside [0, {n})")
+    return r0, indptr, indices, rows
 
 
 def _iterate(blocks):
