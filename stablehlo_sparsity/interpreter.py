@@ -42,11 +42,20 @@ class Interpreter:
     """Abstract interpretation of one module over ``n`` input columns."""
 
     def __init__(self, module, n_inputs: int, options: AnalysisOptions | None = None,
-                 observer: Callable | None = None):
+                 observer: Callable | None = None, result_filter: Callable | None = None,
+                 release_dead: bool = False):
         self.module = module
         self.n = int(n_inputs)
         self.options = options or AnalysisOptions()
         self.observer = observer
+        #: ``(op, results) -> results``, applied to every op's results before they are stored (the streamed
+        #: detection of :mod:`.streaming` empties the rows its block does not need)
+        self.result_filter = result_filter
+        #: empty each value's index sets after its last use in its block (the streamed detection bounds memory
+        #: with it).  The value keeps its type, constant and range, which rules looking back through producers
+        #: read (a select's predicate); only the float-bitcast provenance walk reads a producer's index sets,
+        #: so a module with a float-to-integer ``bitcast_convert`` must not release.
+        self.release_dead = release_dead
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self.functions = functions(module)
@@ -183,13 +192,23 @@ class Interpreter:
                 raise InputError(f"region expects {len(block_args)} arguments, got {len(args)}")
             for ba, av in zip(block_args, args):
                 env[ba] = av
-            for op in block.operations:
+            dead = None
+            if self.release_dead:
+                dead = self.memo("last_uses").get(block)
+                if dead is None:
+                    dead = self.memo("last_uses")[block] = last_uses(block)
+            for position, op in enumerate(block.operations):
                 name = op.operation.name
                 if name in TERMINATORS:
                     return self.operands(op)
                 results = self.run_op(op)
                 for r, av in zip(op.results, results):
                     env[r] = av
+                if dead is not None:
+                    for v in dead.get(position, ()):
+                        done = env.get(v)
+                        if done is not None and not done.deps.is_empty:
+                            env[v] = done.with_deps(Deps.empty(done.size, self.n))
             raise InputError("block without terminator")
         finally:
             if new_frame:
@@ -264,6 +283,8 @@ class Interpreter:
             range_rule = RANGE_RULES.get(name)
             if range_rule is not None:
                 results = self._with_ranges(range_rule, op, args, results)
+        if self.result_filter is not None:
+            results = self.result_filter(op, results)
         if self.observer is not None:
             self.observer(op, results)
         return results
@@ -296,6 +317,27 @@ class Interpreter:
         captured = list(args) + [self.value(v) for v in region_captures(op)]
         total = Deps.union(*[a.deps.reduce_all() for a in captured]) if captured else Deps.empty(1, self.n)
         return [total.broadcast_row(t.size) for t in rtypes]
+
+
+def last_uses(block) -> dict[int, list]:
+    """Position of an op in ``block`` -> the values of the block (its arguments and results) that no later op
+    reads, counting reads from inside nested regions; values the terminator returns are never listed."""
+    last: dict = {}
+    own = set(block.arguments)  # values of an enclosing block may be read again (a loop body runs many times)
+    ops = list(block.operations)
+    for position, op in enumerate(ops):
+        for v in list(op.operands) + (region_captures(op) if len(op.regions) else []):
+            if v in own:
+                last[v] = position
+        for r in op.results:
+            own.add(r)
+            last.setdefault(r, position)
+    for v in ops[-1].operands if ops else ():
+        last.pop(v, None)
+    out: dict[int, list] = {}
+    for v, position in last.items():
+        out.setdefault(position, []).append(v)
+    return out
 
 
 def _cast(value, t: TensorType) -> np.ndarray:

@@ -1,0 +1,600 @@
+"""Detection in bounded memory: the Jacobian pattern in row blocks, streamed.
+
+``jacobian_sparsity_blocks(f, x, rows_per_block=...)`` yields ``(r0, block)`` in row order, where ``block`` is
+a ``scipy.sparse.csr_array`` of bool of shape ``(r1 - r0, n)`` holding *exactly* rows ``[r0, r1)`` of
+``jacobian_sparsity(f, x)``.  Each block is found by its own analysis, so no process ever holds the whole
+pattern; a consumer (the coloring, :func:`write_pattern_shards`) takes the blocks one at a time.
+
+How a block is found — two passes over the same interpreter the whole analysis uses:
+
+1. **Demand** (backwards).  Starting from the requested output rows, mark for every value of the program the
+   elements whose index sets can reach those rows.  An op's demanded operand elements are read off the op's
+   own forward rule applied to *identity-seeded* operands (operand element ``j`` is column ``j``): row ``e``
+   of that result lists exactly the operand rows the rule unions into result row ``e``, whatever the rows
+   hold, because every rule is a union of operand rows chosen by the op's structure and its known constants
+   (docs/DESIGN.md §2: rows by index map, union, group union, drop).  The constants come from one analysis
+   over zero columns (cheap: every index set is empty), run once per program.  Ops this cannot see through —
+   ``while``/``case``/``if``, ops whose regions read values from outside, calls of a function that is also
+   called from somewhere the demand pass does not go (a loop body, a composite), a rule that refuses the
+   seeds — demand their whole operands: always sound, it only costs memory.  ``func.call`` of a function
+   whose every call site is visited goes *into* the callee (the sites' demands are joined, until nothing
+   changes), so ``jnp.roll`` and ``jnp.pad``, which JAX emits as private functions, stay bounded.
+2. **Forward, masked**.  The ordinary analysis runs with every visited value's undemanded rows emptied right
+   after its op (``Interpreter.result_filter``), and every value's index sets are dropped after its last
+   use (``Interpreter.release_dead``).  A demanded row only ever reads demanded rows, so it comes out exactly as
+   in the whole analysis; an undemanded row is empty.  The requested output rows are the block.
+
+Bound.  Per block: the nonzeros of the demanded rows (the block's own rows plus the halo each op adds), plus
+bookkeeping linear in the number of elements of the values alive at one time (an ``int32`` column or row
+index per element for a masked value, a bit per element for a demand), independent of the pattern's nnz.  The
+demand pass costs a pass over the program per block, and the forward pass touches every element of every
+value (the rules work on whole tensors), so a block costs about as much *time* as a whole analysis of a
+pattern with the block's nonzeros on the whole program's elements.
+
+Processes.  ``process=(i, P)`` gives process ``i`` the contiguous rows ``[i·⌈m/P⌉, (i+1)·⌈m/P⌉)`` — the rows
+:func:`stablehlo_sparsity.distributed.row_block` hands the same process, so a process detects the rows it
+decompresses, and blocks on disk of different processes never interleave.  (Round-robin blocks would balance
+uneven rows better; a stencil's rows cost the same, and contiguous rows keep each process's halo small.)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .analysis import entry_layout, norm_argnums, resolve_options, traceable_keyword, custom_rule_primitives
+from .attrs import function_results, symbol_ref
+from .errors import InputError, LoweringError, SparsityError, SparsityWarning
+from .interpreter import AnalysisOptions, Interpreter
+from .irtools import functions, nested_ops, region_captures
+from .lattice import CsrPart, Deps, IndexPart, nnz_budget
+from .lattice.core import make_csr
+from .parsing import as_module
+from .pattern import SparsityPattern
+from .rules.elementwise import ELEMENTWISE
+from .rules.registry import DEPS_RULES
+from .values import AbstractValue, is_differentiable, is_token_type, same_constant, tensor_type
+from . import rules as _rules  # noqa: F401  (registers every rule)
+
+__all__ = ["BlockedDetection", "prepare_blocks", "jacobian_sparsity_blocks", "module_sparsity_blocks",
+           "write_pattern_shards", "write_blocks", "read_pattern_shards", "assemble_blocks", "process_rows",
+           "DEFAULT_ROWS_PER_BLOCK"]
+
+#: Rows per block when none is given.
+DEFAULT_ROWS_PER_BLOCK = 1 << 20
+
+#: Ops whose results the demand pass does not see through: every operand element is demanded.
+WHOLE_OPERANDS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func.call", "stablehlo.composite"})
+
+
+# ---------------------------------------------------------------------------------------------- demand masks
+class _Demands:
+    """Which elements of each value are demanded: one packed bit per element (``np.packbits``)."""
+
+    def __init__(self):
+        self._bits: dict = {}
+        self._sizes: dict = {}
+        self.version: dict = {}  # how often each value's demand grew (ops whose results did not grow are skipped)
+
+    def get(self, v) -> np.ndarray | None:
+        bits = self._bits.get(v)
+        return None if bits is None else np.unpackbits(bits, count=self._sizes[v]).view(bool)
+
+    def add(self, v, mask: np.ndarray) -> bool:
+        """Join ``mask`` into ``v``'s demand; True when that changed it."""
+        mask = np.asarray(mask, bool)
+        old = self.get(v)
+        if old is not None:
+            if not (mask & ~old).any():
+                return False
+            mask = mask | old
+        elif not mask.any():
+            return False
+        self._bits[v] = np.packbits(mask)
+        self._sizes[v] = mask.size
+        self.version[v] = self.version.get(v, 0) + 1
+        return True
+
+    def add_all(self, v, size: int) -> bool:
+        return self.add(v, np.ones(size, bool))
+
+
+def _unknown(av: AbstractValue) -> AbstractValue:
+    return AbstractValue(av.type, av.deps)
+
+
+def _join_info(a: AbstractValue | None, b: AbstractValue) -> AbstractValue:
+    """What every observation of one value agrees on (a constant seen with two values is unknown)."""
+    if a is None or a is b:
+        return b
+    if a.const is not None or b.const is not None:
+        if same_constant(a.const, b.const) and a.uncertainty == b.uncertainty:
+            return a
+        return _unknown(b)
+    try:
+        same_range = a.int_range == b.int_range
+    except Exception:  # pragma: no cover - a range type without equality
+        same_range = False
+    return a if same_range else _unknown(b)
+
+
+# ---------------------------------------------------------------------------------------------- the program
+@dataclass
+class _Site:
+    caller: str
+    op: Any
+    top_level: bool
+
+
+def _call_sites(funcs: dict) -> dict[str, list[_Site]]:
+    """Every reference of each function: ``func.call`` sites (top level of their caller's body or nested in a
+    region) and ``composite`` decompositions (never followed: counted as nested)."""
+    sites: dict[str, list[_Site]] = {name: [] for name in funcs}
+    for caller, fn in funcs.items():
+        for block in fn.regions[0].blocks:
+            for op in block.operations:
+                for o, top in [(op.operation, True)] + [(x, False) for x in nested_ops(op)]:
+                    name = o.name
+                    if name == "func.call":
+                        callee = symbol_ref(o, "callee")
+                    elif name == "stablehlo.composite":
+                        callee, top = symbol_ref(o, "decomposition"), False
+                    else:
+                        continue
+                    if callee in sites:
+                        sites[callee].append(_Site(caller, o, top))
+    return sites
+
+
+def _visited_functions(funcs: dict, entry: str, sites: dict[str, list[_Site]]) -> list[str]:
+    """The entry and every function all of whose call sites are at the top level of visited functions, callers
+    before callees."""
+    order = [entry]
+    seen = {entry}
+    changed = True
+    while changed:
+        changed = False
+        for name in funcs:
+            if name in seen or not sites[name]:
+                continue
+            if all(s.top_level and s.caller in seen for s in sites[name]):
+                order.append(name)
+                seen.add(name)
+                changed = True
+    return order
+
+
+def _body(fn):
+    blocks = list(fn.regions[0].blocks)
+    if len(blocks) != 1:
+        raise InputError(f"regions with {len(blocks)} blocks are not supported")
+    return blocks[0]
+
+
+class BlockedDetection:
+    """One program prepared for row-block detection: its module, column layout and the known constants of its
+    values (found once); :meth:`block` analyzes one row range.
+
+    ``module`` is a parsed ``ir.Module`` (or anything :func:`stablehlo_sparsity.parsing.as_module` takes);
+    ``wrt`` and ``num_outputs`` mean what they mean for :func:`stablehlo_sparsity.analyze_module`."""
+
+    def __init__(self, module, entry: str = "main", *, wrt=None, num_outputs: int | None = None,
+                 options: AnalysisOptions | None = None):
+        self.module = as_module(module)
+        self.entry = entry
+        self.options = resolve_options(options)
+        with self.module.context:
+            self.layout = entry_layout(self.module, entry, wrt)
+            self.funcs = functions(self.module)
+            res_types = function_results(self.layout.fn)
+            self._result_positions = [i for i, t in enumerate(res_types) if not is_token_type(t)]
+            if num_outputs is not None:
+                if int(num_outputs) < 0:
+                    raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
+                self._result_positions = self._result_positions[:int(num_outputs)]
+            self.output_shapes = [tensor_type(res_types[i]).shape for i in self._result_positions]
+            sizes = [int(np.prod(s, dtype=np.int64)) for s in self.output_shapes]
+            self.output_offsets = [int(o) for o in np.cumsum([0] + sizes)]
+            self.sites = _call_sites(self.funcs)
+            self.visited = _visited_functions(self.funcs, entry, self.sites)
+            self.tracked = set()
+            for name in self.visited:
+                for op in _body(self.funcs[name]).operations:
+                    self.tracked.update(op.results)
+            # the bitcast provenance walk reads index sets of values before an op's operands (Interpreter)
+            self._can_release = not any(o.name == "stablehlo.bitcast_convert" for fn in self.funcs.values()
+                                        for o in nested_ops(fn))
+            self.info: dict = {}
+            self.warnings: list[str] = []
+            self._known_values()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.output_offsets[-1], self.layout.n
+
+    # ------------------------------------------------------------------------------------------ constants
+    def _entry_args(self, width: int, identity: bool) -> list[AbstractValue]:
+        layout = self.layout
+        return [AbstractValue(t, layout.argument_deps(i, width) if identity else Deps.empty(t.size, width))
+                for i, t in enumerate(layout.arg_types)]
+
+    def _known_values(self) -> None:
+        """One analysis over zero columns: the constants, errors and ranges of every visited value, joined over
+        the calls of a function (its index sets are all empty, so this costs about as much as folding)."""
+        def record(op, results):
+            for r, av in zip(op.results, results):
+                if r in self.tracked:
+                    self.info[r] = _join_info(self.info.get(r), av)
+
+        interp = Interpreter(self.module, 0, self.options, observer=record)
+        with warnings.catch_warnings():  # the block analyses report them
+            warnings.simplefilter("ignore", SparsityWarning)
+            interp.call(self.entry, self._entry_args(0, identity=False))
+        for ba, av in zip(_body(self.layout.fn).arguments, self._entry_args(0, identity=False)):
+            self.info[ba] = av
+        for name in self.visited[1:]:  # a callee's arguments: what its call sites pass (callers come first)
+            args = _body(self.funcs[name]).arguments
+            for site in self.sites[name]:
+                for ba, v in zip(args, site.op.operands):
+                    self.info[ba] = _join_info(self.info.get(ba), self._info(v))
+
+    def _info(self, v) -> AbstractValue:
+        av = self.info.get(v)
+        if av is None:  # not visited: nothing known
+            t = tensor_type(v.type)
+            return AbstractValue(t, Deps.empty(t.size, 0))
+        return av
+
+    # ------------------------------------------------------------------------------------------ demand
+    def demand(self, r0: int, r1: int) -> _Demands:
+        """The demanded elements of every visited value for the output rows ``[r0, r1)``."""
+        d = _Demands()
+        body = _body(self.layout.fn)
+        returned = list(body.operations)[-1].operands
+        for k, pos in enumerate(self._result_positions):
+            lo, hi = self.output_offsets[k], self.output_offsets[k + 1]
+            a, b = max(r0, lo), min(r1, hi)
+            if a < b:
+                mask = np.zeros(hi - lo, bool)
+                mask[a - lo:b - lo] = True
+                d.add(returned[pos], mask)
+        seen: dict = {}  # op -> the versions of its results' demands when it was last visited
+        changed = True
+        while changed:  # the call sites of a function join their demands: go round until nothing changes
+            changed = False
+            for name in self.visited:
+                changed |= self._demand_function(name, d, seen)
+        return d
+
+    def _demand_function(self, name: str, d: _Demands, seen: dict) -> bool:
+        body = _body(self.funcs[name])
+        ops = list(body.operations)
+        changed = False
+        if name != self.entry:  # the callee returns what its call sites demand of their results
+            for site in self.sites[name]:
+                for v, r in zip(ops[-1].operands, site.op.results):
+                    m = d.get(r)
+                    if m is not None:
+                        changed |= d.add(v, m)
+        for op in reversed(ops[:-1]):
+            versions = tuple(d.version.get(r, 0) for r in op.results)
+            if not any(versions):
+                continue
+            if op.operation.name != "func.call" or symbol_ref(op, "callee") not in self.visited:
+                # nothing new since the last visit: nothing to add (demands only grow); a visited callee's
+                # arguments may have grown through its other call sites, so calls are always looked at
+                if seen.get(op) == versions:
+                    continue
+                seen[op] = versions
+            masks = [d.get(r) for r in op.results]
+            for v, m in self._operand_demand(op, masks, d):
+                changed |= d.add(v, m)
+        return changed
+
+    def _operand_demand(self, op, masks, d: _Demands) -> list:
+        """``(value, mask)`` pairs: what ``op``'s demanded results read."""
+        infos = [self._info(r) for r in op.results]
+        live = [i for i, (m, av) in enumerate(zip(masks, infos))
+                if m is not None and av.const is None and is_differentiable(av.dtype)]
+        if not live:
+            return []
+        name = op.operation.name
+        if name == "func.call" and symbol_ref(op, "callee") in self.visited:
+            callee = _body(self.funcs[symbol_ref(op, "callee")])
+            out = []
+            for v, ba in zip(op.operands, callee.arguments):
+                m = d.get(ba)
+                if m is not None:
+                    out.append((v, m))
+            return out
+        kind = ELEMENTWISE.get(name, ("",))[0]
+        if kind:  # element e of each operand reaches element e of the result (a scalar operand: all of them)
+            if kind == "none":
+                return []
+            (size,) = {infos[i].size for i in live}
+            union = np.logical_or.reduce([masks[i] for i in live])
+            out = []
+            for v in op.operands:
+                a = self._info(v)
+                if a.const is None and is_differentiable(a.dtype):
+                    out.append((v, union if a.size == size else np.array([union.any()]) if a.size == 1
+                                else np.ones(a.size, bool)))
+            return out
+        rule = DEPS_RULES.get(name)
+        captures = region_captures(op) if len(op.regions) else []
+        if name in WHOLE_OPERANDS or rule is None or captures:
+            return self._whole(list(op.operands) + captures)
+        operands = [self._info(v) for v in op.operands]
+        seeded = [k for k, a in enumerate(operands) if a.const is None and is_differentiable(a.dtype) and a.size]
+        if not seeded:
+            return []
+        offsets = np.cumsum([0] + [operands[k].size for k in seeded])
+        width = int(offsets[-1])
+        args = [a.with_deps(Deps.empty(a.size, width)) for a in operands]
+        for j, k in enumerate(seeded):
+            args[k] = operands[k].with_deps(Deps.identity(operands[k].size, width, int(offsets[j])))
+        sub = Interpreter(self.module, width, self.options)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SparsityWarning)
+                produced = list(rule(sub, op, args))
+        except Exception:  # the rule refuses the seeds: demand everything (sound)
+            return self._whole(list(op.operands))
+        reached = np.zeros(width, bool)
+        for i in live:
+            res = produced[i]
+            deps = res.deps if isinstance(res, AbstractValue) else res
+            if deps.rows != infos[i].size:
+                return self._whole(list(op.operands))
+            rows = np.flatnonzero(masks[i])
+            if all(isinstance(p, IndexPart) for p in deps.parts):  # one column per row: read it off
+                for p in deps.parts:
+                    assert isinstance(p, IndexPart)
+                    cols = p.cols[rows]
+                    reached[cols[cols >= 0]] = True
+            else:
+                reached[deps.gather_rows(rows).to_csr().indices] = True
+        return [(op.operands[k], reached[offsets[j]:offsets[j + 1]]) for j, k in enumerate(seeded)]
+
+    def _whole(self, values) -> list:
+        out = []
+        for v in values:
+            av = self._info(v)
+            if av.const is None and is_differentiable(av.dtype):
+                out.append((v, np.ones(av.size, bool)))
+        return out
+
+    # ------------------------------------------------------------------------------------------ one block
+    def block(self, r0: int, r1: int, observer: Callable | None = None) -> sp.csr_array:
+        """Rows ``[r0, r1)`` of the pattern, as a bool ``csr_array`` of shape ``(r1 - r0, n)``.
+
+        ``observer(op, results)`` sees every op's (masked) results, as the interpreter's observer does."""
+        m, n = self.shape
+        r0, r1 = int(r0), int(r1)
+        if not 0 <= r0 <= r1 <= m:
+            raise InputError(f"row block [{r0}, {r1}) is outside the pattern's {m} rows")
+        with self.module.context:
+            demands = self.demand(r0, r1)
+            tracked = self.tracked
+
+            def mask(op, results):
+                out = []
+                for r, av in zip(op.results, results):
+                    if r in tracked and not av.deps.is_empty:
+                        keep = demands.get(r)
+                        av = av.with_deps(_masked(av.deps, keep))
+                    out.append(av)
+                return out
+
+            interp = Interpreter(self.module, n, self.options, observer=observer, result_filter=mask,
+                                 release_dead=self._can_release)
+            results = interp.call(self.entry, self._entry_args(n, identity=True))
+            self.warnings = list(interp.warned)
+            pieces = []
+            for k, pos in enumerate(self._result_positions):
+                lo, hi = self.output_offsets[k], self.output_offsets[k + 1]
+                a, b = max(r0, lo), min(r1, hi)
+                if a < b:
+                    pieces.append(results[pos].deps.gather_rows(np.arange(a - lo, b - lo)))
+            if not pieces:
+                return sp.csr_array((r1 - r0, n), dtype=bool)
+            with nnz_budget(self.options.max_pattern_nnz):
+                return Deps.vstack(pieces).to_csr()
+
+    def blocks(self, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | None = None,
+               observer: Callable | None = None) -> Iterator[tuple[int, sp.csr_array]]:
+        """``(r0, block)`` for consecutive blocks of ``rows_per_block`` rows, in order — over every row, or over
+        this process's rows (:func:`process_rows`) with ``process=(i, P)``."""
+        rows_per_block = int(rows_per_block)
+        if rows_per_block < 1:
+            raise InputError(f"rows_per_block must be positive, got {rows_per_block}")
+        lo, hi = process_rows(self.shape[0], process)
+        for r0 in range(lo, hi, rows_per_block):
+            r1 = min(hi, r0 + rows_per_block)
+            yield r0, self.block(r0, r1, observer)
+
+
+def _masked(deps: Deps, keep: np.ndarray | None) -> Deps:
+    """``deps`` with the rows outside ``keep`` emptied, held compactly: an index part stays one (an ``int32``
+    per element), anything else becomes one CSR of the kept rows, so no reference to the unmasked rows
+    survives."""
+    if keep is None:
+        return Deps.empty(deps.rows, deps.n)
+    if keep.all():
+        return deps
+    if all(isinstance(p, IndexPart) for p in deps.parts):
+        return Deps(deps.rows, deps.n, [IndexPart(np.where(keep, p.cols, -1).astype(p.cols.dtype, copy=False))
+                                        for p in deps.parts if isinstance(p, IndexPart)])
+    rows = np.flatnonzero(keep)
+    kept = deps.gather_rows(rows).to_csr()  # only the kept rows are built
+    if not kept.nnz:
+        return Deps.empty(deps.rows, deps.n)
+    counts = np.zeros(deps.rows + 1, np.int64)
+    counts[rows + 1] = np.diff(kept.indptr)
+    return Deps(deps.rows, deps.n, [CsrPart(make_csr(np.cumsum(counts), kept.indices, deps.rows, deps.n))])
+
+
+def process_rows(m: int, process: tuple[int, int] | None) -> tuple[int, int]:
+    """The rows ``[lo, hi)`` of process ``i`` of ``P`` (``process=(i, P)``): ``⌈m/P⌉`` consecutive rows each, as
+    :func:`stablehlo_sparsity.distributed.row_block`; ``None``: every row."""
+    if process is None:
+        return 0, m
+    try:
+        i, count = (int(p) for p in process)
+    except (TypeError, ValueError):
+        raise InputError(f"process must be a pair (index, count), got {process!r}") from None
+    if count < 1 or not 0 <= i < count:
+        raise InputError(f"process index must be in [0, count), got {process!r}")
+    per = -(-m // count)
+    return min(m, i * per), min(m, (i + 1) * per)
+
+
+# ---------------------------------------------------------------------------------------------- JAX entry
+def _lower(f: Callable, args, argnums, has_aux: bool, kwargs) -> tuple:
+    import jax
+
+    if not args:
+        raise InputError("jacobian_sparsity_blocks needs at least one argument to differentiate")
+    argnums_t = norm_argnums(argnums, len(args))
+    traced_kw = {k: v for k, v in kwargs.items() if traceable_keyword(v)}
+    static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
+    fn = functools.partial(f, **static_kw) if static_kw else f
+    try:
+        traced = jax.jit(fn, keep_unused=True).trace(*args, **traced_kw)
+        if custom_rule_primitives(traced.jaxpr, user_only=True):
+            raise InputError("f has a custom derivative rule (custom_jvp/custom_vjp): streamed detection analyzes "
+                             "the primal program only; use jacobian_sparsity, which analyzes the derivative "
+                             "program")
+        lowered = traced.lower()
+    except SparsityError:
+        raise
+    except Exception as e:
+        raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
+    leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
+    starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
+    wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
+    out_tree = lowered.out_tree
+    if has_aux:
+        if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
+            raise InputError("has_aux=True needs f to return a pair (output, aux)")
+        num_out = out_tree.children()[0].num_leaves
+    else:
+        num_out = out_tree.num_leaves
+    return lowered.compiler_ir("stablehlo"), wrt, num_out
+
+
+def prepare_blocks(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   options: AnalysisOptions | None = None, **kwargs) -> BlockedDetection:
+    """Lower ``f(*args, **kwargs)`` and prepare it for row-block detection (arguments as for
+    :func:`stablehlo_sparsity.jacobian_sparsity`; custom derivative rules are refused)."""
+    module, wrt, num_out = _lower(f, args, argnums, has_aux, kwargs)
+    return BlockedDetection(module, "main", wrt=wrt, num_outputs=num_out, options=options)
+
+
+def jacobian_sparsity_blocks(f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
+                             process: tuple[int, int] | None = None, argnums: int | Sequence[int] = 0,
+                             has_aux: bool = False, options: AnalysisOptions | None = None,
+                             **kwargs) -> Iterator[tuple[int, sp.csr_array]]:
+    """The Jacobian pattern of ``f`` in row blocks: ``(r0, block)`` in row order, ``block`` a bool
+    ``csr_array`` of shape ``(rows, n)`` equal to rows ``[r0, r0 + rows)`` of ``jacobian_sparsity(f, *args)``.
+
+    Each block is analyzed on its own (module docstring), so memory is set by ``rows_per_block``, not by the
+    pattern's nnz.  ``process=(i, P)``: only process ``i``'s contiguous share of the rows (:func:`process_rows`).
+    The program is lowered and its constants found before the first block."""
+    prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
+    return prepared.blocks(rows_per_block, process)
+
+
+def module_sparsity_blocks(module_or_text, entry: str = "main", *, wrt=None, num_outputs: int | None = None,
+                           rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | None = None,
+                           options: AnalysisOptions | None = None) -> Iterator[tuple[int, sp.csr_array]]:
+    """:func:`jacobian_sparsity_blocks` for a StableHLO module (arguments as
+    :func:`~stablehlo_sparsity.analyze_module`)."""
+    prepared = BlockedDetection(module_or_text, entry, wrt=wrt, num_outputs=num_outputs, options=options)
+    return prepared.blocks(rows_per_block, process)
+
+
+# ---------------------------------------------------------------------------------------------- shards
+MANIFEST = "shape.json"
+
+
+def write_blocks(directory, blocks, shape: tuple[int, int] | None = None) -> list[Path]:
+    """Write each ``(r0, block)`` as ``rows-<r0>-<r1>.npz`` (``scipy.sparse.save_npz``) in ``directory``; with
+    ``shape``, also ``shape.json``.  Returns the files written, in order."""
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for r0, block in blocks:
+        r1 = r0 + block.shape[0]
+        path = root / f"rows-{r0:012d}-{r1:012d}.npz"
+        tmp = path.with_name(path.name + ".partial.npz")
+        sp.save_npz(tmp, sp.csr_array(block), compressed=False)
+        os.replace(tmp, path)  # a reader never sees half a shard
+        written.append(path)
+    if shape is not None:
+        (root / MANIFEST).write_text(json.dumps({"rows": int(shape[0]), "columns": int(shape[1])}))
+    return written
+
+
+def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
+                         process: tuple[int, int] | None = None, argnums: int | Sequence[int] = 0,
+                         has_aux: bool = False, options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
+    """Detect ``f``'s pattern block by block (this process's rows with ``process=(i, P)``) and write the blocks
+    to ``directory`` as NPZ shards (:func:`write_blocks`); :func:`read_pattern_shards` reads them back."""
+    prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
+    return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape)
+
+
+def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
+    """The shards of ``directory`` as ``(r0, block)`` in row order.  Raises :class:`InputError` when the
+    shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(f"no shard directory '{root}'")
+    spans = []
+    for path in root.glob("rows-*-*.npz"):
+        if path.name.endswith(".partial.npz"):
+            continue
+        try:
+            _, first, end = path.stem.split("-")
+            spans.append((int(first), int(end), path))
+        except ValueError:
+            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz)") from None
+    spans.sort()
+    shape = None
+    if (root / MANIFEST).exists():
+        meta = json.loads((root / MANIFEST).read_text())
+        shape = (int(meta["rows"]), int(meta["columns"]))
+    expect = 0
+    for a, b, path in spans:
+        if a != expect:
+            raise InputError(f"shards of '{root}' {'overlap' if a < expect else 'leave a gap'} at row {min(a, expect)}")
+        block = sp.csr_array(sp.load_npz(path))
+        if block.shape[0] != b - a or (shape is not None and block.shape[1] != shape[1]):
+            raise InputError(f"shard '{path.name}' has shape {block.shape}, its name says {b - a} rows")
+        expect = b
+        yield a, block
+    if shape is not None and expect != shape[0]:
+        raise InputError(f"the shards of '{root}' cover rows [0, {expect}) of {shape[0]}")
+
+
+def assemble_blocks(blocks, n: int | None = None) -> SparsityPattern:
+    """One :class:`SparsityPattern` from consecutive ``(r0, block)`` (for checks and small problems: it holds
+    the whole pattern)."""
+    mats, expect = [], 0
+    for r0, block in blocks:
+        if r0 != expect:
+            raise InputError(f"blocks are not consecutive: expected row {expect}, got {r0}")
+        mats.append(sp.csr_array(block, dtype=bool))
+        expect += block.shape[0]
+    if not mats:
+        return SparsityPattern(sp.csr_array((0, n or 0), dtype=bool))
+    return SparsityPattern(sp.csr_array(sp.vstack(mats, format="csr"), dtype=bool))

@@ -1,0 +1,214 @@
+"""Detection in row blocks (:mod:`stablehlo_sparsity.streaming`): every block is exactly the whole pattern's rows,
+a block's analysis holds only its own rows' share of the pattern, and blocks from several processes or from
+disk assemble to the whole-program pattern."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import strategies as S
+from stablehlo_sparsity import InputError, jacobian_sparsity, lower_and_analyze
+from stablehlo_sparsity.examples import brusselator
+from stablehlo_sparsity.streaming import (BlockedDetection, assemble_blocks, jacobian_sparsity_blocks,
+                                          module_sparsity_blocks, prepare_blocks, process_rows,
+                                          read_pattern_shards, write_blocks)
+from test_soundness_suite import CASES
+
+LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
+
+
+def stencil27(x, L: int):
+    """The 3-D 27-point stencil plus a cubic term on an L×L×L grid (zero boundary), n = L³."""
+    u = x.reshape(L, L, L)
+    p = jnp.pad(u, 1)
+    c = np.arange(1, 28, dtype=np.float32).reshape(3, 3, 3) / 27
+    acc = u ** 3
+    for i in range(3):
+        for j in range(3):
+            for k in range(3):
+                acc = acc + c[i, j, k] * p[i:i + L, j:j + L, k:k + L]
+    return acc.ravel()
+
+
+def _blocks_equal_whole(f, *args, rows_per_block, argnums=0, has_aux=False, **kwargs):
+    whole = jacobian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, **kwargs).to_scipy()
+    blocks = list(jacobian_sparsity_blocks(f, *args, rows_per_block=rows_per_block, argnums=argnums,
+                                           has_aux=has_aux, **kwargs))
+    assert [r0 for r0, _ in blocks] == list(range(0, whole.shape[0], rows_per_block))
+    got = assemble_blocks(blocks, whole.shape[1]).to_scipy()
+    assert got.shape == whole.shape
+    assert (got != whole).nnz == 0, f"{(got != whole).nnz} entries differ"
+    return whole
+
+
+# ---------------------------------------------------------------------------------------------- exactness
+@pytest.mark.parametrize("name", list(CASES))
+def test_blocks_are_the_rows_of_the_whole_pattern_soundness_suite(name):
+    case = CASES[name]
+    f = case.f
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = jacobian_sparsity(f, *case.args, argnums=case.argnums, has_aux=case.has_aux, **case.kwargs).shape[0]
+        for rows in sorted({1, 3, max(1, m // 2)}):
+            _blocks_equal_whole(f, *case.args, rows_per_block=rows, argnums=case.argnums, has_aux=case.has_aux,
+                                **case.kwargs)
+
+
+@pytest.mark.parametrize("L", [4, 7])
+def test_blocks_of_the_27_point_stencil(L):
+    whole = _blocks_equal_whole(lambda x: stencil27(x, L), jnp.ones(L ** 3), rows_per_block=L * L + 3)
+    assert whole.nnz == sum(min(3, i + 2, L - i + 1) for i in range(L)) ** 3
+
+
+def test_blocks_of_the_brusselator():
+    _blocks_equal_whole(functools.partial(brusselator, N=9), jnp.ones(2 * 81), rows_per_block=40)
+
+
+def test_blocks_through_loops_and_calls():
+    def stepped(x):  # a loop carrying a stencil, then a rolled (func.call) stencil outside it
+        y = jax.lax.fori_loop(0, 3, lambda i, v: v + 0.1 * (jnp.roll(v, 1) - v), x)
+        return jnp.roll(y, -2) * y + jnp.cumsum(x)[::-1]
+
+    _blocks_equal_whole(stepped, jnp.ones(12), rows_per_block=5)
+
+
+_FUZZ = settings(max_examples=200 if LONG else 25, deadline=None, derandomize=True, database=None,
+                 suppress_health_check=list(HealthCheck))
+
+
+@_FUZZ
+@given(S.programs(S.enabled_generators()))
+def test_blocks_of_random_programs(prog):
+    f, args = prog.function(), prog.example_args()
+    argnums = tuple(range(len(args)))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            an = lower_and_analyze(f, *args, argnums=argnums)
+    except Exception:
+        return  # programs the whole analysis refuses are another test's business
+    if an.derivatives != "primal":
+        return  # custom derivative rules: the blocks refuse them (test below)
+    m = an.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rows in sorted({1, max(1, m // 3)}):
+            got = assemble_blocks(jacobian_sparsity_blocks(f, *args, rows_per_block=rows, argnums=argnums),
+                                  an.shape[1]).to_scipy()
+            assert (got != an.pattern.to_scipy()).nnz == 0, prog.source()
+
+
+def test_a_module_in_blocks():
+    text = jax.jit(lambda x: stencil27(x, 3)).lower(jnp.ones(27)).as_text()
+    whole = jacobian_sparsity(lambda x: stencil27(x, 3), jnp.ones(27)).to_scipy()
+    got = assemble_blocks(module_sparsity_blocks(text, rows_per_block=10), 27).to_scipy()
+    assert (got != whole).nnz == 0
+
+
+# ---------------------------------------------------------------------------------------------- memory
+def test_a_block_never_holds_more_than_its_share_of_the_pattern():
+    """The largest index set any op holds during a block's analysis is about the block's own rows (plus the
+    halo of its neighbours' rows), not the whole pattern: with masking off this sees the whole pattern."""
+    L = 12
+    f = lambda x: stencil27(x, L)  # noqa: E731
+    x = jnp.ones(L ** 3)
+    whole = jacobian_sparsity(f, x)
+    prepared = prepare_blocks(f, x)
+    largest = [0]
+
+    def observe(op, results):
+        largest[0] = max([largest[0]] + [av.deps.nnz for av in results])
+
+    r0, r1 = 5 * L * L, 7 * L * L  # two planes in the middle of the cube
+    block = prepared.block(r0, r1, observer=observe)
+    assert block.nnz == whole.to_scipy()[r0:r1].nnz
+    assert largest[0] <= 3 * block.nnz  # the block's planes and their two neighbour planes at most
+    assert largest[0] < whole.nnz / 4
+
+
+def test_release_dead_values_keeps_the_pattern():
+    from stablehlo_sparsity.interpreter import Interpreter, last_uses
+    from stablehlo_sparsity.irtools import functions
+
+    text = jax.jit(lambda x: jnp.roll(x, 1) * x + jnp.sin(x)).lower(jnp.ones(5)).as_text()
+    bd = BlockedDetection(text)
+    block = list(functions(bd.module)["main"].regions[0].blocks)[0]
+    dead = last_uses(block)
+    assert sum(len(v) for v in dead.values()) == len(list(block.operations)) - 1  # all but the returned one
+    with bd.module.context:
+        interp = Interpreter(bd.module, 5, release_dead=True)
+        from stablehlo_sparsity.lattice import Deps
+        from stablehlo_sparsity.values import AbstractValue, tensor_type
+
+        arg = list(block.arguments)[0]
+        (out,) = interp.call("main", [AbstractValue(tensor_type(arg.type), Deps.identity(5, 5, 0))])
+    assert out.deps == Deps.from_csr(jacobian_sparsity(lambda x: jnp.roll(x, 1) * x + jnp.sin(x),
+                                                       jnp.ones(5)).to_scipy())
+
+
+# ---------------------------------------------------------------------------------------------- processes, disk
+def test_process_rows_are_contiguous_and_cover_every_row():
+    spans = [process_rows(10, (i, 3)) for i in range(3)]
+    assert spans == [(0, 4), (4, 8), (8, 10)]
+    assert process_rows(10, None) == (0, 10)
+    with pytest.raises(InputError):
+        process_rows(10, (3, 3))
+
+
+def test_two_processes_write_shards_that_assemble_to_the_whole_pattern(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import jax.numpy as jnp
+        from test_streamed_detection import stencil27
+        from stablehlo_sparsity.streaming import write_pattern_shards
+        i = int(sys.argv[1])
+        write_pattern_shards({str(tmp_path)!r}, lambda x: stencil27(x, 5), jnp.ones(125), rows_per_block=30,
+                             process=(i, 2))
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], stderr=subprocess.PIPE, text=True)
+             for i in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    names = sorted(p.name for p in tmp_path.glob("rows-*.npz"))
+    assert len(names) == 6  # rows [0, 63) and [63, 125), in blocks of 30
+    got = assemble_blocks(read_pattern_shards(tmp_path), 125).to_scipy()
+    whole = jacobian_sparsity(lambda x: stencil27(x, 5), jnp.ones(125)).to_scipy()
+    assert (got != whole).nnz == 0
+
+
+def test_shards_with_a_gap_are_refused(tmp_path):
+    blocks = list(jacobian_sparsity_blocks(lambda x: jnp.roll(x, 1) * x, jnp.ones(9), rows_per_block=3))
+    write_blocks(tmp_path, [blocks[0], blocks[2]], (9, 9))
+    with pytest.raises(InputError, match="gap"):
+        list(read_pattern_shards(tmp_path))
+    write_blocks(tmp_path, [blocks[1]])
+    assert len(list(read_pattern_shards(tmp_path))) == 3
+
+
+def test_bad_requests_are_input_errors():
+    prepared = prepare_blocks(lambda x: x * 2, jnp.ones(4))
+    with pytest.raises(InputError, match="outside"):
+        prepared.block(2, 9)
+    with pytest.raises(InputError, match="rows_per_block"):
+        list(prepared.blocks(0))
+
+    @jax.custom_jvp
+    def g(x):
+        return x
+
+    g.defjvp(lambda p, t: (p[0], jnp.sum(t[0]) * p[0]))
+    with pytest.raises(InputError, match="custom derivative"):
+        list(jacobian_sparsity_blocks(g, jnp.ones(3)))
