@@ -104,6 +104,9 @@ def main(argv=None):
     ap.add_argument("--rows-per-block", type=int, default=1 << 20, help="stencil3d: rows per detected block")
     ap.add_argument("--dir", default=None, help="stencil3d: shard directory (default /tmp/shs-scale-L<L>-P<P>)")
     ap.add_argument("--keep", action="store_true", help="stencil3d: keep the shard directory")
+    ap.add_argument("--detection", choices=["blocked", "reference"], default="blocked",
+                    help="stencil3d: 'reference' skips detection and streams the stencil's known pattern "
+                         "(coloring.stencil27_blocks, NumPy) — said so in the output")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--effort", type=float, default=1.0, help="coloring effort (see stablehlo_sparsity.coloring)")
     ap.add_argument("--float32", action="store_true", help="evaluate in float32 (default float64)")
@@ -268,6 +271,8 @@ def stencil3d_run(args) -> int:
         from stablehlo_sparsity.streaming import read_pattern_shards, write_pattern_shards
     except ImportError:  # the streamed detection (issue 23) is not on this branch
         read_pattern_shards = write_pattern_shards = None
+    if args.detection == "reference":
+        write_pattern_shards = None
     L = args.L
     n = m = L ** 3
     dtype = jnp.float32 if args.float32 else jnp.float64
@@ -294,10 +299,12 @@ def stencil3d_run(args) -> int:
         source = lambda: read_pattern_shards(files.root)  # noqa: E731
         detection = "streaming.write_pattern_shards"
     else:
-        say("detection: MISSING — stablehlo_sparsity.streaming (blocked detection) is not on this branch; the "
-            "pattern comes from coloring.stencil27_blocks (NumPy, the stencil's known pattern) instead")
+        why = ("skipped (--detection reference)" if args.detection == "reference" else
+               "MISSING — stablehlo_sparsity.streaming (blocked detection) is not on this branch")
+        say(f"detection: {why}; the pattern comes from coloring.stencil27_blocks (NumPy, the stencil's known "
+            "pattern) instead")
         source = stencil27_blocks(L, args.rows_per_block)
-        detection = "missing (NumPy reference pattern)"
+        detection = f"{why.split(' —')[0].lower()}: not run, the NumPy reference pattern instead"
     files.barrier("detected")
 
     # ---- coloring
