@@ -13,7 +13,11 @@ What differs from one process, for a prepared derivative ``jac`` over a global m
   process) on every device of the mesh;
 * the result is a global array replicated on the mesh; :func:`to_host` reads it back as NumPy in every
   process (``multihost_utils.process_allgather``);
-* :func:`row_block` gives this process's block of rows as a SciPy CSR matrix.
+* with ``devices=stablehlo_sparsity.sharding.by_rows(mesh)`` the result is instead sharded by rows: each
+  device (so each process) holds only its own block of rows' values, a ``(D, width)`` global array (see
+  :class:`~stablehlo_sparsity.evaluation.RowBlocks`), and more processes mean less memory per process;
+* :func:`row_block` gives this process's block of rows as a SciPy CSR matrix — for a row-sharded result from
+  the values this process holds, never gathering the others'.
 
 On a cluster, run the same script under the scheduler's launcher and call ``jax.distributed.initialize()``
 (which reads SLURM/Open MPI/TPU environments) instead of :func:`initialize`.
@@ -109,13 +113,23 @@ def to_host(value):
 
 
 def row_block(prepared, values, process_id: int | None = None, num_processes: int | None = None):
-    """This process's block of rows (``ceil(m / N)`` consecutive rows) of the matrix with nonzeros ``values``
-    (in ``prepared.pattern``'s CSR order) as a ``scipy.sparse.csr_array`` of shape ``(rows, n)``; also
-    returns the first row's index."""
+    """This process's block of rows of the matrix with nonzeros ``values`` as a ``scipy.sparse.csr_array`` of
+    shape ``(rows, n)``; also returns the first row's index.
+
+    ``values`` replicated (in ``prepared.pattern``'s CSR order): the ``process_id``-th of ``num_processes``
+    blocks of ``ceil(m / N)`` consecutive rows (default: this process of all).  ``values`` sharded by rows
+    (``devices=by_rows(...)``): the rows of the blocks this process's devices hold, read from its own shards
+    only (``process_id`` / ``num_processes`` do not apply)."""
     import jax
     import numpy as np
     import scipy.sparse as sp
 
+    blocks = getattr(prepared, "row_blocks", None)
+    if blocks is not None:
+        if process_id is not None or num_processes is not None:
+            raise InputError("row_block: a result sharded by rows gives the rows of this process's own shards; "
+                             "process_id/num_processes apply to a replicated result only")
+        return _own_rows(prepared, values, blocks)
     pid = jax.process_index() if process_id is None else process_id
     count = jax.process_count() if num_processes is None else num_processes
     vals = to_host(values)
@@ -126,3 +140,31 @@ def row_block(prepared, values, process_id: int | None = None, num_processes: in
     lo, hi = min(m, pid * per), min(m, (pid + 1) * per)
     a, b = int(indptr[lo]), int(indptr[hi])
     return sp.csr_array((vals[a:b], indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, n)), lo
+
+
+def _own_rows(prepared, values, blocks):
+    """The CSR block of the row blocks held by this process's shards of a ``(D, width)`` row-sharded result."""
+    import jax
+    import numpy as np
+    import scipy.sparse as sp
+
+    if not isinstance(values, jax.Array) or values.shape != (blocks.devices, blocks.width):
+        raise InputError(f"row_block: expected the ({blocks.devices}, {blocks.width}) row-sharded values of "
+                         f"this prepared derivative, got {type(values).__name__} {getattr(values, 'shape', '')}")
+    own = {}
+    for shard in values.addressable_shards:
+        first = shard.index[0].start or 0
+        data = np.asarray(shard.data)
+        for j in range(data.shape[0]):  # one row block per device (a loop over this process's devices)
+            own[first + j] = data[j]
+    ids = sorted(own)
+    if ids != list(range(ids[0], ids[-1] + 1)):
+        raise InputError(f"row_block: this process holds the row blocks {ids}, which are not consecutive "
+                         "(order the mesh's devices by process, as jax.devices() does)")
+    counts = blocks.counts
+    vals = np.concatenate([own[d][:counts[d]] for d in ids])
+    lo, hi = int(blocks.row_bounds[ids[0]]), int(blocks.row_bounds[ids[-1] + 1])
+    indptr, indices = np.asarray(prepared.pattern.indptr), np.asarray(prepared.pattern.indices)
+    a, b = int(indptr[lo]), int(indptr[hi])
+    m, n = prepared.pattern.shape
+    return sp.csr_array((vals, indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, n)), lo

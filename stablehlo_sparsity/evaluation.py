@@ -36,20 +36,26 @@ strategy computes the same products with the same seeds, so the values agree to 
 arithmetic differently).
 
 Index arrays (which product and which entry each nonzero reads, where each group lands) are NumPy arrays
-computed once at preparation and embedded in the program as constants: a call copies none of them.
+computed once at preparation.  Up to :data:`INDEX_ARGUMENT_ENTRIES` nonzeros they are embedded in the program as
+constants (a call copies none of them); beyond, they are arguments of the compiled program, held on the device by
+the prepared object (:meth:`EvaluationPlan.index_tables`, bound while tracing by :meth:`EvaluationPlan.bound`):
+a billion-nonzero program cannot embed gigabytes of constants, and XLA would copy them into the executable.
+The same indices reach the same gathers and scatters either way, so the values are equal bit for bit.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from .errors import InputError
 
 __all__ = ["STRATEGIES", "VMAP_PRODUCT_BYTES", "VMAP_HVP_BYTES", "VJP_VMAP_BYTES", "UNROLL_PRODUCTS", "UNROLL_BYTES",
-           "GROUP", "EvaluationPlan", "Side", "choose_strategy", "static_gather", "seed_leaves", "colors_constant"]
+           "GROUP", "INDEX_ARGUMENT_ENTRIES", "PER_DEVICE", "ROW_METHODS", "RowBlocks", "EvaluationPlan", "Side",
+           "choose_strategy", "static_gather", "gather_index", "seed_leaves", "colors_constant"]
 
 #: The evaluation strategies (see the module docstring).
 STRATEGIES = ("auto", "vmap", "unrolled", "loop")
@@ -84,18 +90,35 @@ GROUP = 8
 #: Literal seeds with more entries than this are stored as bytes and converted in the program.
 COMPACT_SEED_ENTRIES = 1 << 16
 
+#: Plans with more nonzeros than this take their index arrays as arguments of the compiled program instead of
+#: constants (read when the plan is made).  Below it, constants cost nothing at a call and let XLA specialize;
+#: above it, constants are copied into the module, the executable and every device (4 bytes per nonzero each,
+#: and compile time grows with them): at 2^24 nonzeros that is 64 MiB per copy.
+INDEX_ARGUMENT_ENTRIES = 1 << 24
+
+#: Prefix of the per-device index tables of a sharded plan (one row per device of the mesh).
+PER_DEVICE = "device."
+
 #: ``"loop"`` chunks hold about this many bytes of seeds and products (at least one color per chunk).
 LOOP_CHUNK_BYTES = 4 << 20
 
 
+def gather_index(idx, length: int) -> np.ndarray:
+    """``idx`` (NumPy) in the integer type the decompression gathers into a vector of ``length`` use."""
+    idx = np.asarray(idx)
+    if idx.dtype.kind != "i" or (idx.dtype.itemsize > 4 and length < 2**31 - 1):
+        idx = idx.astype(np.int32 if length < 2**31 - 1 else np.int64)
+    return idx
+
+
 def static_gather(flat, idx):
-    """``flat[idx]`` for a constant in-bounds ``idx`` (a NumPy array): one ``stablehlo.gather`` with no index
+    """``flat[idx]`` for an in-bounds ``idx`` — a NumPy array (a constant of the program) or an index array
+    passed as an argument (already in :func:`gather_index`'s type): one ``stablehlo.gather`` with no index
     normalization (the decompression step)."""
     from jax import lax
 
-    idx = np.asarray(idx)
-    if idx.dtype.kind != "i" or (idx.dtype.itemsize > 4 and flat.shape[0] < 2**31 - 1):
-        idx = idx.astype(np.int32 if flat.shape[0] < 2**31 - 1 else np.int64)
+    if isinstance(idx, (np.ndarray, list, tuple)):
+        idx = gather_index(idx, flat.shape[0])
     dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
     return lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
@@ -162,6 +185,52 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
 
 
 
+#: How a row-sharded result is computed (see :class:`RowBlocks`): ``"scatter"`` — each device its block of colors,
+#: then one ``psum_scatter`` of the values laid out by row blocks; ``"local"`` — each device all colors' products,
+#: gathering its own rows only (no communication).
+ROW_METHODS = ("scatter", "local")
+
+
+@dataclass(frozen=True)
+class RowBlocks:
+    """The rows of the result split into ``devices`` blocks of ``ceil(m / devices)`` consecutive rows (the last
+    ones shorter or empty): block ``d`` holds rows ``row_bounds[d] … row_bounds[d + 1] - 1``, i.e. the nonzeros
+    ``nnz_bounds[d] … nnz_bounds[d + 1] - 1`` in CSR order.  A row-sharded result is a ``(devices, width)``
+    array whose row ``d`` holds block ``d``'s nonzeros followed by zeros (``width``: the longest block)."""
+
+    row_bounds: np.ndarray
+    nnz_bounds: np.ndarray
+    width: int
+
+    @classmethod
+    def of(cls, indptr: np.ndarray, devices: int) -> "RowBlocks":
+        m = len(indptr) - 1
+        per = -(-m // devices) if m else 0
+        rows = np.minimum(np.arange(devices + 1, dtype=np.int64) * per, m)
+        nnz = np.asarray(indptr, dtype=np.int64)[rows]
+        return cls(rows, nnz, max(1, int(np.diff(nnz).max(initial=0))))
+
+    @property
+    def devices(self) -> int:
+        return len(self.row_bounds) - 1
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The nonzeros of each block."""
+        return np.diff(self.nnz_bounds)
+
+    def slots(self) -> np.ndarray:
+        """For each nonzero (CSR order) its index in the flattened ``(devices, width)`` layout."""
+        nnz = int(self.nnz_bounds[-1])
+        block = np.repeat(np.arange(self.devices, dtype=np.int64), self.counts)
+        return block * self.width + np.arange(nnz, dtype=np.int64) - self.nnz_bounds[block]
+
+    def values(self, padded) -> np.ndarray:
+        """The nonzeros in CSR order from the ``(devices, width)`` layout (NumPy)."""
+        padded = np.asarray(padded)
+        return np.concatenate([padded[d, :c] for d, c in enumerate(self.counts)]) if self.devices else padded
+
+
 @dataclass
 class Side:
     """One family of products: ``k`` colors of the seed space (``colors``, one per seed element, ``-1`` for
@@ -218,7 +287,10 @@ class EvaluationPlan:
         for s in self.sides:
             starts.append(starts[-1] + s.k * s.length)
         self.block_starts = starts
-        self.source = None if source is None else np.asarray(source, dtype=np.int64)
+        # int32 while the stacked products have fewer than 2^31 entries: at a billion nonzeros every byte per
+        # nonzero of a kept table is a gigabyte
+        t = np.int32 if starts[-1] < 2**31 - 1 else np.int64
+        self.source = None if source is None else np.asarray(source).astype(t, copy=False)
         self.nnz = 0 if source is None else len(self.source)
         self.chunk_sizes = []
         for s in self.sides:
@@ -231,17 +303,88 @@ class EvaluationPlan:
         self._unroll_sizes = [max(1, min(int(chunk_size or 1), max(s.k, 1))) for s in self.sides]
         if self.source is not None and self.strategy in ("unrolled", "loop"):
             self._split_by_product()
+        #: the index arrays are arguments of the program rather than constants (see the module docstring)
+        self.index_arguments = self.nnz > INDEX_ARGUMENT_ENTRIES
+        self._bound: dict | None = None
+        #: a row-sharded result: the row blocks and the method (``None``: replicated; see :meth:`shard_rows`)
+        self.rows: RowBlocks | None = None
+        self.row_method = "scatter"
+
+    def shard_rows(self, indptr: np.ndarray, devices: int, method: str) -> None:
+        """Make the sharded program return each device's block of rows (:class:`RowBlocks` of the CSR
+        ``indptr``) instead of the replicated values, computed by ``method`` (one of :data:`ROW_METHODS`)."""
+        if method not in ROW_METHODS:
+            raise InputError(f"row method must be one of {', '.join(ROW_METHODS)}, got {method!r}")
+        if self.source is None:
+            raise InputError("a row-sharded result needs direct decompression: decompression by substitution "
+                             "(sparse_hessian mode='substitution') reads every product on every device")
+        self.rows, self.row_method = RowBlocks.of(indptr, devices), method
+        self.__dict__.pop("_shard_cache", None)
+
+    # ------------------------------------------------------------------ index arrays: constants or arguments
+    def index_tables(self, devices: int | None = None) -> dict[str, np.ndarray]:
+        """Every index array the program of this plan reads, by name, in the integer type the program uses:
+        on one device (``devices=None``) for the plan's strategy, else for ``devices`` devices of a mesh.
+        Names starting with :data:`PER_DEVICE` have one row per device (shard them over the mesh's axis: each
+        device needs its own row only); the others are read whole by every device."""
+        if self.nnz == 0:
+            return {}
+        if devices is not None:
+            if self.rows is not None and self.row_method == "local":
+                return {f"{PER_DEVICE}rows": self._local_row_table()}
+            tables = {}
+            for i, s in enumerate(self.sides):
+                if s.k:
+                    _, src, pos = self._shard_tables(i, devices)
+                    tables[f"{PER_DEVICE}{i}.src"], tables[f"{PER_DEVICE}{i}.pos"] = src, pos
+            return tables
+        if self.strategy == "vmap":
+            return {"source": gather_index(self.source, self.block_starts[-1])}
+        if self.strategy == "unrolled":
+            tables = {}
+            for g, (members, entries, order, positions) in enumerate(self.unrolled_tables()):
+                for j, ((i, _c, count), ent) in enumerate(zip(members, entries)):
+                    tables[f"u{g}.e{j}"] = gather_index(ent, count * self.sides[i].length)
+                pieces = sum(len(e) for e in entries) + (positions is None)
+                tables[f"u{g}.order"] = gather_index(order, pieces)
+                if positions is not None:
+                    tables[f"u{g}.pos"] = positions
+            return tables
+        tables = {}
+        for i, s in enumerate(self.sides):
+            if s.k and (self.side_of == i).any():
+                _, _, src, pos = self.loop_tables(i)
+                tables[f"loop{i}.src"], tables[f"loop{i}.pos"] = src, pos
+        return tables
+
+    @contextmanager
+    def bound(self, tables: dict | None) -> Iterator[None]:
+        """While tracing, read the index arrays from ``tables`` (the program's arguments, as
+        :meth:`index_tables` names them; per-device tables as this device's one row) instead of constants."""
+        previous, self._bound = self._bound, (tables or None)
+        try:
+            yield
+        finally:
+            self._bound = previous
+
+    def _table(self, name: str, constant):
+        """The index array ``name``: the bound argument while :meth:`bound` is active, else ``constant``."""
+        if self._bound is not None and name in self._bound:
+            return self._bound[name]
+        return constant
 
     # ------------------------------------------------------------------ static tables
     def _split_by_product(self):
         """Which product (side, color) and which entry of it each nonzero reads, grouped by product."""
         src = self.source
-        side_of = np.searchsorted(np.asarray(self.block_starts[1:]), src, side="right")
+        # the narrowest types that hold them (one or two sides; colors and entries below 2^31 but in huge cases)
+        side_of = np.searchsorted(np.asarray(self.block_starts[1:]), src, side="right").astype(np.int8)
         self.side_of = side_of
         lengths = np.asarray([max(s.length, 1) for s in self.sides], dtype=np.int64)
         local = src - np.asarray(self.block_starts, dtype=np.int64)[side_of]
-        self.color_of = local // lengths[side_of]
-        self.entry_of = local % lengths[side_of]
+        small = max((max(s.k, s.length) for s in self.sides), default=0) < 2**31 - 1
+        self.color_of = (local // lengths[side_of]).astype(np.int32 if small else np.int64)
+        self.entry_of = (local % lengths[side_of]).astype(np.int32 if small else np.int64)
 
     def products(self):
         """``(side index, color)`` of every product, in stacked order."""
@@ -324,7 +467,7 @@ class EvaluationPlan:
         pos = np.full((count, width), self.nnz, t)
         for j in range(count):
             sel = mine[bounds[j]:bounds[j + 1]]
-            src[j, :len(sel)] = (self.color_of[sel] - j * size) * s.length + self.entry_of[sel]
+            src[j, :len(sel)] = (self.color_of[sel].astype(np.int64) - j * size) * s.length + self.entry_of[sel]
             pos[j, :len(sel)] = sel
         return src, pos
 
@@ -386,7 +529,7 @@ class EvaluationPlan:
             flat, primal = self.stacked(apply, seeds, dtype)
             if self.nnz == 0:
                 return jnp.zeros((0,), dtype), primal
-            return static_gather(flat, self.source), primal
+            return static_gather(flat, self._table("source", self.source)), primal
         if self.strategy == "unrolled":
             return self._unrolled_values(apply, seeds, dtype)
         vals = jnp.zeros((self.nnz,), dtype)
@@ -395,7 +538,8 @@ class EvaluationPlan:
                 continue
             nch, cs, src, pos = self.loop_tables(i)
             fn = _linear_or(apply[i], None if linear is None else linear[i])
-            src_c, pos_c = jnp.asarray(src), jnp.asarray(pos)
+            src_c = jnp.asarray(self._table(f"loop{i}.src", src))
+            pos_c = jnp.asarray(self._table(f"loop{i}.pos", pos))
 
             def body(j, acc, fn=fn, i=i, cs=cs, src_c=src_c, pos_c=pos_c):
                 comp = jnp.ravel(jax.vmap(fn)(seeds[i](j * cs, cs, False))).astype(dtype)
@@ -411,9 +555,13 @@ class EvaluationPlan:
 
         groups = self.unrolled_tables()
         out, primal = None, None
-        for members, entries, gather_idx, positions in groups:
+        for g, (members, entries, gather_idx, positions) in enumerate(groups):
             pieces = []
-            for (i, c, count), ent in zip(members, entries):
+            gather_idx = self._table(f"u{g}.order", gather_idx)
+            if positions is not None:
+                positions = self._table(f"u{g}.pos", positions)
+            for j, ((i, c, count), ent) in enumerate(zip(members, entries)):
+                ent = self._table(f"u{g}.e{j}", ent)
                 if count == 1:
                     p, prod = apply[i](_first(seeds[i](c, 1, None)))
                 else:
@@ -441,6 +589,12 @@ class EvaluationPlan:
             self._split_by_product()
         kb = -(-self.sides[side].k // devices)
         src, pos = self._color_block_tables(side, kb, devices)
+        if self.rows is not None:
+            # positions in the (devices, width) layout by row blocks; padding (nnz) past its end
+            rb = self.rows
+            slots = np.append(rb.slots(), rb.devices * rb.width)
+            t = np.int32 if rb.devices * rb.width < 2**31 - 1 else np.int64
+            pos = slots[pos].astype(t)
         cache[key] = (kb, src, pos)
         return cache[key]
 
@@ -452,21 +606,61 @@ class EvaluationPlan:
         import jax.numpy as jnp
         from jax import lax
 
-        if self.nnz == 0:
+        if self.rows is not None and self.row_method == "local":
+            return self._local_rows(apply, seeds, dtype, axis)
+        if self.nnz == 0 and self.rows is None:
             return jnp.zeros((0,), dtype), None
         d = lax.axis_index(axis)
-        acc = jnp.zeros((self.nnz,), dtype)
+        rb = self.rows
+        acc = jnp.zeros((self.nnz if rb is None else rb.devices * rb.width,), dtype)
         primal = None
         for i, s in enumerate(self.sides):
             if s.k == 0:
                 continue
             kb, src, pos = self._shard_tables(i, devices)
+            src = self._device_row(f"{PER_DEVICE}{i}.src", src, d)
+            pos = self._device_row(f"{PER_DEVICE}{i}.pos", pos, d)
             p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)
-            acc = acc.at[jnp.asarray(pos)[d]].set(flat[jnp.asarray(src)[d]], mode="drop", indices_are_sorted=True,
-                                                  unique_indices=True)
+            acc = acc.at[pos].set(flat[src], mode="drop", indices_are_sorted=True, unique_indices=True)
+        if rb is not None:
+            # each device receives the sum of its own row block only (the parts are disjoint: exact)
+            return lax.psum_scatter(acc.reshape(rb.devices, rb.width), axis, scatter_dimension=0, tiled=True), primal
         return lax.psum(acc, axis), primal
+
+    def _local_row_table(self) -> np.ndarray:
+        """``(devices, width)``: for each device's row block, the flat index into all stacked products of each
+        of its nonzeros (padding: one past the end, read as zero)."""
+        rb = self.rows
+        assert rb is not None and self.source is not None
+        total = self.block_starts[-1]
+        t = np.int32 if total < 2**31 - 1 else np.int64
+        table = np.full(rb.devices * rb.width, total, t)
+        table[rb.slots()] = self.source
+        return table.reshape(rb.devices, rb.width)
+
+    def _local_rows(self, apply, seeds, dtype, axis: str):
+        """``(this device's row block (1, width), primal)``: every product on every device, then a gather of
+        the device's own nonzeros — no communication."""
+        from jax import lax
+
+        rb = self.rows
+        assert rb is not None
+        flat, primal = self.stacked(apply, seeds, dtype)
+        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table(), lax.axis_index(axis))
+        dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+        block = lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.FILL_OR_DROP,
+                           fill_value=0)
+        return block.reshape(1, rb.width), primal
+
+    def _device_row(self, name: str, table: np.ndarray, d):
+        """Device ``d``'s row of the per-device table ``name``: the one row this device was given as an
+        argument, or row ``d`` of the constant."""
+        import jax.numpy as jnp
+
+        bound = self._table(name, None)
+        return bound[0] if bound is not None else jnp.asarray(table)[d]
 
     def sharded_stacked(self, apply, seeds, dtype, axis: str, devices: int):
         """``(flat stacked products, primal)`` inside ``shard_map``: each device its block of colors, then one

@@ -6,7 +6,8 @@ its own block of ``ceil(K / D)`` consecutive colors — ``jax.vmap`` over its se
 the color vector and its position on the mesh — and writes the nonzeros those products give into a zero
 vector; one ``psum`` over the mesh adds the disjoint parts.  Every nonzero is read from exactly one product,
 so the sum adds zeros only and the values equal the single-device ones (up to the rounding of a differently
-fused product).  The result is replicated on every device of the mesh.  Decompression by substitution
+fused product).  The result is replicated on every device of the mesh, unless ``devices=by_rows(...)`` asks for
+it sharded by rows (each device keeps only its block of rows: see :func:`by_rows`).  Decompression by substitution
 (``sparse_hessian(mode="substitution")``) gathers all products on every device (``all_gather``) first.
 
 ``devices`` may be
@@ -25,7 +26,8 @@ Jacobian and shard the batch: ``jax.jit(jax.vmap(jac))`` on a batch placed with
 Across processes (``jax.distributed``; see :mod:`stablehlo_sparsity.distributed` and
 ``python -m stablehlo_sparsity.launch``) the same code runs unchanged: after ``initialize()``, ``jax.devices()``
 spans every process, a mesh over them makes every process evaluate its devices' colors, and the ``psum`` goes
-between processes (gloo on CPU).  The result is replicated, so every process holds all ``nnz`` values.
+between processes (gloo on CPU).  The result is replicated, so every process holds all ``nnz`` values, unless
+it is sharded by rows (:func:`by_rows`): then each process holds only its own rows.
 
 On one CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` (set before JAX initializes) gives four
 virtual devices; they share the machine's cores, so this tests the program rather than speeding it up.
@@ -33,14 +35,45 @@ virtual devices; they share the machine's cores, so this tests the program rathe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from .errors import InputError
 
-__all__ = ["resolve_devices", "sharded_call", "AXIS"]
+__all__ = ["resolve_devices", "sharded_call", "AXIS", "ByRows", "by_rows"]
 
 #: The mesh axis name used when ``devices`` is not a Mesh.
 AXIS = "colors"
+
+
+@dataclass(frozen=True)
+class ByRows:
+    """``devices=by_rows(devices)``: the mesh of ``devices``, and a result sharded by rows (see :func:`by_rows`)."""
+
+    devices: object
+    method: str = "auto"
+
+
+def by_rows(devices, method: str = "auto") -> ByRows:
+    """Ask for the result sharded by rows over the mesh of ``devices`` (as ``devices=`` takes them):
+    ``sparse_jacobian(f, x, devices=by_rows(jax.devices()), output="values")`` returns, instead of all ``nnz``
+    values on every device, a ``(D, width)`` global array sharded over the mesh's axis whose row ``d`` holds
+    the nonzeros of the ``d``-th block of ``ceil(m / D)`` rows (then zeros): each device keeps its own rows only
+    (see :class:`~stablehlo_sparsity.evaluation.RowBlocks`, ``prepared.row_blocks``, and
+    :func:`stablehlo_sparsity.distributed.row_block` for a process's rows as SciPy CSR).
+
+    ``method``: ``"scatter"`` (each device its block of colors, one ``psum_scatter`` of ``nnz`` values),
+    ``"local"`` (each device every product, no communication) or ``"auto"`` (:data:`ROW_METHOD`, chosen by
+    ``benchmarks/distributed.py``; see ``docs/scaling.md``)."""
+    from .evaluation import ROW_METHODS
+
+    if method != "auto" and method not in ROW_METHODS:
+        raise InputError(f"by_rows: method must be 'auto' or one of {', '.join(ROW_METHODS)}, got {method!r}")
+    return ByRows(devices, method)
+
+
+#: The method ``by_rows(..., method="auto")`` takes.
+ROW_METHOD = "scatter"
 
 
 def resolve_devices(devices):
@@ -72,19 +105,33 @@ def resolve_devices(devices):
     return Mesh(np.array(devs), (AXIS,))
 
 
-def sharded_call(values_on: Callable, args: tuple, mesh):
+def sharded_call(values_on: Callable, args: tuple, mesh, tables: dict | None = None,
+                 bound: Callable | None = None, by_rows: bool = False):
     """``values_on(args, shard=(axis, D))`` under ``jax.shard_map`` over ``mesh``: arguments and results
-    replicated, the products split by color blocks (see the module docstring)."""
+    replicated, the products split by color blocks (see the module docstring).
+
+    ``tables``: index arrays passed as arguments (see :meth:`~stablehlo_sparsity.evaluation.EvaluationPlan.
+    index_tables`): those named with the per-device prefix are split over the mesh's axis (each device gets its
+    own row), the others replicated; ``bound(local tables)`` is the context in which ``values_on`` reads them.
+    ``by_rows``: the values come out as one row block per device, sharded over the axis."""
+    import contextlib
+
     import jax
     from jax.sharding import PartitionSpec as P
 
+    from .evaluation import PER_DEVICE
+
     axis = mesh.axis_names[0]
     count = mesh.shape[axis]
+    tables = tables or {}
+    table_specs = {k: P(axis) if k.startswith(PER_DEVICE) else P() for k in tables}
 
-    def body(*a):
-        return values_on(a, (axis, count))
+    def body(local, *a):
+        with (bound(local) if bound is not None else contextlib.nullcontext()):
+            return values_on(a, (axis, count))
 
     # check_vma=False: the products vary by device while the arguments (and the VJP closures built from them)
     # are replicated; every output is replicated by construction (the psum, and f(x) computed alike everywhere)
-    return jax.shard_map(body, mesh=mesh, in_specs=tuple(P() for _ in args), out_specs=P(),
-                         check_vma=False)(*args)
+    out_specs = (P(), P(), P(axis)) if by_rows else P()
+    return jax.shard_map(body, mesh=mesh, in_specs=(table_specs, *(P() for _ in args)), out_specs=out_specs,
+                         check_vma=False)(tables, *args)

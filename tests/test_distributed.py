@@ -21,19 +21,21 @@ from stablehlo_sparsity.distributed import COORDINATOR
 
 SCRIPT = textwrap.dedent("""
     import os, sys
-    out = sys.argv[1]
+    out, size = sys.argv[1], int(sys.argv[2])
     from stablehlo_sparsity import distributed
     if distributed.COORDINATOR in os.environ:
         pid, count = distributed.initialize()
     else:  # the single-process reference: the same mesh size, on virtual devices of one process
-        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={size}"
         pid, count = 0, 1
     import jax, jax.numpy as jnp, numpy as np
     jax.config.update("jax_enable_x64", True)
     import stablehlo_sparsity as ss
+    from stablehlo_sparsity import evaluation
     from stablehlo_sparsity.examples import brusselator
+    from stablehlo_sparsity.sharding import by_rows
 
-    assert len(jax.devices()) == 2 and len(jax.local_devices()) == 2 // count, jax.devices()
+    assert len(jax.devices()) == size and len(jax.local_devices()) == size // count, jax.devices()
     N = 6
     f = lambda v: brusselator(v, N)
     g = lambda v: 0.5 * jnp.sum(brusselator(v, N) ** 2)
@@ -41,20 +43,38 @@ SCRIPT = textwrap.dedent("""
     mesh = distributed.global_mesh()
     xg = distributed.replicate(x, mesh)
     res = {}
+
+    def rows(name, prepared):  # a result sharded by rows: the whole (gathered) and this process's own rows
+        vals = prepared.values(xg)
+        assert vals.shape == (size, prepared.row_blocks.width) and len(vals.addressable_shards) == size // count
+        res[name] = prepared.row_blocks.values(distributed.to_host(vals))
+        blk, lo = distributed.row_block(prepared, vals)
+        res[name + "_own"], res[name + "_own_lo"] = blk.toarray(), np.array(lo)
+
     for mode in ("forward", "reverse"):
         jac = ss.sparse_jacobian(f, jnp.asarray(x), mode=mode, output="values", devices=mesh)
-        assert jac.num_colors >= 2
+        assert jac.num_colors >= size
         res["jac_" + mode] = distributed.to_host(jac.values(xg))
+        # the index tables as arguments (threshold forced to 0), each process building its devices' rows only
+        evaluation.INDEX_ARGUMENT_ENTRIES = 0 if mode == "reverse" else 1 << 24
+        method = "scatter" if mode == "forward" else "local"
+        rows(f"jac_{mode}_rows", ss.sparse_jacobian(f, jnp.asarray(x), mode=mode, output="values",
+                                                    coloring=jac.coloring, devices=by_rows(mesh, method)))
+        evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
     h = ss.sparse_hessian(g, jnp.asarray(x), output="values", devices=jax.devices())
     vals = h.values(xg)
     res["hess"] = distributed.to_host(vals)
+    evaluation.INDEX_ARGUMENT_ENTRIES = 0
+    rows("hess_rows", ss.sparse_hessian(g, jnp.asarray(x), output="values", coloring=h.coloring,
+                                        devices=by_rows(jax.devices())))
+    evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
     if count > 1:  # this process's row block, as SciPy CSR
         blk, lo = distributed.row_block(h, vals)
         res["block"] = blk.toarray()
         res["block_lo"] = np.array(lo)
     else:
-        for pid_ in range(2):
-            blk, lo = distributed.row_block(h, vals, pid_, 2)
+        for pid_ in range(size):
+            blk, lo = distributed.row_block(h, vals, pid_, size)
             res[f"block{pid_}"] = blk.toarray()
             res[f"block{pid_}_lo"] = np.array(lo)
         one = ss.sparse_jacobian(f, jnp.asarray(x), mode="forward", output="values")
@@ -74,7 +94,8 @@ def _gloo_available() -> str | None:
     return None
 
 
-def test_two_processes_agree_with_one_bit_for_bit(tmp_path):
+def _run_and_compare(tmp_path, size: int) -> None:
+    """``size`` processes (one CPU device each) against one process with ``size`` virtual devices."""
     reason = _gloo_available()
     if reason:
         pytest.skip(reason)
@@ -82,25 +103,47 @@ def test_two_processes_agree_with_one_bit_for_bit(tmp_path):
     script.write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if k not in (COORDINATOR, "XLA_FLAGS")}
     env["JAX_PLATFORMS"] = "cpu"
-    ref = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, env=env,
-                         timeout=300)
+    ref = subprocess.run([sys.executable, str(script), str(tmp_path), str(size)], capture_output=True, text=True,
+                         env=env, timeout=300)
     assert ref.returncode == 0 and "DIST-OK" in ref.stdout, ref.stdout[-2000:] + ref.stderr[-4000:]
-    run = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.launch", "-n", "2", "--timeout", "240",
-                          str(script), str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0 and run.stdout.count("DIST-OK") == 2, run.stdout[-2000:] + run.stderr[-4000:]
+    run = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.launch", "-n", str(size), "--timeout", "240",
+                          str(script), str(tmp_path), str(size)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.count("DIST-OK") == size, run.stdout[-2000:] + run.stderr[-4000:]
 
     one = np.load(tmp_path / "p0_of1.npz")
-    for pid in range(2):
-        got = np.load(tmp_path / f"p{pid}_of2.npz")
-        for key in ("jac_forward", "jac_reverse", "hess"):
+    m = 2 * 6 * 6
+    for pid in range(size):
+        got = np.load(tmp_path / f"p{pid}_of{size}.npz")
+        for key in ("jac_forward", "jac_reverse", "hess", "jac_forward_rows", "jac_reverse_rows", "hess_rows"):
             assert got[key].dtype == one[key].dtype and got[key].shape == one[key].shape
             assert np.array_equal(got[key], one[key]), (pid, key)  # bit for bit
         assert int(got["block_lo"]) == int(one[f"block{pid}_lo"])
         assert np.array_equal(got["block"], one[f"block{pid}"])
-    # and the sharded values are the single-device ones up to the rounding of a differently fused product
+        # each process's own rows of a row-sharded result: block pid of ceil(m / size) rows
+        for key in ("jac_forward_rows", "jac_reverse_rows", "hess_rows"):
+            lo = int(got[key + "_own_lo"])
+            assert lo == pid * -(-m // size)
+            own = one[key + "_own"][lo:lo + got[key + "_own"].shape[0]]  # the reference holds every block
+            assert np.array_equal(got[key + "_own"], own), (pid, key)
+    # the row-sharded results are the replicated ones (psum_scatter: the same sums), and products on every
+    # device the single-device ones, up to the rounding of a differently fused product
+    assert np.array_equal(one["jac_forward_rows"], one["jac_forward"])
+    assert np.array_equal(one["hess_rows"], one["hess"])
+    np.testing.assert_allclose(one["jac_reverse_rows"], one["jac_reverse"], rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(one["jac_forward"], one["jac_one_device"], rtol=1e-13, atol=1e-15)
-    stacked = np.vstack([one["block0"], one["block1"]])
-    assert stacked.shape == (2 * 6 * 6, 2 * 6 * 6) and np.count_nonzero(stacked) > 0
+    stacked = np.vstack([one[f"block{p}"] for p in range(size)])
+    assert stacked.shape == (m, m) and np.count_nonzero(stacked) > 0
+    assert one["hess_rows_own"].shape == (m, m) and np.array_equal(one["hess_rows_own"], stacked)
+
+
+def test_two_processes_agree_with_one_bit_for_bit(tmp_path):
+    _run_and_compare(tmp_path, 2)
+
+
+@pytest.mark.skipif(not os.environ.get("SHS_LONG"), reason="4 processes each importing JAX: SHS_LONG=1")
+def test_four_processes_agree_with_one_bit_for_bit(tmp_path):
+    _run_and_compare(tmp_path, 4)
 
 
 def test_launcher_reports_a_failing_process(tmp_path, capfd):

@@ -166,6 +166,39 @@ def test_index_arrays_are_program_constants(strategy):
     assert len(compiled.in_tree.children()[0].children()) == 1
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_index_arrays_as_arguments_give_the_same_bits(strategy, monkeypatch):
+    """Above ``INDEX_ARGUMENT_ENTRIES`` nonzeros (forced to 0 here) the index arrays are arguments of the compiled
+    program, held on the device by the prepared object; the values are those of the constant program bit for bit."""
+    from stablehlo_sparsity import evaluation
+
+    chunk = 2 if strategy == "loop" else None
+    # kept short: one Jacobian mode per strategy, and a Hessian with the batched products
+    for mode in {"vmap": ("reverse",), "unrolled": ("forward",), "loop": ("forward",)}[strategy]:
+        const = ss.sparse_jacobian(bruss, X, mode=mode, strategy=strategy, chunk_size=chunk, output="values")
+        monkeypatch.setattr(evaluation, "INDEX_ARGUMENT_ENTRIES", 0)
+        args = ss.sparse_jacobian(bruss, X, mode=mode, strategy=strategy, chunk_size=chunk, output="values",
+                                  coloring=const.coloring)
+        monkeypatch.undo()
+        assert args.index_arguments and not const.index_arguments
+        tables = args._index_arguments()
+        assert tables and all(isinstance(t, jax.Array) for t in tables.values())
+        # the compiled program's parameters: the index arrays, then x
+        compiled = args._jitted.lower(tables, X).compile()
+        assert compiled.in_tree.num_leaves == len(tables) + 1
+        assert np.array_equal(np.asarray(args(X)), np.asarray(const(X))), mode
+        assert np.array_equal(np.asarray(args.values(X)), np.asarray(const.values(X))), mode
+    if strategy != "vmap":
+        return
+    g = lambda v: 0.5 * jnp.sum(bruss(v) ** 2)  # noqa: E731
+    const = ss.sparse_hessian(g, X, strategy=strategy, chunk_size=chunk, output="values")
+    monkeypatch.setattr(evaluation, "INDEX_ARGUMENT_ENTRIES", 0)
+    args = ss.sparse_hessian(g, X, strategy=strategy, chunk_size=chunk, output="values")
+    assert args.index_arguments
+    assert np.array_equal(np.asarray(args(X)), np.asarray(const(X)))
+    assert np.array_equal(np.asarray(jax.jit(args.values)(X)), np.asarray(const(X)))
+
+
 def test_automatic_choice_follows_the_size_rules():
     def side(k, n, kind):
         return Side(np.zeros(n, np.int32), k, n, kind)

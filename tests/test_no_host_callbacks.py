@@ -63,6 +63,19 @@ def test_sharded_and_module_programs_have_no_host_callback():
     x = _x()
     assert host_callbacks(ss.sparse_jacobian(_f, x, devices=1).as_text()) == []
     assert host_callbacks(ss.sparse_hessian(_g, x, devices=1).as_text()) == []
+    from stablehlo_sparsity import evaluation
+    from stablehlo_sparsity.sharding import by_rows
+
+    # a result sharded by rows (both methods), with the index arrays as arguments of the program
+    evaluation.INDEX_ARGUMENT_ENTRIES, keep = 0, evaluation.INDEX_ARGUMENT_ENTRIES
+    try:
+        for method in ("scatter", "local"):
+            jac = ss.sparse_jacobian(_f, x, devices=by_rows(1, method), output="values")
+            assert jac.index_arguments
+            assert host_callbacks(jac._jitted.lower(jac._index_arguments(), x).as_text()) == []
+        assert host_callbacks(ss.sparse_jacobian(_f, x, output="values").as_text()) == []
+    finally:
+        evaluation.INDEX_ARGUMENT_ENTRIES = keep
     assert host_callbacks(ss.sparse_jacobian(_f, x).export(("cpu", "cuda", "tpu")).mlir_module()) == []
     text = jax.jit(_f).lower(x).as_text()
     assert host_callbacks(ss.sparse_jacobian_module(text, output="values").as_text()) == []

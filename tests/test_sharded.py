@@ -43,6 +43,14 @@ SCRIPT = textwrap.dedent("""
         np.testing.assert_allclose(np.asarray(y), np.asarray(f(x)), rtol=1e-15)
         np.testing.assert_allclose(np.asarray(jac.values(x)), np.asarray(one.values(x)), rtol=1e-13, atol=1e-15)
         assert len(d.sharding.device_set) == len(jac.devices.devices.flat)  # replicated on the mesh
+        # the index tables as arguments, each device holding its own row: the same bits as constants
+        from stablehlo_sparsity import evaluation
+        evaluation.INDEX_ARGUMENT_ENTRIES = 0
+        arg = ss.value_and_sparse_jacobian(f, x, mode=mode, output="dense", coloring=one.coloring, devices=devices)
+        evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
+        tables = arg._index_arguments()
+        assert tables and all(t.sharding.spec[0] == jac.devices.axis_names[0] for t in tables.values())
+        assert np.array_equal(np.asarray(arg(x)[1]), np.asarray(d)), mode
 
     g = lambda v: 0.5 * jnp.sum(brusselator(v, N) ** 2)
     H = np.asarray(jax.hessian(g)(x))
@@ -87,3 +95,25 @@ def test_one_device_mesh_and_argument_errors():
         ss.sparse_jacobian(f, x, devices=[jax.devices()[0]] * 2)
     with pytest.raises(InputError, match="device"):
         ss.sparse_hessian(lambda v: jnp.sum(v ** 3), x, devices=0)
+
+
+def test_result_by_rows_on_one_device_and_its_errors():
+    """``devices=by_rows(...)``: a ``(D, width)`` array of row blocks, here one block holding every nonzero; the
+    containers other than ``"values"``, substitution and unknown methods are clear errors."""
+    from stablehlo_sparsity.sharding import by_rows
+
+    x = jnp.linspace(0.3, 1.1, 6)
+    f = lambda v: v[1:] * v[:-1]  # noqa: E731
+    one = ss.sparse_jacobian(f, x, output="values")
+    for method in ("scatter", "local"):
+        jac = ss.sparse_jacobian(f, x, devices=by_rows(1, method), output="values")
+        vals = jac(x)
+        assert vals.shape == (1, one.pattern.nnz) and jac.row_blocks.devices == 1
+        assert np.array_equal(jac.row_blocks.values(vals), np.asarray(one(x)))
+    with pytest.raises(InputError, match="output='values'"):
+        ss.sparse_jacobian(f, x, devices=by_rows(1), output="dense")
+    with pytest.raises(InputError, match="substitution"):
+        ss.sparse_hessian(lambda v: jnp.sum(v ** 3) + v[0] * jnp.sum(v), x, mode="substitution", output="values",
+                          devices=by_rows(1))
+    with pytest.raises(InputError, match="method"):
+        by_rows(1, "rows")

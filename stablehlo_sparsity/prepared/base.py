@@ -54,6 +54,8 @@ class PreparedDerivative:
     strategy_requested: str = "auto"
     chunk_size: int | None = None
     devices = None
+    #: ``None``, or how a result sharded by rows is computed (see :func:`~stablehlo_sparsity.sharding.by_rows`)
+    row_method: str | None = None
     constant_seeds: bool | None = None
     _argnums_int = True
     _layout = None
@@ -81,14 +83,29 @@ class PreparedDerivative:
         self.set_devices(devices)
 
     def set_devices(self, devices) -> None:
-        """Check and keep ``devices`` (``None``: one device; else a sequence of devices, a count, or a
-        one-axis :class:`jax.sharding.Mesh`) — see :mod:`stablehlo_sparsity.sharding`."""
+        """Check and keep ``devices`` (``None``: one device; else a sequence of devices, a count, a one-axis
+        :class:`jax.sharding.Mesh`, or :func:`~stablehlo_sparsity.sharding.by_rows` of one for a result
+        sharded by rows) — see :mod:`stablehlo_sparsity.sharding`."""
+        self.row_method = None
         if devices is None:
             self.devices = None
             return
-        from ..sharding import resolve_devices
+        from .. import sharding
 
-        self.devices = resolve_devices(devices)
+        if isinstance(devices, sharding.ByRows):
+            if self.output != "values":
+                raise InputError("a result sharded by rows is returned as output='values' (a (devices, width) "
+                                 f"array of row blocks), not output={self.output!r}; "
+                                 "stablehlo_sparsity.distributed.row_block gives a process's rows as SciPy CSR")
+            self.row_method = sharding.ROW_METHOD if devices.method == "auto" else devices.method
+            devices = devices.devices
+        self.devices = sharding.resolve_devices(devices)
+
+    @property
+    def row_blocks(self):
+        """The :class:`~stablehlo_sparsity.evaluation.RowBlocks` of a result sharded by rows (``None``: the
+        result is replicated)."""
+        return None if self._plan is None else self._plan.rows
 
     def set_plan(self, sides, source, rows, cols) -> None:
         """Keep the evaluation plan (the products and where each nonzero is read), the index arrays of the
@@ -99,6 +116,10 @@ class PreparedDerivative:
         self._layout = None
         self._plan = EvaluationPlan(sides, source, self.strategy_requested, self.chunk_size,
                                     itemsize=self.itemsize())
+        if self.row_method is not None:
+            axis = self.devices.axis_names[0]
+            self._plan.shard_rows(np.asarray(_csr_arrays(self.pattern)[0]), self.devices.shape[axis],
+                                  self.row_method)
         self.reset_compiled()
 
     def itemsize(self) -> int:
@@ -115,6 +136,7 @@ class PreparedDerivative:
         self._jitted = jax.jit(self._core)
         self._jitted_values = None
         self._device_index: dict = {}
+        self._device_tables: dict | None = None
 
     # ------------------------------------------------------------------ what it is
     @property
@@ -155,14 +177,63 @@ class PreparedDerivative:
         return lay
 
     # ------------------------------------------------------------------ evaluation
-    def _values(self, *args):
-        """``(f(x) or None, aux leaves, nonzeros in CSR order)``: on one device, or spread over
-        :attr:`devices` with ``shard_map`` (see :mod:`stablehlo_sparsity.sharding`)."""
+    @property
+    def index_arguments(self) -> bool:
+        """Whether the decompression's index arrays are arguments of the compiled program (held on the device
+        by this object) rather than constants: above
+        :data:`~stablehlo_sparsity.evaluation.INDEX_ARGUMENT_ENTRIES` nonzeros."""
+        return self._plan is not None and self._plan.index_arguments
+
+    def _index_arguments(self) -> dict:
+        """The plan's index arrays as device arrays when they are arguments (``{}`` when they are constants):
+        made once; on a mesh, the per-device tables are sharded over its axis (each device holds its own
+        row) and the others replicated."""
+        if not self.index_arguments:
+            return {}
+        if self._device_tables is None:
+            import jax
+
+            from ..evaluation import PER_DEVICE
+
+            plan = self._plan
+            if self.devices is None:
+                tables = plan.index_tables()
+                # a first call may come under jit: the arrays must be concrete, never that trace's tracers
+                with jax.ensure_compile_time_eval():
+                    self._device_tables = {k: jax.device_put(v) for k, v in tables.items()}
+            else:
+                from jax.sharding import NamedSharding, PartitionSpec as P
+
+                mesh = self.devices
+                axis = mesh.axis_names[0]
+                tables = plan.index_tables(mesh.shape[axis])
+                placed = {}
+                for k, v in tables.items():
+                    sharding = NamedSharding(mesh, P(axis) if k.startswith(PER_DEVICE) else P())
+                    # every process builds only the rows its devices hold (the mesh may span processes)
+                    with jax.ensure_compile_time_eval():
+                        placed[k] = jax.make_array_from_callback(v.shape, sharding, lambda i, v=v: v[i])
+                self._device_tables = placed
+        return self._device_tables
+
+    def _values_with(self, tables: dict, *args):
+        """``(f(x) or None, aux leaves, nonzeros in CSR order)``, reading the index arrays from ``tables``
+        (``{}``: constants): on one device, or spread over :attr:`devices` with ``shard_map`` (see
+        :mod:`stablehlo_sparsity.sharding`)."""
+        plan = self._plan
+        if plan is None:  # restored from its serialized program
+            return self._values(*args)
         if self.devices is None:
-            return self._values_on(args)
+            with plan.bound(tables):
+                return self._values_on(args)
         from ..sharding import sharded_call
 
-        return sharded_call(self._values_on, args, self.devices)
+        return sharded_call(self._values_on, args, self.devices, tables, plan.bound, plan.rows is not None)
+
+    def _values(self, *args):
+        """:meth:`_values_with` the index arrays as the plan keeps them (device arguments above the
+        threshold, closed over; else constants)."""
+        return self._values_with(self._index_arguments(), *args)
 
     def _values_on(self, args, shard=None):  # pragma: no cover - every subclass defines it
         raise NotImplementedError
@@ -191,10 +262,11 @@ class PreparedDerivative:
             return ((y, aux) if self.has_aux else y), mat
         return (mat, aux) if self.has_aux else mat
 
-    def _core(self, *args):
-        """The compiled part: ``(f(x) or None, aux leaves, values or dense matrix)``.  Sparse containers are
-        built outside, around device-resident index arrays, so a call does not copy constant indices out."""
-        y, aux, values = self._values(*args)
+    def _core(self, tables, *args):
+        """The compiled part: ``(f(x) or None, aux leaves, values or dense matrix)``, the decompression's index
+        arrays ``tables`` as arguments (``{}``: constants).  Sparse containers are built outside, around
+        device-resident index arrays, so a call does not copy constant indices out."""
+        y, aux, values = self._values_with(tables, *args)
         out = output_named(self.output)
         if out.compiled_dense:
             values = out.in_program(values, self.layout())
@@ -217,7 +289,7 @@ class PreparedDerivative:
 
     def __call__(self, *args):
         args = self.check_args(args)
-        y, aux, values = self._jitted(*args)
+        y, aux, values = self._jitted(self._index_arguments(), *args)
         return self._package(y, self._aux.join(aux),
                              host_container(output_named(self.output), values, self.layout(), self._index))
 
@@ -227,8 +299,8 @@ class PreparedDerivative:
 
         args = self.check_args(args)
         if self._jitted_values is None:
-            self._jitted_values = jax.jit(lambda *a: self._values(*a)[2])
-        return self._jitted_values(*args)
+            self._jitted_values = jax.jit(lambda t, *a: self._values_with(t, *a)[2])
+        return self._jitted_values(self._index_arguments(), *args)
 
     def with_output(self, output: str):
         """A traceable function returning the result with ``output`` built inside the program (auxiliary data:
