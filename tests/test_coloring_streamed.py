@@ -177,3 +177,28 @@ def test_blocks_with_duplicates_unsorted_or_bad_indices():
     bad = sp.csr_matrix((np.ones(1, bool), np.array([3]), np.array([0, 1])), shape=(1, 3))
     with pytest.raises(InputError, match="outside"):
         color_columns_streamed([(0, bad)], (1, 3))
+
+
+def test_colors_the_shards_of_the_blocked_detection(tmp_path):
+    """The pieces together: the blocked detection writes NPZ shards, the coloring reads them twice, and the
+    coloring is valid for (and as good as the in-memory coloring of) the whole detected pattern."""
+    import jax.numpy as jnp
+
+    from stablehlo_sparsity import jacobian_sparsity
+    from stablehlo_sparsity.streaming import read_pattern_shards, write_pattern_shards
+
+    L = 6
+
+    def f(x):
+        u = jnp.pad(x.reshape(L, L, L), 1)
+        out = sum(u[a:a + L, b:b + L, c:c + L] * (1 + a + 3 * b + 9 * c)
+                  for a in range(3) for b in range(3) for c in range(3))
+        return (out + x.reshape(L, L, L) ** 3).ravel()
+
+    x = jnp.ones(L ** 3)
+    write_pattern_shards(tmp_path, f, x, rows_per_block=50)
+    pattern = jacobian_sparsity(f, x)
+    c = color_columns_streamed(lambda: read_pattern_shards(tmp_path), pattern.shape)
+    assert check_coloring(pattern, c) and c.num_colors == color_columns(pattern).num_colors == 27
+    r = color_rows_streamed(lambda: read_pattern_shards(tmp_path), pattern.shape)
+    assert check_coloring(pattern, r) and r.num_colors == 27
