@@ -146,6 +146,10 @@ def test_bad_streams_are_clear_errors():
     passes = iter([split(a, [3]), [(0, sp.csr_array(np.ones((6, 6), bool)))]])
     with pytest.raises(InputError, match="second pass"):
         color_columns_streamed(lambda: next(passes), (6, 6))
+    fewer = sp.csr_array(np.diag([1, 1, 1, 1, 1, 0]).astype(bool))  # a nonzero fewer: no entry out of place
+    passes = iter([split(a, [3]), split(fewer, [3])])
+    with pytest.raises(InputError, match="second pass"):
+        color_rows_streamed(lambda: next(passes), (6, 6))
 
 
 def test_a_dense_row_far_away_costs_one_color_per_column_and_stays_valid():

@@ -298,10 +298,12 @@ class _Horizons:
             return
         last: np.ndarray = np.full(n, -1, dtype)
         end = 0
+        self.digest = (0, 0)  # (nonzeros, sum of their column indices): the second pass must give the same
         for item in _iterate(blocks):
             r0, indptr, indices, rows = _as_block(item, n, end, m)
             _first_last(r0, indptr, indices, self.first, last)
             end = r0 + rows
+            self.digest = (self.digest[0] + len(indices), self.digest[1] + int(indices.sum()))
         self.horizon = last
         self.far = (last - self.first) > int(max_span)
         nfar = int(self.far.sum())
@@ -452,12 +454,13 @@ def _color_streamed(blocks, shape, side: ColoringKind, span, max_span, progress)
     else:
         colors = np.full(m, _UNCOLORED, np.int32)
         col_count = np.zeros(n, np.int32)
-    nblocks = nnz = 0
+    nblocks = nnz = index_sum = 0
     for item in _iterate(blocks):
         r0, indptr, indices, rows = _as_block(item, n, end, m)
         end = r0 + rows
         nblocks += 1
         nnz += len(indices)
+        index_sum += int(indices.sum())
         new = hz.see(r0, indptr, indices)
         window = _window_append(window, r0, indptr, indices)
         w_ids, w_ptr, w_idx = window
@@ -485,6 +488,9 @@ def _color_streamed(blocks, shape, side: ColoringKind, span, max_span, progress)
             colors[r0:end] = w_color[first_new:]
             max_window = max(max_window, len(w_idx))
             window = _window_keep(window, keep & (w_color != _OWN))
+    if span is None and (nnz, index_sum) != hz.digest:
+        raise InputError(f"the second pass over the row blocks differs from the first ({nnz:,} nonzeros, "
+                         f"{hz.digest[0]:,} before): the blocks must be the same each time they are iterated")
     if side == ColoringKind.COLUMN:
         rest = pending if span is not None else order_cols[next_col:]
         w_ids, w_ptr, w_idx = window
