@@ -84,14 +84,16 @@ class Stage:
             pass
         self.before = _status()["VmRSS"]
         self.t0 = time.perf_counter()
+        self.cpu0 = sum(os.times()[:2])
         return self
 
     def __exit__(self, *exc):
         self.time = time.perf_counter() - self.t0
+        self.cpu = sum(os.times()[:2]) - self.cpu0  # user + system, all threads: the work, whatever the load
         s = _status()
         self.peak = s["VmHWM"]
         Stage.rows.append(self)
-        print(f"  {self.name}: {self.time:.2f} s, peak RSS {self.peak / 2**20:,.0f} MiB "
+        print(f"  {self.name}: {self.time:.2f} s (CPU {self.cpu:.2f} s), peak RSS {self.peak / 2**20:,.0f} MiB "
               f"(Δ {(self.peak - self.before) / 2**20:,.0f} MiB) {self.note}", file=sys.stderr, flush=True)
         return False
 
@@ -368,7 +370,7 @@ def stencil3d_run(args) -> int:
     del B
     np.save(files.path(f"jv-{pid}.npy"), y)
     with open(files.path(f"stages-{pid}.json"), "w") as fh:
-        json.dump([[r.name, r.time, r.peak, r.peak - r.before, r.note] for r in Stage.rows], fh)
+        json.dump([[r.name, r.time, r.cpu, r.peak, r.peak - r.before, r.note] for r in Stage.rows], fh)
     files.barrier("evaluated")
     if pid != 0:
         return 0
@@ -382,12 +384,14 @@ def stencil3d_run(args) -> int:
     print(f"3-D 27-point stencil + cubic term, L = {L}: {n:,} unknowns, {nnz:,} nonzeros, {K} colors, "
           f"{'float32' if args.float32 else 'float64'}, {count} process{'es' * (count > 1)}; detection: "
           f"{detection}; J·v from the values agrees with jax.jvp to {err:.1e} (relative)\n")
-    print("| process | stage | time (s) | peak RSS (MiB) | Δ during the stage (MiB) | |")
-    print("|---:|---|---:|---:|---:|---|")
+    print("| process | stage | time (s) | CPU (s) | peak RSS (MiB) | Δ during the stage (MiB) | |")
+    print("|---:|---|---:|---:|---:|---:|---|")
     for q in range(count):
         with open(files.path(f"stages-{q}.json")) as fh:
-            for name, t, peak, delta, note in json.load(fh):
-                print(f"| {q} | {name} | {t:.1f} | {peak / 2**20:,.0f} | {delta / 2**20:,.0f} | {note} |")
+            for name, t, cpu, peak, delta, note in json.load(fh):
+                print(f"| {q} | {name} | {t:.1f} | {cpu:.1f} | {peak / 2**20:,.0f} | {delta / 2**20:,.0f} | {note} |")
+    print(f"\n(time: wall clock; CPU: user + system of the process, all threads — on a shared machine the wall "
+          f"clock also holds the waits for a core; load average at the end {os.getloadavg()[0]:.1f})")
     if not args.keep and args.dir is None:
         shutil.rmtree(files.root, ignore_errors=True)
     return 0 if err < tol else 1
