@@ -51,10 +51,10 @@ class Interpreter:
         #: ``(op, results) -> results``, applied to every op's results before they are stored (the streamed
         #: detection of :mod:`.streaming` empties the rows its block does not need)
         self.result_filter = result_filter
-        #: empty each value's index sets after its last use in its block (the streamed detection bounds memory
-        #: with it).  The value keeps its type, constant and range, which rules looking back through producers
-        #: read (a select's predicate); only the float-bitcast provenance walk reads a producer's index sets,
-        #: so a module with a float-to-integer ``bitcast_convert`` must not release.
+        #: empty each value's index sets after its last use in its function's body (the streamed detection
+        #: bounds memory with it).  The value keeps its type, constant and range, which rules looking back
+        #: through producers read (a select's predicate); only the float-bitcast provenance walk reads a
+        #: producer's index sets, so a module with a float-to-integer ``bitcast_convert`` must not release.
         self.release_dead = release_dead
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
@@ -195,8 +195,9 @@ class Interpreter:
             dead = None
             if self.release_dead:
                 dead = self.memo("last_uses").get(block)
-                if dead is None:
-                    dead = self.memo("last_uses")[block] = last_uses(block)
+                if dead is None:  # function bodies only: loop and branch rules may read their regions' values
+                    dead = self.memo("last_uses")[block] = \
+                        last_uses(block) if block.owner.operation.name == "func.func" else {}
             for position, op in enumerate(block.operations):
                 name = op.operation.name
                 if name in TERMINATORS:

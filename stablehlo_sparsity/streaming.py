@@ -12,24 +12,29 @@ How a block is found — two passes over the same interpreter the whole analysis
    own forward rule applied to *identity-seeded* operands (operand element ``j`` is column ``j``): row ``e``
    of that result lists exactly the operand rows the rule unions into result row ``e``, whatever the rows
    hold, because every rule is a union of operand rows chosen by the op's structure and its known constants
-   (docs/DESIGN.md §2: rows by index map, union, group union, drop).  The constants come from one analysis
-   over zero columns (cheap: every index set is empty), run once per program.  Ops this cannot see through —
+   (docs/DESIGN.md §2: rows by index map, union, group union, drop).  Elementwise ops, ``reshape``,
+   ``slice``, ``reverse`` and ``transpose`` take shortcuts with the same meaning (the spec's index maps on the
+   demand itself).  The constants come from one analysis over zero columns (cheap: every index set is empty),
+   run once per program.  Ops this cannot see through —
    ``while``/``case``/``if``, ops whose regions read values from outside, calls of a function that is also
    called from somewhere the demand pass does not go (a loop body, a composite), a rule that refuses the
    seeds — demand their whole operands: always sound, it only costs memory.  ``func.call`` of a function
    whose every call site is visited goes *into* the callee (the sites' demands are joined, until nothing
    changes), so ``jnp.roll`` and ``jnp.pad``, which JAX emits as private functions, stay bounded.
-2. **Forward, masked**.  The ordinary analysis runs with every visited value's undemanded rows emptied right
-   after its op (``Interpreter.result_filter``), and every value's index sets are dropped after its last
-   use (``Interpreter.release_dead``).  A demanded row only ever reads demanded rows, so it comes out exactly as
-   in the whole analysis; an undemanded row is empty.  The requested output rows are the block.
+2. **Forward, masked**.  The ordinary analysis runs with every visited value's undemanded rows emptied (or
+   left partial) right after its op (``Interpreter.result_filter``), and every value's index sets are
+   dropped after its last use in its function (``Interpreter.release_dead``).  A demanded row only ever reads
+   demanded rows, so it comes out exactly as in the whole analysis; what an undemanded row holds does not
+   matter, as long as it is small.  The requested output rows are the block.
 
 Bound.  Per block: the nonzeros of the demanded rows (the block's own rows plus the halo each op adds), plus
 bookkeeping linear in the number of elements of the values alive at one time (an ``int32`` column or row
 index per element for a masked value, a bit per element for a demand), independent of the pattern's nnz.  The
 demand pass costs a pass over the program per block, and the forward pass touches every element of every
 value (the rules work on whole tensors), so a block costs about as much *time* as a whole analysis of a
-pattern with the block's nonzeros on the whole program's elements.
+pattern with the block's nonzeros on the whole program's elements.  Measured (``benchmarks/stream_detect.py``,
+docs/scaling.md): the 27-point stencil at n = 1e7 takes 3.7 GiB whole and 1.6 GiB in 4 blocks (2.5x the
+CPU time); at n = 3.7e7 (1e9 nonzeros) 6 blocks peak at 4.6 GiB.
 
 Processes.  ``process=(i, P)`` gives process ``i`` the contiguous rows ``[i·⌈m/P⌉, (i+1)·⌈m/P⌉)`` — the rows
 :func:`stablehlo_sparsity.distributed.row_block` hands the same process, so a process detects the rows it
@@ -43,6 +48,7 @@ import functools
 import json
 import os
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -61,6 +67,7 @@ from .parsing import as_module
 from .pattern import SparsityPattern
 from .rules.elementwise import ELEMENTWISE
 from .rules.registry import DEPS_RULES
+from .rules.structural import reverse_np, slice_np, transpose_np
 from .values import AbstractValue, is_differentiable, is_token_type, same_constant, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
@@ -70,6 +77,9 @@ __all__ = ["BlockedDetection", "prepare_blocks", "jacobian_sparsity_blocks", "mo
 
 #: Rows per block when none is given.
 DEFAULT_ROWS_PER_BLOCK = 1 << 20
+
+#: Ops whose NumPy twin (:mod:`.rules.structural`) returns a view of its operand.
+VIEW_TWINS = {"stablehlo.slice": slice_np, "stablehlo.reverse": reverse_np, "stablehlo.transpose": transpose_np}
 
 #: Ops whose results the demand pass does not see through: every operand element is demanded.
 WHOLE_OPERANDS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func.call", "stablehlo.composite"})
@@ -103,8 +113,27 @@ class _Demands:
         self.version[v] = self.version.get(v, 0) + 1
         return True
 
-    def add_all(self, v, size: int) -> bool:
-        return self.add(v, np.ones(size, bool))
+    def take(self, v) -> np.ndarray | None:
+        """:meth:`get`, forgetting ``v``'s demand (a value of the entry function is masked once)."""
+        mask = self.get(v)
+        self._bits.pop(v, None)
+        return mask
+
+
+#: Known values above this many elements that hold one value throughout (a broadcast scalar) are kept as a
+#: broadcast view of that value: the 27 folded coefficients of a 27-point stencil cost nothing then.
+COMPACT_CONSTANT_ELEMENTS = 4096
+
+
+def _compact(av: AbstractValue) -> AbstractValue:
+    """``av`` with a large uniform known value held as a read-only broadcast view (the same bits)."""
+    c = av.const
+    if c is None or c.size <= COMPACT_CONSTANT_ELEMENTS or c.strides == (0,) * c.ndim or not c.flags.c_contiguous:
+        return av
+    bits = c.reshape(-1).view(np.dtype(f"u{c.dtype.itemsize}")) if c.dtype.itemsize in (1, 2, 4, 8) else None
+    if bits is None or not (bits == bits[0]).all():
+        return av
+    return AbstractValue(av.type, av.deps, np.broadcast_to(c.reshape(-1)[0], c.shape), av.uncertainty, av.int_range)
 
 
 def _unknown(av: AbstractValue) -> AbstractValue:
@@ -209,6 +238,8 @@ class BlockedDetection:
             for name in self.visited:
                 for op in _body(self.funcs[name]).operations:
                     self.tracked.update(op.results)
+            #: values of the entry function's body: computed once per block (a callee's, once per call)
+            self.entry_values = {r for op in _body(self.layout.fn).operations for r in op.results}
             # the bitcast provenance walk reads index sets of values before an op's operands (Interpreter)
             self._can_release = not any(o.name == "stablehlo.bitcast_convert" for fn in self.funcs.values()
                                         for o in nested_ops(fn))
@@ -232,9 +263,10 @@ class BlockedDetection:
         def record(op, results):
             for r, av in zip(op.results, results):
                 if r in self.tracked:
-                    self.info[r] = _join_info(self.info.get(r), av)
+                    self.info[r] = _join_info(self.info.get(r), _compact(av))
 
-        interp = Interpreter(self.module, 0, self.options, observer=record)
+        interp = Interpreter(self.module, 0, self.options, observer=record,
+                             result_filter=lambda op, results: [_compact(av) for av in results])
         with warnings.catch_warnings():  # the block analyses report them
             warnings.simplefilter("ignore", SparsityWarning)
             interp.call(self.entry, self._entry_args(0, identity=False))
@@ -328,6 +360,18 @@ class BlockedDetection:
                     out.append((v, union if a.size == size else np.array([union.any()]) if a.size == 1
                                 else np.ones(a.size, bool)))
             return out
+        if name == "stablehlo.reshape":  # the row-major order is kept: the same elements
+            return [(op.operands[0], masks[0])] if self._carries(op.operands[0]) else []
+        twin = VIEW_TWINS.get(name)
+        if twin is not None and self._carries(op.operands[0]):
+            # §slice, §reverse, §transpose: the NumPy twin of the op on the operand's demand is a view of it, so
+            # writing the result's demand into that view marks exactly the operand elements each result reads
+            a = self._info(op.operands[0])
+            demand = np.zeros(a.shape, bool)
+            view = twin(demand, op)
+            if view.size == masks[0].size and np.shares_memory(view, demand):
+                view |= masks[0].reshape(view.shape)
+                return [(op.operands[0], demand.ravel())]
         rule = DEPS_RULES.get(name)
         captures = region_captures(op) if len(op.regions) else []
         if name in WHOLE_OPERANDS or rule is None or captures:
@@ -364,6 +408,11 @@ class BlockedDetection:
                 reached[deps.gather_rows(rows).to_csr().indices] = True
         return [(op.operands[k], reached[offsets[j]:offsets[j + 1]]) for j, k in enumerate(seeded)]
 
+    def _carries(self, v) -> bool:
+        """Whether ``v`` can have index sets (not a known constant, a differentiable type)."""
+        a = self._info(v)
+        return a.const is None and is_differentiable(a.dtype)
+
     def _whole(self, values) -> list:
         out = []
         for v in values:
@@ -384,14 +433,16 @@ class BlockedDetection:
         with self.module.context:
             demands = self.demand(r0, r1)
             tracked = self.tracked
+            once = self.entry_values
+            small: weakref.WeakSet = weakref.WeakSet()
 
             def mask(op, results):
                 out = []
                 for r, av in zip(op.results, results):
                     if r in tracked and not av.deps.is_empty:
-                        keep = demands.get(r)
-                        av = av.with_deps(_masked(av.deps, keep))
-                    out.append(av)
+                        keep = demands.take(r) if r in once else demands.get(r)
+                        av = av.with_deps(_masked(av.deps, keep, small))
+                    out.append(_compact(av))
                 return out
 
             interp = Interpreter(self.module, n, self.options, observer=observer, result_filter=mask,
@@ -409,7 +460,7 @@ class BlockedDetection:
             with nnz_budget(self.options.max_pattern_nnz):
                 return Deps.vstack(pieces).to_csr()
 
-    def blocks(self, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | None = None,
+    def blocks(self, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | str | None = None,
                observer: Callable | None = None) -> Iterator[tuple[int, sp.csr_array]]:
         """``(r0, block)`` for consecutive blocks of ``rows_per_block`` rows, in order — over every row, or over
         this process's rows (:func:`process_rows`) with ``process=(i, P)``."""
@@ -422,31 +473,53 @@ class BlockedDetection:
             yield r0, self.block(r0, r1, observer)
 
 
-def _masked(deps: Deps, keep: np.ndarray | None) -> Deps:
-    """``deps`` with the rows outside ``keep`` emptied, held compactly: an index part stays one (an ``int32``
-    per element), anything else becomes one CSR of the kept rows, so no reference to the unmasked rows
-    survives."""
+#: A masked value keeps up to this many already-masked parts as a lazy union before they are written into one
+#: CSR: a long sum (the 27 terms of a stencil) then rewrites its growing rows every few terms, not every term.
+LAZY_MASKED_PARTS = 8
+
+
+def _masked(deps: Deps, keep: np.ndarray | None, small: weakref.WeakSet) -> Deps:
+    """``deps`` with its rows outside ``keep`` emptied or left partial, held compactly.
+
+    Rows outside a value's demand are never read by a demanded row, so they may hold any subset of their true
+    index sets: what matters is that no value keeps the unmasked rows alive.  ``small`` holds the parts this
+    block already masked; a union of at most :data:`LAZY_MASKED_PARTS` of them (and fresh index parts, masked
+    one by one) stays lazy, anything else is written as one CSR of the kept rows."""
     if keep is None:
         return Deps.empty(deps.rows, deps.n)
     if keep.all():
         return deps
-    if all(isinstance(p, IndexPart) for p in deps.parts):
-        return Deps(deps.rows, deps.n, [IndexPart(np.where(keep, p.cols, -1).astype(p.cols.dtype, copy=False))
-                                        for p in deps.parts if isinstance(p, IndexPart)])
+    parts = deps.parts
+    if len(parts) <= LAZY_MASKED_PARTS and all(p in small or type(p) is IndexPart for p in parts):
+        out = []
+        for p in parts:
+            if p not in small:
+                assert isinstance(p, IndexPart)
+                p = IndexPart(np.where(keep, p.cols, -1).astype(p.cols.dtype, copy=False))
+                small.add(p)
+            out.append(p)
+        return Deps(deps.rows, deps.n, out)
     rows = np.flatnonzero(keep)
     kept = deps.gather_rows(rows).to_csr()  # only the kept rows are built
     if not kept.nnz:
         return Deps.empty(deps.rows, deps.n)
     counts = np.zeros(deps.rows + 1, np.int64)
     counts[rows + 1] = np.diff(kept.indptr)
-    return Deps(deps.rows, deps.n, [CsrPart(make_csr(np.cumsum(counts), kept.indices, deps.rows, deps.n))])
+    part = CsrPart(make_csr(np.cumsum(counts), kept.indices, deps.rows, deps.n))
+    small.add(part)
+    return Deps(deps.rows, deps.n, [part])
 
 
-def process_rows(m: int, process: tuple[int, int] | None) -> tuple[int, int]:
+def process_rows(m: int, process: tuple[int, int] | str | None) -> tuple[int, int]:
     """The rows ``[lo, hi)`` of process ``i`` of ``P`` (``process=(i, P)``): ``⌈m/P⌉`` consecutive rows each, as
-    :func:`stablehlo_sparsity.distributed.row_block`; ``None``: every row."""
+    :func:`stablehlo_sparsity.distributed.row_block`; ``"jax"``: JAX's process index and count (a script
+    started by ``python -m stablehlo_sparsity.launch``); ``None``: every row."""
     if process is None:
         return 0, m
+    if process == "jax":  # under stablehlo_sparsity.launch / jax.distributed: this process of all of them
+        import jax
+
+        process = (jax.process_index(), jax.process_count())
     try:
         i, count = (int(p) for p in process)
     except (TypeError, ValueError):
@@ -500,7 +573,7 @@ def prepare_blocks(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
 
 
 def jacobian_sparsity_blocks(f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
-                             process: tuple[int, int] | None = None, argnums: int | Sequence[int] = 0,
+                             process: tuple[int, int] | str | None = None, argnums: int | Sequence[int] = 0,
                              has_aux: bool = False, options: AnalysisOptions | None = None,
                              **kwargs) -> Iterator[tuple[int, sp.csr_array]]:
     """The Jacobian pattern of ``f`` in row blocks: ``(r0, block)`` in row order, ``block`` a bool
@@ -514,7 +587,7 @@ def jacobian_sparsity_blocks(f: Callable, *args, rows_per_block: int = DEFAULT_R
 
 
 def module_sparsity_blocks(module_or_text, entry: str = "main", *, wrt=None, num_outputs: int | None = None,
-                           rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | None = None,
+                           rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | str | None = None,
                            options: AnalysisOptions | None = None) -> Iterator[tuple[int, sp.csr_array]]:
     """:func:`jacobian_sparsity_blocks` for a StableHLO module (arguments as
     :func:`~stablehlo_sparsity.analyze_module`)."""
@@ -526,17 +599,30 @@ def module_sparsity_blocks(module_or_text, entry: str = "main", *, wrt=None, num
 MANIFEST = "shape.json"
 
 
-def write_blocks(directory, blocks, shape: tuple[int, int] | None = None) -> list[Path]:
-    """Write each ``(r0, block)`` as ``rows-<r0>-<r1>.npz`` (``scipy.sparse.save_npz``) in ``directory``; with
-    ``shape``, also ``shape.json``.  Returns the files written, in order."""
+SHARD_FORMATS = ("npz", "mtx")
+
+
+def write_blocks(directory, blocks, shape: tuple[int, int] | None = None, format: str = "npz") -> list[Path]:
+    """Write each ``(r0, block)`` as ``rows-<r0>-<r1>.npz`` (``scipy.sparse.save_npz``) or, with
+    ``format="mtx"``, ``rows-<r0>-<r1>.mtx`` (MatrixMarket coordinate pattern, rows counted from the block's
+    first row) in ``directory``; with ``shape``, also ``shape.json``.  Returns the files written, in order."""
+    if format not in SHARD_FORMATS:
+        raise InputError(f"format must be one of {', '.join(SHARD_FORMATS)}, got {format!r}")
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     written = []
     for r0, block in blocks:
         r1 = r0 + block.shape[0]
-        path = root / f"rows-{r0:012d}-{r1:012d}.npz"
-        tmp = path.with_name(path.name + ".partial.npz")
-        sp.save_npz(tmp, sp.csr_array(block), compressed=False)
+        path = root / f"rows-{r0:012d}-{r1:012d}.{format}"
+        tmp = root / f".partial-{path.name}"
+        if format == "npz":
+            with open(tmp, "wb") as fh:
+                sp.save_npz(fh, sp.csr_array(block), compressed=False)
+        else:
+            import scipy.io
+
+            with open(tmp, "wb") as fh:
+                scipy.io.mmwrite(fh, sp.coo_array(block), field="pattern")
         os.replace(tmp, path)  # a reader never sees half a shard
         written.append(path)
     if shape is not None:
@@ -545,29 +631,31 @@ def write_blocks(directory, blocks, shape: tuple[int, int] | None = None) -> lis
 
 
 def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DEFAULT_ROWS_PER_BLOCK,
-                         process: tuple[int, int] | None = None, argnums: int | Sequence[int] = 0,
-                         has_aux: bool = False, options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
+                         process: tuple[int, int] | str | None = None, format: str = "npz",
+                         argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                         options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
     """Detect ``f``'s pattern block by block (this process's rows with ``process=(i, P)``) and write the blocks
-    to ``directory`` as NPZ shards (:func:`write_blocks`); :func:`read_pattern_shards` reads them back."""
+    to ``directory`` as NPZ (or MatrixMarket, ``format="mtx"``) shards (:func:`write_blocks`);
+    :func:`read_pattern_shards` reads them back."""
+    if format not in SHARD_FORMATS:
+        raise InputError(f"format must be one of {', '.join(SHARD_FORMATS)}, got {format!r}")
     prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
-    return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape)
+    return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape, format)
 
 
 def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
-    """The shards of ``directory`` as ``(r0, block)`` in row order.  Raises :class:`InputError` when the
-    shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
+    """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order.  Raises
+    :class:`InputError` when the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"no shard directory '{root}'")
     spans = []
-    for path in root.glob("rows-*-*.npz"):
-        if path.name.endswith(".partial.npz"):
-            continue
+    for path in [*root.glob("rows-*-*.npz"), *root.glob("rows-*-*.mtx")]:
         try:
             _, first, end = path.stem.split("-")
             spans.append((int(first), int(end), path))
         except ValueError:
-            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz)") from None
+            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz or .mtx)") from None
     spans.sort()
     shape = None
     if (root / MANIFEST).exists():
@@ -577,7 +665,13 @@ def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
     for a, b, path in spans:
         if a != expect:
             raise InputError(f"shards of '{root}' {'overlap' if a < expect else 'leave a gap'} at row {min(a, expect)}")
-        block = sp.csr_array(sp.load_npz(path))
+        if path.suffix == ".npz":
+            block = sp.csr_array(sp.load_npz(path), dtype=bool)
+        else:
+            import scipy.io
+
+            block = sp.csr_array(scipy.io.mmread(path), dtype=bool)
+            block.sort_indices()
         if block.shape[0] != b - a or (shape is not None and block.shape[1] != shape[1]):
             raise InputError(f"shard '{path.name}' has shape {block.shape}, its name says {b - a} rows")
         expect = b
