@@ -103,7 +103,10 @@ def main(argv=None):
     ap.add_argument("--N", type=int, default=2048)
     ap.add_argument("--problem", choices=["brusselator", "stencil", "stencil3d"], default="brusselator")
     ap.add_argument("--L", type=int, default=334, help="stencil3d: L³ unknowns")
-    ap.add_argument("--rows-per-block", type=int, default=1 << 20, help="stencil3d: rows per detected block")
+    ap.add_argument("--detect-blocks", type=int, default=6,
+                    help="stencil3d: detected blocks in all (fewer, larger blocks: faster, more memory)")
+    ap.add_argument("--rows-per-block", type=int, default=1 << 20,
+                    help="stencil3d: rows per block for the coloring and the decompression (shards are cut)")
     ap.add_argument("--dir", default=None, help="stencil3d: shard directory (default /tmp/shs-scale-L<L>-P<P>)")
     ap.add_argument("--keep", action="store_true", help="stencil3d: keep the shard directory")
     ap.add_argument("--detection", choices=["blocked", "reference"], default="blocked",
@@ -230,6 +233,14 @@ def stencil3d(x, L: int):
     return acc.ravel()
 
 
+def _cut(blocks, rows: int):
+    """``(r0, block)`` pairs cut into blocks of at most ``rows`` rows (the shards of a few large detected blocks
+    become the smaller blocks the coloring's window and the decompression's buffers are sized by)."""
+    for r0, block in blocks:
+        for a in range(0, block.shape[0], rows):
+            yield r0 + a, block[a:a + rows]
+
+
 class _Files:
     """What the processes of one run exchange: files in one directory, and barriers made of files."""
 
@@ -285,6 +296,7 @@ def stencil3d_run(args) -> int:
     f = lambda v: stencil3d(v, L)  # noqa: E731
     x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n), dtype)
     lo, hi = pid * -(-m // count), min(m, (pid + 1) * -(-m // count))
+    detect_rows = -(-(hi - lo) // max(1, -(-args.detect_blocks // count)))  # this process's share of the blocks
     color_columns_streamed(stencil27_blocks(3, 9), (27, 27))  # compile the coloring kernels before the stages
 
     # ---- detection
@@ -295,10 +307,9 @@ def stencil3d_run(args) -> int:
                     os.remove(files.path(name))
         files.barrier("clean")
         with Stage("detection (blocked)") as st:
-            written = write_pattern_shards(files.root, f, x, rows_per_block=args.rows_per_block,
-                                           process=(pid, count))
-        st.note = f"rows [{lo:,}, {hi:,}) in {len(written)} shards of ≤ {args.rows_per_block:,} rows"
-        source = lambda: read_pattern_shards(files.root)  # noqa: E731
+            written = write_pattern_shards(files.root, f, x, rows_per_block=detect_rows, process=(pid, count))
+        st.note = f"rows [{lo:,}, {hi:,}) in {len(written)} shards of ≤ {detect_rows:,} rows"
+        source = lambda: _cut(read_pattern_shards(files.root), args.rows_per_block)  # noqa: E731
         detection = "streaming.write_pattern_shards"
     else:
         why = ("skipped (--detection reference)" if args.detection == "reference" else
