@@ -33,8 +33,8 @@ index per element for a masked value, a bit per element for a demand), independe
 demand pass costs a pass over the program per block, and the forward pass touches every element of every
 value (the rules work on whole tensors), so a block costs about as much *time* as a whole analysis of a
 pattern with the block's nonzeros on the whole program's elements.  Measured (``benchmarks/stream_detect.py``,
-docs/scaling.md): the 27-point stencil at n = 1e7 takes 3.7 GiB whole and 1.6 GiB in 4 blocks (2.5x the
-CPU time); at n = 3.7e7 (1e9 nonzeros) 6 blocks peak at 4.6 GiB.
+docs/scaling.md): the 27-point stencil at n = 1e7 takes 3.6 GiB whole and 1.5 GiB in 4 blocks (1.8x the
+CPU time); at n = 3.7e7 (1e9 nonzeros) 6 blocks peak at 4.5 GiB.
 
 Processes.  ``process=(i, P)`` gives process ``i`` the contiguous rows ``[i·⌈m/P⌉, (i+1)·⌈m/P⌉)`` — the rows
 :func:`stablehlo_sparsity.distributed.row_block` hands the same process, so a process detects the rows it
@@ -432,7 +432,9 @@ class BlockedDetection:
             raise InputError(f"row block [{r0}, {r1}) is outside the pattern's {m} rows")
         with self.module.context:
             demands = self.demand(r0, r1)
-            tracked = self.tracked
+            # the outputs are cut to the block's rows right after the entry returns: masking them first would
+            # only build their rows twice (a final concatenate's stacked rows, on every element)
+            tracked = self.tracked - set(list(_body(self.layout.fn).operations)[-1].operands)
             once = self.entry_values
             small: weakref.WeakSet = weakref.WeakSet()
 
