@@ -5,6 +5,8 @@
   process then holds in full (``devices=mesh``);
 * ``rows/scatter`` — the same products, one ``psum_scatter`` of the values laid out by row blocks: each process
   ends with its own rows only (``devices=by_rows(mesh, "scatter")``);
+* ``rows/exchange`` — the same products, one ``all_to_all`` sending each process just the values of its rows
+  (``devices=by_rows(mesh, "exchange")``);
 * ``rows/local`` — each process evaluates every color and gathers its own rows: no communication
   (``devices=by_rows(mesh, "local")``).
 
@@ -16,8 +18,9 @@ Each configuration and layout runs ``python -m stablehlo_sparsity.launch -n P`` 
 In every process: a warm-up on a small problem, detection and coloring (not timed here; the coloring is the one
 ``sparse_jacobian`` chooses), then preparation, then, after ``gc`` and a reset of the kernel's peak-RSS counter
 (``/proc/self/clear_refs``), the first call (compilation) and the best of ``--repeat`` warm calls.  "peak Δ" is
-the process's RSS high-water mark during those calls minus its RSS before the first (so the preparation's
-detection is not in it); the table shows the largest over the processes (and the times of the slowest process).
+the process's RSS high-water mark during the first call (compilation and evaluation) and during the warm calls
+(the peak counter reset in between), minus its RSS before the first call (so the preparation's detection is
+not in it; the warm figure holds the executable, the index tables and the result); the table shows the largest over the processes (and the times of the slowest process).
 The colors-sharded layouts evaluate each device's colors with ``vmap``; ``rows/local`` evaluates every product
 with the plan's own strategy (``"auto"``: ``"unrolled"`` at these sizes).  The machine's cores are shared by all processes: with more processes
 than cores, time per process does not fall; memory per process is what this measures.
@@ -34,7 +37,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYOUTS = ("replicated", "rows/scatter", "rows/local")
+LAYOUTS = ("replicated", "rows/scatter", "rows/exchange", "rows/local")
 
 
 def stencil27(u, N: int):
@@ -116,6 +119,8 @@ def worker(args) -> None:
         t0 = time.perf_counter()
         jax.block_until_ready(jac.values(xg))
         first = time.perf_counter() - t0
+        first_peak = _status()["VmHWM"]
+        _reset_peak()  # the warm calls: the executable and the result live, no compilation
         best = float("inf")
         for _ in range(args.repeat):
             t0 = time.perf_counter()
@@ -124,15 +129,16 @@ def worker(args) -> None:
         peak = _status()["VmHWM"]
         held = sum(s.data.nbytes for s in jac.values(xg).addressable_shards)
         rows.append({"layout": layout, "pid": pid, "count": count, "nnz": nnz, "colors": coloring.num_colors,
-                     "prepare": prepare, "first": first, "warm": best, "peak": peak, "delta": peak - before,
+                     "prepare": prepare, "first": first, "warm": best, "first_delta": first_peak - before,
+                     "delta": peak - before,
                      "result_bytes": held})
         del jac
     with open(os.path.join(args.out, f"p{pid}.json"), "w") as fh:
         json.dump(rows, fh)
 
 
-def index_comparison(args) -> None:
-    """One process: the same Jacobian with its index arrays as constants and as arguments."""
+def index_worker(args) -> None:
+    """One process, one variant: the Jacobian with its index arrays as constants or as arguments."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -142,30 +148,38 @@ def index_comparison(args) -> None:
     import stablehlo_sparsity as ss
     from stablehlo_sparsity import evaluation
 
-    sizes = [("brusselator", 512), ("brusselator", 1024), ("stencil", 64)] if not args.quick else \
+    f, n, title = problem(args.problem, args.N)
+    x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n))
+    small, sn, _ = problem(args.problem, 8)  # warm-up: the process's first compilations
+    ss.sparse_jacobian(small, jnp.ones(sn), output="values")(jnp.ones(sn)).block_until_ready()
+    coloring = ss.sparse_jacobian(f, x, output="values").coloring
+    evaluation.INDEX_ARGUMENT_ENTRIES = 0 if args.index == "arguments" else 1 << 62
+    jac = ss.sparse_jacobian(f, x, coloring=coloring, output="values")
+    before = _reset_peak()
+    t0 = time.perf_counter()
+    jac(x).block_until_ready()
+    first = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        jac(x).block_until_ready()
+        best = min(best, time.perf_counter() - t0)
+    delta = _status()["VmHWM"] - before
+    print(f"| {title} | {jac.pattern.nnz:,} | {jac.strategy} | {args.index} | {first:.2f} | {best:.3f} | "
+          f"{delta / 2**20:,.0f} |", flush=True)
+
+
+def index_comparison(args) -> None:
+    """The same Jacobian with its index arrays as constants and as arguments, each in a fresh process."""
+    sizes = [("brusselator", 512), ("brusselator", 1024), ("stencil", 48)] if not args.quick else \
         [("brusselator", 256), ("stencil", 32)]
-    print("| problem | nnz | index arrays | prepare + first call (s) | warm (s) | peak Δ (MiB) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| problem | nnz | strategy | index arrays | first call (s) | warm (s) | peak Δ (MiB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     for name, N in sizes:
-        f, n, title = problem(name, N)
-        x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n))
-        coloring = ss.sparse_jacobian(f, x, output="values").coloring
-        for label, threshold in (("constants", 1 << 62), ("arguments", 0)):
-            evaluation.INDEX_ARGUMENT_ENTRIES = threshold
-            before = _reset_peak()
-            t0 = time.perf_counter()
-            jac = ss.sparse_jacobian(f, x, coloring=coloring, output="values")
-            jac(x).block_until_ready()
-            first = time.perf_counter() - t0
-            best = float("inf")
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                jac(x).block_until_ready()
-                best = min(best, time.perf_counter() - t0)
-            delta = _status()["VmHWM"] - before
-            print(f"| {title} | {jac.pattern.nnz:,} | {label} | {first:.2f} | {best:.3f} | {delta / 2**20:,.0f} |",
-                  flush=True)
-            del jac
+        for label in ("constants", "arguments"):
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--index", label, "--problem", name,
+                            "--N", str(N), "--repeat", str(args.repeat)], env=env)
 
 
 def main(argv=None) -> int:
@@ -177,14 +191,18 @@ def main(argv=None) -> int:
     ap.add_argument("--layouts", default=",".join(LAYOUTS))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--index", action="store_true")
+    ap.add_argument("--index", nargs="?", const="both", choices=["both", "constants", "arguments"])
     ap.add_argument("--processes", default="1,2,4")
+    ap.add_argument("--sizes", help="problem:N,… (default: the documented table)")
     args = ap.parse_args(argv)
     if args.worker:
         worker(args)
         return 0
-    if args.index:
+    if args.index == "both":
         index_comparison(args)
+        return 0
+    if args.index:
+        index_worker(args)
         return 0
     import tempfile
 
@@ -193,10 +211,12 @@ def main(argv=None) -> int:
 
     sizes = [("brusselator", 256), ("stencil", 32)] if args.quick else \
         [("brusselator", 256), ("brusselator", 1024), ("stencil", 32), ("stencil", 48)]
+    if args.sizes:
+        sizes = [(p.split(":")[0], int(p.split(":")[1])) for p in args.sizes.split(",")]
     print(f"machine: {machine()}")
-    print("| problem | nnz | colors | processes | layout | first call (s) | warm (s) | peak Δ per process (MiB) "
-          "| result held per process (MiB) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| problem | nnz | colors | processes | layout | first call (s) | warm (s) | peak Δ first call (MiB) "
+          "| peak Δ warm (MiB) | result per process (MiB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
     for name, N in sizes:
@@ -216,7 +236,7 @@ def main(argv=None) -> int:
                 r0 = rs[0]
                 print(f"| {title} | {r0['nnz']:,} | {r0['colors']} | {count} | {layout} | "
                       f"{max(r['first'] for r in rs):.2f} | {max(r['warm'] for r in rs):.3f} | "
-                      f"{max(r['delta'] for r in rs) / 2**20:,.0f} | "
+                      f"{max(r['first_delta'] for r in rs) / 2**20:,.0f} | {max(r['delta'] for r in rs) / 2**20:,.0f} | "
                       f"{max(r['result_bytes'] for r in rs) / 2**20:,.1f} |", flush=True)
     return 0
 

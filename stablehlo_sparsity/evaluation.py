@@ -91,10 +91,11 @@ GROUP = 8
 COMPACT_SEED_ENTRIES = 1 << 16
 
 #: Plans with more nonzeros than this take their index arrays as arguments of the compiled program instead of
-#: constants (read when the plan is made).  Below it, constants cost nothing at a call and let XLA specialize;
-#: above it, constants are copied into the module, the executable and every device (4 bytes per nonzero each,
-#: and compile time grows with them): at 2^24 nonzeros that is 64 MiB per copy.
-INDEX_ARGUMENT_ENTRIES = 1 << 24
+#: constants (read when the plan is made).  Constants are copied into the module, the HLO and the executable
+#: (4 bytes per nonzero each).  Measured (``benchmarks/distributed.py --index``, docs/scaling.md): at 2.9–3.1 M
+#: nonzeros arguments already take 60–75 MiB less peak memory, with the first call slower or faster by turns;
+#: at 12.6 M they win both (−156 MiB, first call 13.3 s against 14.5 s); the warm call is the same.
+INDEX_ARGUMENT_ENTRIES = 1 << 22
 
 #: Prefix of the per-device index tables of a sharded plan (one row per device of the mesh).
 PER_DEVICE = "device."
@@ -186,9 +187,11 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
 
 
 #: How a row-sharded result is computed (see :class:`RowBlocks`): ``"scatter"`` — each device its block of colors,
-#: then one ``psum_scatter`` of the values laid out by row blocks; ``"local"`` — each device all colors' products,
-#: gathering its own rows only (no communication).
-ROW_METHODS = ("scatter", "local")
+#: then one ``psum_scatter`` of the values laid out by row blocks; ``"exchange"`` — each device its block of
+#: colors, then one ``all_to_all`` sending every other device just the nonzeros of its rows (about ``nnz / D``
+#: values per device, no ``nnz``-sized buffer); ``"local"`` — each device all colors' products, gathering its own
+#: rows only (no communication).
+ROW_METHODS = ("scatter", "exchange", "local")
 
 
 @dataclass(frozen=True)
@@ -332,6 +335,13 @@ class EvaluationPlan:
         if devices is not None:
             if self.rows is not None and self.row_method == "local":
                 return {f"{PER_DEVICE}rows": self._local_row_table()}
+            if self.rows is not None and self.row_method == "exchange":
+                tables = {}
+                for i, s in enumerate(self.sides):
+                    if s.k:
+                        send, recv = self._exchange_tables(i, devices)
+                        tables[f"{PER_DEVICE}{i}.send"], tables[f"{PER_DEVICE}{i}.recv"] = send, recv
+                return tables
             tables = {}
             for i, s in enumerate(self.sides):
                 if s.k:
@@ -536,10 +546,13 @@ class EvaluationPlan:
         for i, s in enumerate(self.sides):
             if s.k == 0 or not (self.side_of == i).any():
                 continue
-            nch, cs, src, pos = self.loop_tables(i)
+            cs = self.chunk_sizes[i]
+            nch = -(-s.k // cs)
             fn = _linear_or(apply[i], None if linear is None else linear[i])
-            src_c = jnp.asarray(self._table(f"loop{i}.src", src))
-            pos_c = jnp.asarray(self._table(f"loop{i}.pos", pos))
+            src_c, pos_c = self._table(f"loop{i}.src", None), self._table(f"loop{i}.pos", None)
+            if src_c is None or pos_c is None:  # constants (the tables are built only when they are needed)
+                _, _, src, pos = self.loop_tables(i)
+                src_c, pos_c = jnp.asarray(src), jnp.asarray(pos)
 
             def body(j, acc, fn=fn, i=i, cs=cs, src_c=src_c, pos_c=pos_c):
                 comp = jnp.ravel(jax.vmap(fn)(seeds[i](j * cs, cs, False))).astype(dtype)
@@ -608,6 +621,8 @@ class EvaluationPlan:
 
         if self.rows is not None and self.row_method == "local":
             return self._local_rows(apply, seeds, dtype, axis)
+        if self.rows is not None and self.row_method == "exchange":
+            return self._exchanged_rows(apply, seeds, dtype, axis, devices)
         if self.nnz == 0 and self.rows is None:
             return jnp.zeros((0,), dtype), None
         d = lax.axis_index(axis)
@@ -617,9 +632,9 @@ class EvaluationPlan:
         for i, s in enumerate(self.sides):
             if s.k == 0:
                 continue
-            kb, src, pos = self._shard_tables(i, devices)
-            src = self._device_row(f"{PER_DEVICE}{i}.src", src, d)
-            pos = self._device_row(f"{PER_DEVICE}{i}.pos", pos, d)
+            kb = -(-s.k // devices)
+            src = self._device_row(f"{PER_DEVICE}{i}.src", lambda i=i: self._shard_tables(i, devices)[1], d)
+            pos = self._device_row(f"{PER_DEVICE}{i}.pos", lambda i=i: self._shard_tables(i, devices)[2], d)
             p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)
@@ -628,6 +643,61 @@ class EvaluationPlan:
             # each device receives the sum of its own row block only (the parts are disjoint: exact)
             return lax.psum_scatter(acc.reshape(rb.devices, rb.width), axis, scatter_dimension=0, tiled=True), primal
         return lax.psum(acc, axis), primal
+
+    def _exchange_tables(self, side: int, devices: int):
+        """``(send, recv)``, each ``(devices, devices, width)``: ``send[d, r]`` — the flat indices into device
+        ``d``'s stacked products of side ``side`` (its block of colors) of the nonzeros in row block ``r``;
+        ``recv[r, d]`` — where in row block ``r`` those values go (``width`` of the row layout: padding,
+        dropped).  Vectorized: one stable sort of the side's nonzeros by (sender, row block)."""
+        rb = self.rows
+        assert rb is not None
+        if getattr(self, "side_of", None) is None:
+            self._split_by_product()
+        s = self.sides[side]
+        kb = -(-s.k // devices)
+        mine = np.flatnonzero(self.side_of == side)
+        slot = rb.slots()[mine]
+        sender = self.color_of[mine].astype(np.int64) // kb
+        key = sender * devices + slot // rb.width
+        order = np.argsort(key, kind="stable")
+        mine, slot, sender, key = mine[order], slot[order], sender[order], key[order]
+        starts = np.searchsorted(key, np.arange(devices * devices + 1))
+        width = max(1, int(np.diff(starts).max(initial=0)))
+        rank = np.arange(len(key), dtype=np.int64) - starts[key]
+        t = np.int32 if max(kb * s.length, rb.width + 1) < 2**31 - 1 else np.int64
+        send = np.zeros((devices, devices, width), t)
+        recv = np.full((devices, devices, width), rb.width, t)
+        block = key % devices
+        send[sender, block, rank] = (self.color_of[mine].astype(np.int64) - sender * kb) * s.length + \
+            self.entry_of[mine]
+        recv[block, sender, rank] = slot % rb.width
+        return send, recv
+
+    def _exchanged_rows(self, apply, seeds, dtype, axis: str, devices: int):
+        """``(this device's row block (1, width), primal)``: its block of colors, then one ``all_to_all`` that
+        sends each device the values of its rows; every nonzero is written once (no sum)."""
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        rb = self.rows
+        assert rb is not None
+        d = lax.axis_index(axis)
+        block = jnp.zeros((rb.width,), dtype)
+        primal = None
+        for i, s in enumerate(self.sides):
+            if s.k == 0:
+                continue
+            kb = -(-s.k // devices)
+            send = self._device_row(f"{PER_DEVICE}{i}.send", lambda i=i: self._exchange_tables(i, devices)[0], d)
+            recv = self._device_row(f"{PER_DEVICE}{i}.recv", lambda i=i: self._exchange_tables(i, devices)[1], d)
+            p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
+            primal = p if primal is None else primal
+            flat = jnp.ravel(comp).astype(dtype)
+            out = flat[send]  # (devices, width): row r goes to device r
+            got = lax.all_to_all(out, axis, 0, 0, tiled=True)  # row e came from device e
+            block = block.at[jnp.ravel(recv)].set(jnp.ravel(got), mode="drop", unique_indices=True)
+        return block.reshape(1, rb.width), primal
 
     def _local_row_table(self) -> np.ndarray:
         """``(devices, width)``: for each device's row block, the flat index into all stacked products of each
@@ -648,19 +718,24 @@ class EvaluationPlan:
         rb = self.rows
         assert rb is not None
         flat, primal = self.stacked(apply, seeds, dtype)
-        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table(), lax.axis_index(axis))
+        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table, lax.axis_index(axis))
         dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
         block = lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.FILL_OR_DROP,
                            fill_value=0)
         return block.reshape(1, rb.width), primal
 
-    def _device_row(self, name: str, table: np.ndarray, d):
+    def _device_row(self, name: str, table: Callable[[], np.ndarray], d):
         """Device ``d``'s row of the per-device table ``name``: the one row this device was given as an
-        argument, or row ``d`` of the constant."""
+        argument, or row ``d`` of the constant ``table()`` (built only then)."""
         import jax.numpy as jnp
 
         bound = self._table(name, None)
-        return bound[0] if bound is not None else jnp.asarray(table)[d]
+        return bound[0] if bound is not None else jnp.asarray(table())[d]
+
+    def drop_host_tables(self) -> None:
+        """Forget the cached NumPy copies of the per-device tables (once they are on the devices: a constant
+        program rebuilds them when it is traced)."""
+        self.__dict__.pop("_shard_cache", None)
 
     def sharded_stacked(self, apply, seeds, dtype, axis: str, devices: int):
         """``(flat stacked products, primal)`` inside ``shard_map``: each device its block of colors, then one

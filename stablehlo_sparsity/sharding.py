@@ -62,9 +62,10 @@ def by_rows(devices, method: str = "auto") -> ByRows:
     (see :class:`~stablehlo_sparsity.evaluation.RowBlocks`, ``prepared.row_blocks``, and
     :func:`stablehlo_sparsity.distributed.row_block` for a process's rows as SciPy CSR).
 
-    ``method``: ``"scatter"`` (each device its block of colors, one ``psum_scatter`` of ``nnz`` values),
-    ``"local"`` (each device every product, no communication) or ``"auto"`` (:data:`ROW_METHOD`, chosen by
-    ``benchmarks/distributed.py``; see ``docs/scaling.md``)."""
+    ``method``: ``"exchange"`` (each device its block of colors, one ``all_to_all`` of the values each other
+    device's rows need), ``"scatter"`` (each device its block of colors, one ``psum_scatter`` of ``nnz``
+    values), ``"local"`` (each device every product, no communication) or ``"auto"`` (:data:`ROW_METHOD`,
+    chosen by ``benchmarks/distributed.py``; see ``docs/scaling.md``)."""
     from .evaluation import ROW_METHODS
 
     if method != "auto" and method not in ROW_METHODS:
@@ -72,8 +73,10 @@ def by_rows(devices, method: str = "auto") -> ByRows:
     return ByRows(devices, method)
 
 
-#: The method ``by_rows(..., method="auto")`` takes.
-ROW_METHOD = "scatter"
+#: The method ``by_rows(..., method="auto")`` takes: ``"exchange"`` had the fastest warm call and the lowest peak
+#: of the colors-sharded layouts at 2 and 4 processes, and the only peak that falls with the process count
+#: (docs/scaling.md, "Where the result lives").
+ROW_METHOD = "exchange"
 
 
 def resolve_devices(devices):

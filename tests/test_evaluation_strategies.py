@@ -166,6 +166,17 @@ def test_index_arrays_are_program_constants(strategy):
     assert len(compiled.in_tree.children()[0].children()) == 1
 
 
+def _tensor_type(a) -> str:
+    return "tensor<" + "x".join(map(str, a.shape)) + "x" + {4: "i32", 8: "i64"}[a.dtype.itemsize] + ">"
+
+
+def _constant_types(text: str) -> set[str]:
+    """The tensor types of the constants in a StableHLO text."""
+    import re
+
+    return set(re.findall(r"stablehlo\.constant dense.*: (tensor<[^>]*>)", text))
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_index_arrays_as_arguments_give_the_same_bits(strategy, monkeypatch):
     """Above ``INDEX_ARGUMENT_ENTRIES`` nonzeros (forced to 0 here) the index arrays are arguments of the compiled
@@ -186,6 +197,10 @@ def test_index_arrays_as_arguments_give_the_same_bits(strategy, monkeypatch):
         # the compiled program's parameters: the index arrays, then x
         compiled = args._jitted.lower(tables, X).compile()
         assert compiled.in_tree.num_leaves == len(tables) + 1
+        # and the program reads them: no index array is a constant any more (the constant program has them)
+        types = {_tensor_type(t) for t in tables.values()}
+        assert not types & _constant_types(args._jitted.lower(tables, X).as_text()), types
+        assert types & _constant_types(const._jitted.lower({}, X).as_text()), types
         assert np.array_equal(np.asarray(args(X)), np.asarray(const(X))), mode
         assert np.array_equal(np.asarray(args.values(X)), np.asarray(const.values(X))), mode
     if strategy != "vmap":

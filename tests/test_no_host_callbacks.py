@@ -69,7 +69,7 @@ def test_sharded_and_module_programs_have_no_host_callback():
     # a result sharded by rows (both methods), with the index arrays as arguments of the program
     evaluation.INDEX_ARGUMENT_ENTRIES, keep = 0, evaluation.INDEX_ARGUMENT_ENTRIES
     try:
-        for method in ("scatter", "local"):
+        for method in ("scatter", "exchange", "local"):
             jac = ss.sparse_jacobian(_f, x, devices=by_rows(1, method), output="values")
             assert jac.index_arguments
             assert host_callbacks(jac._jitted.lower(jac._index_arguments(), x).as_text()) == []

@@ -45,9 +45,9 @@ SCRIPT = textwrap.dedent("""
         assert len(d.sharding.device_set) == len(jac.devices.devices.flat)  # replicated on the mesh
         # the index tables as arguments, each device holding its own row: the same bits as constants
         from stablehlo_sparsity import evaluation
-        evaluation.INDEX_ARGUMENT_ENTRIES = 0
+        evaluation.INDEX_ARGUMENT_ENTRIES, default = 0, evaluation.INDEX_ARGUMENT_ENTRIES
         arg = ss.value_and_sparse_jacobian(f, x, mode=mode, output="dense", coloring=one.coloring, devices=devices)
-        evaluation.INDEX_ARGUMENT_ENTRIES = 1 << 24
+        evaluation.INDEX_ARGUMENT_ENTRIES = default
         tables = arg._index_arguments()
         assert tables and all(t.sharding.spec[0] == jac.devices.axis_names[0] for t in tables.values())
         assert np.array_equal(np.asarray(arg(x)[1]), np.asarray(d)), mode
@@ -105,11 +105,13 @@ def test_result_by_rows_on_one_device_and_its_errors():
     x = jnp.linspace(0.3, 1.1, 6)
     f = lambda v: v[1:] * v[:-1]  # noqa: E731
     one = ss.sparse_jacobian(f, x, output="values")
-    for method in ("scatter", "local"):
+    for method in ("scatter", "exchange", "local"):
         jac = ss.sparse_jacobian(f, x, devices=by_rows(1, method), output="values")
         vals = jac(x)
         assert vals.shape == (1, one.pattern.nnz) and jac.row_blocks.devices == 1
         assert np.array_equal(jac.row_blocks.values(vals), np.asarray(one(x)))
+    with pytest.raises(InputError, match="sharded by rows"):
+        jac.blocks(x)
     with pytest.raises(InputError, match="output='values'"):
         ss.sparse_jacobian(f, x, devices=by_rows(1), output="dense")
     with pytest.raises(InputError, match="substitution"):

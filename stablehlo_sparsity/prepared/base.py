@@ -214,6 +214,7 @@ class PreparedDerivative:
                     with jax.ensure_compile_time_eval():
                         placed[k] = jax.make_array_from_callback(v.shape, sharding, lambda i, v=v: v[i])
                 self._device_tables = placed
+                plan.drop_host_tables()
         return self._device_tables
 
     def _values_with(self, tables: dict, *args):
@@ -414,6 +415,11 @@ class PreparedDerivative:
         """:meth:`blocks` from the nonzeros of :meth:`values` (CSR order of :attr:`pattern`)."""
         import jax
         import jax.numpy as jnp
+
+        if self.row_blocks is not None:
+            raise InputError("blocks: this result is sharded by rows (devices=by_rows(...)); take the CSR order "
+                             "vector from prepared.row_blocks.values(...) or a process's rows from "
+                             "stablehlo_sparsity.distributed.row_block")
 
         inner = self._inner_tree()
         outer = self._row_tree(inner)
