@@ -5,6 +5,26 @@ colored and evaluated on one machine, with the time and peak memory of each stag
     python benchmarks/scale.py --N 512                # a quicker run
     python benchmarks/scale.py --effort 3             # more coloring effort (fewer colors, longer coloring)
     python benchmarks/scale.py --problem stencil --N 1000   # 2-D 5-point stencil + cubic term, N² unknowns
+    python benchmarks/scale.py --problem stencil3d --L 334 --float32        # 3-D 27-point stencil, 1.0e9 nonzeros
+    python -m stablehlo_sparsity.launch -n 2 benchmarks/scale.py --problem stencil3d --L 334 --float32
+
+The 3-D 27-point stencil (``--problem stencil3d``, ``n = L³`` unknowns, ``nnz ≈ 27 n``) runs in bounded memory,
+stage by stage, in each process of the launch (``-n P``; one process without the launcher):
+
+* detection, blocked — process ``p`` detects its ``⌈m/P⌉`` rows block by block
+  (``streaming.write_pattern_shards``) into NPZ shards in ``--dir``;
+* coloring, streamed — process 0 colors the columns from the shards (``coloring.color_columns_streamed``,
+  two passes, memory ``O(n + window)``); the others wait for ``colors.npy``;
+* evaluation, products — process ``p`` evaluates the JVPs of its colors ``p, p + P, …`` (one jitted
+  ``lax.map``; each seed built in the program from the ``n`` colors): ``⌈K/P⌉ × m`` values;
+* evaluation, decompression — each row block is read back and its nonzeros whose column color is this
+  process's are gathered from the products by a jitted gather whose indices are an argument (padded to one
+  block capacity, so it compiles once); the values are reduced at once into ``J·v`` for a random ``v``;
+* check — process 0 adds the processes' ``J·v`` and compares with one ``jax.jvp``.
+
+The processes exchange nothing but files in ``--dir`` (shards, colors, partial ``J·v``, their stage tables):
+no stage needs a collective, so none waits in one.  ``sparse_jacobian`` itself is not used at this scale: a
+prepared derivative holds the whole pattern's index arrays (``O(nnz)``; 8–16 GB at 1e9).
 
 The preparation target of issue 14 (detection + coloring within 3× detection + 0.5 s) is checked on the
 last line for the run's problem.
@@ -64,14 +84,16 @@ class Stage:
             pass
         self.before = _status()["VmRSS"]
         self.t0 = time.perf_counter()
+        self.cpu0 = sum(os.times()[:2])
         return self
 
     def __exit__(self, *exc):
         self.time = time.perf_counter() - self.t0
+        self.cpu = sum(os.times()[:2]) - self.cpu0  # user + system, all threads: the work, whatever the load
         s = _status()
         self.peak = s["VmHWM"]
         Stage.rows.append(self)
-        print(f"  {self.name}: {self.time:.2f} s, peak RSS {self.peak / 2**20:,.0f} MiB "
+        print(f"  {self.name}: {self.time:.2f} s (CPU {self.cpu:.2f} s), peak RSS {self.peak / 2**20:,.0f} MiB "
               f"(Δ {(self.peak - self.before) / 2**20:,.0f} MiB) {self.note}", file=sys.stderr, flush=True)
         return False
 
@@ -79,11 +101,23 @@ class Stage:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--N", type=int, default=2048)
-    ap.add_argument("--problem", choices=["brusselator", "stencil"], default="brusselator")
+    ap.add_argument("--problem", choices=["brusselator", "stencil", "stencil3d"], default="brusselator")
+    ap.add_argument("--L", type=int, default=334, help="stencil3d: L³ unknowns")
+    ap.add_argument("--detect-blocks", type=int, default=6,
+                    help="stencil3d: detected blocks in all (fewer, larger blocks: faster, more memory)")
+    ap.add_argument("--rows-per-block", type=int, default=1 << 20,
+                    help="stencil3d: rows per block for the coloring and the decompression (shards are cut)")
+    ap.add_argument("--dir", default=None, help="stencil3d: shard directory (default /tmp/shs-scale-L<L>-P<P>)")
+    ap.add_argument("--keep", action="store_true", help="stencil3d: keep the shard directory")
+    ap.add_argument("--detection", choices=["blocked", "reference"], default="blocked",
+                    help="stencil3d: 'reference' skips detection and streams the stencil's known pattern "
+                         "(coloring.stencil27_blocks, NumPy) — said so in the output")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--effort", type=float, default=1.0, help="coloring effort (see stablehlo_sparsity.coloring)")
     ap.add_argument("--float32", action="store_true", help="evaluate in float32 (default float64)")
     args = ap.parse_args(argv)
+    if args.problem == "stencil3d":
+        return stencil3d_run(args)
 
     import jax
 
@@ -179,6 +213,199 @@ def stencil(x, M: int):
     p = jnp.pad(u, 1)
     lap = p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4.0 * u
     return (lap + u ** 3).ravel()
+
+
+
+def stencil3d(x, L: int):
+    """A 3-D 27-point stencil (zero Dirichlet boundary, 27 distinct weights) plus a cubic term on ``L³`` points:
+    row ``i`` of its Jacobian holds the ``3 × 3 × 3`` neighbours of point ``i`` that exist."""
+    import jax.numpy as jnp
+
+    u = x.reshape(L, L, L)
+    p = jnp.pad(u, 1)
+    acc = u ** 3
+    t = 0
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                t += 1
+                acc = acc + (0.5 + 0.03 * t) * p[a:a + L, b:b + L, c:c + L]
+    return acc.ravel()
+
+
+def _cut(blocks, rows: int):
+    """``(r0, block)`` pairs cut into blocks of at most ``rows`` rows (the shards of a few large detected blocks
+    become the smaller blocks the coloring's window and the decompression's buffers are sized by)."""
+    for r0, block in blocks:
+        for a in range(0, block.shape[0], rows):
+            yield r0 + a, block[a:a + rows]
+
+
+class _Files:
+    """What the processes of one run exchange: files in one directory, and barriers made of files."""
+
+    def __init__(self, root: str, pid: int, count: int, token: str):
+        self.root, self.pid, self.count = root, pid, count
+        self.token = "".join(ch if ch.isalnum() else "_" for ch in token)  # one launch's barriers
+        os.makedirs(root, exist_ok=True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.root, name)
+
+    def barrier(self, name: str, timeout: float = 4 * 3600) -> None:
+        open(self.path(f".{self.token}-{name}-{self.pid}"), "w").close()
+        t0 = time.monotonic()
+        while not all(os.path.exists(self.path(f".{self.token}-{name}-{q}")) for q in range(self.count)):
+            if time.monotonic() - t0 > timeout:
+                raise SystemExit(f"process {self.pid}: timed out waiting for the others at '{name}'")
+            time.sleep(0.2)
+
+
+def stencil3d_run(args) -> int:
+    import json
+    import shutil
+
+    from stablehlo_sparsity.distributed import COORDINATOR, NUM_PROCESSES, PROCESS_ID
+
+    pid, count = int(os.environ.get(PROCESS_ID, 0)), int(os.environ.get(NUM_PROCESSES, 1))
+    import jax
+
+    if not args.float32:
+        jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import numpy as np
+
+    sys.path.insert(0, HERE)
+    from detect import machine
+
+    from stablehlo_sparsity.coloring import color_columns_streamed, stencil27_blocks
+
+    try:
+        from stablehlo_sparsity.streaming import read_pattern_shards, write_pattern_shards
+    except ImportError:  # the streamed detection (issue 23) is not on this branch
+        read_pattern_shards = write_pattern_shards = None
+    if args.detection == "reference":
+        write_pattern_shards = None
+    L = args.L
+    n = m = L ** 3
+    dtype = jnp.float32 if args.float32 else jnp.float64
+    files = _Files(args.dir or f"/tmp/shs-scale-L{L}-P{count}", pid, count,
+                   os.environ.get(COORDINATOR, f"single-{os.getpid()}"))
+    say = (lambda *a: print(f"[process {pid}/{count}]", *a, file=sys.stderr, flush=True)) if count > 1 else \
+        (lambda *a: print(*a, file=sys.stderr, flush=True))
+    f = lambda v: stencil3d(v, L)  # noqa: E731
+    x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n), dtype)
+    lo, hi = pid * -(-m // count), min(m, (pid + 1) * -(-m // count))
+    detect_rows = -(-(hi - lo) // max(1, -(-args.detect_blocks // count)))  # this process's share of the blocks
+    color_columns_streamed(stencil27_blocks(3, 9), (27, 27))  # compile the coloring kernels before the stages
+
+    # ---- detection
+    if write_pattern_shards is not None:
+        if pid == 0 and os.path.isdir(files.root):
+            for name in os.listdir(files.root):
+                if name.startswith("rows-") or (name.startswith(".") and files.token not in name):
+                    os.remove(files.path(name))
+        files.barrier("clean")
+        with Stage("detection (blocked)") as st:
+            written = write_pattern_shards(files.root, f, x, rows_per_block=detect_rows, process=(pid, count))
+        st.note = f"rows [{lo:,}, {hi:,}) in {len(written)} shards of ≤ {detect_rows:,} rows"
+        source = lambda: _cut(read_pattern_shards(files.root), args.rows_per_block)  # noqa: E731
+        detection = "streaming.write_pattern_shards"
+    else:
+        why = ("skipped (--detection reference)" if args.detection == "reference" else
+               "MISSING — stablehlo_sparsity.streaming (blocked detection) is not on this branch")
+        say(f"detection: {why}; the pattern comes from coloring.stencil27_blocks (NumPy, the stencil's known "
+            "pattern) instead")
+        source = stencil27_blocks(L, args.rows_per_block)
+        detection = f"{why.split(' —')[0].lower()}: not run, the NumPy reference pattern instead"
+    files.barrier("detected")
+
+    # ---- coloring
+    if pid == 0:
+        with Stage("coloring (streamed, process 0)") as st:
+            coloring = color_columns_streamed(source, (m, n), progress=True)
+        st.note = f"{coloring.num_colors} colors (lower bound {coloring.lower_bound}, {coloring.order})"
+        np.save(files.path("colors.npy.partial.npy"), coloring.colors)
+        os.replace(files.path("colors.npy.partial.npy"), files.path("colors.npy"))
+    files.barrier("colored")
+    colors = np.load(files.path("colors.npy"))
+    K = int(colors.max()) + 1
+
+    # ---- evaluation: the products of this process's colors
+    mine = np.arange(pid, K, count, dtype=np.int32)
+    ctype = np.int8 if K <= 127 else np.int16 if K <= 32767 else np.int32
+
+    @jax.jit
+    def products(x, colors, mine):
+        def one(c):
+            return jax.jvp(f, (x,), ((colors == c).astype(x.dtype),))[1]
+        return jax.lax.map(one, mine)
+
+    with Stage("evaluation: products (first call)") as st:
+        B = products(x, jnp.asarray(colors, ctype), jnp.asarray(mine))
+        B.block_until_ready()
+    st.note = f"{len(mine)} JVPs: {len(mine)} × {m:,} values"
+
+    # ---- evaluation: decompression, block by block, indices as arguments
+    R = args.rows_per_block
+    cap = R * 27  # one padded block shape: one compilation
+
+    @jax.jit
+    def decompress_jv(B, r0, rows, cols, colors, v):
+        """The block's nonzeros gathered from the products (``B[color(j) // P, r0 + i]`` for the entries whose
+        color is this process's, ``0`` for the others and the padding), reduced into the block's ``J·v``."""
+        cc = colors[cols].astype(jnp.int32)
+        own = (cc % count == pid) & (rows < R)
+        values = jnp.where(own, B[cc // count, r0 + rows], 0)
+        return jax.ops.segment_sum(values * v[cols], rows, num_segments=R + 1)[:R]
+
+    colors_dev = jnp.asarray(colors, ctype)
+    v = np.random.default_rng(1).standard_normal(n)
+    v_dev = jnp.asarray(v, dtype)
+    y = np.zeros(m)
+    nnz = 0
+    rows_buf = np.full(cap, R, np.int32)
+    cols_buf = np.zeros(cap, np.int32)
+    with Stage("evaluation: decompression + J·v (blocked)") as st:
+        for r0, block in source():
+            nr, k = block.shape[0], block.nnz
+            rows_buf[:k] = np.repeat(np.arange(nr, dtype=np.int32), np.diff(block.indptr))
+            rows_buf[k:] = R
+            cols_buf[:k] = block.indices
+            cols_buf[k:] = 0
+            yb = decompress_jv(B, jnp.int32(r0), jnp.asarray(rows_buf), jnp.asarray(cols_buf), colors_dev, v_dev)
+            y[r0:r0 + nr] = np.asarray(yb[:nr], np.float64)
+            nnz += k
+    mine_nnz = int(sum(np.bincount(colors % count == pid, minlength=2)[1:]))  # (columns, for the note)
+    st.note = f"{nnz:,} nonzeros; this process reads those of its {len(mine)} colors ({mine_nnz:,} of {n:,} columns)"
+    del B
+    np.save(files.path(f"jv-{pid}.npy"), y)
+    with open(files.path(f"stages-{pid}.json"), "w") as fh:
+        json.dump([[r.name, r.time, r.cpu, r.peak, r.peak - r.before, r.note] for r in Stage.rows], fh)
+    files.barrier("evaluated")
+    if pid != 0:
+        return 0
+
+    # ---- check and report (process 0)
+    total = sum(np.load(files.path(f"jv-{q}.npy")) for q in range(count))
+    jv = np.asarray(jax.jit(lambda x, v: jax.jvp(f, (x,), (v,))[1])(x, jnp.asarray(v, dtype)), np.float64)
+    err = float(np.max(np.abs(total - jv)) / max(1.0, float(np.max(np.abs(jv)))))
+    tol = 1e-4 if args.float32 else 1e-9
+    print(f"Scale benchmark — {time.strftime('%Y-%m-%d')} — {machine()}\n")
+    print(f"3-D 27-point stencil + cubic term, L = {L}: {n:,} unknowns, {nnz:,} nonzeros, {K} colors, "
+          f"{'float32' if args.float32 else 'float64'}, {count} process{'es' * (count > 1)}; detection: "
+          f"{detection}; J·v from the values agrees with jax.jvp to {err:.1e} (relative)\n")
+    print("| process | stage | time (s) | CPU (s) | peak RSS (MiB) | Δ during the stage (MiB) | |")
+    print("|---:|---|---:|---:|---:|---:|---|")
+    for q in range(count):
+        with open(files.path(f"stages-{q}.json")) as fh:
+            for name, t, cpu, peak, delta, note in json.load(fh):
+                print(f"| {q} | {name} | {t:.1f} | {cpu:.1f} | {peak / 2**20:,.0f} | {delta / 2**20:,.0f} | {note} |")
+    print(f"\n(time: wall clock; CPU: user + system of the process, all threads — on a shared machine the wall "
+          f"clock also holds the waits for a core; load average at the end {os.getloadavg()[0]:.1f})")
+    if not args.keep and args.dir is None:
+        shutil.rmtree(files.root, ignore_errors=True)
+    return 0 if err < tol else 1
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@
 
 * :func:`color_columns` — partial distance-2 coloring of the columns (forward mode: one JVP per color);
 * :func:`color_rows` — the same for rows (reverse mode: one VJP per color);
+* :func:`color_columns_streamed`, :func:`color_rows_streamed` — the same from a stream of row blocks, in memory
+  ``O(n + m + window)`` instead of ``O(nnz)`` (:mod:`.streamed`);
 * :func:`color_star` — star coloring of a symmetric pattern (Hessians, direct recovery);
 * :func:`color_acyclic` — acyclic coloring of a symmetric pattern (Hessians, recovery by substitution:
   fewer colors on banded and grid Hessians; :mod:`.acyclic`);
@@ -49,6 +51,7 @@ from .kinds import ColoringKind
 from .policy import (BEST_ORDERS, BEST_ORDERS_MAX_WALK, BEST_STAR_ORDERS, EFFORT_BASE, EFFORT_PER_WALK,
                      LARGE_BEST_ORDERS, METHODS, ORDERS, STAR_FALLBACK_MAX_VERTICES)
 from .result import Bicoloring, Coloring
+from .streamed import color_columns_streamed, color_rows_streamed, stencil27_blocks
 from .symmetric import color_acyclic, color_star
 
 # The compiled kernels (greedy, orderings, star) import numba, which takes a while to import: they are
@@ -69,6 +72,9 @@ __all__ = [
     "STAR_FALLBACK_MAX_VERTICES",
     "color_columns",
     "color_rows",
+    "color_columns_streamed",
+    "color_rows_streamed",
+    "stencil27_blocks",
     "color_star",
     "color_acyclic",
     "color_bidirectional",
