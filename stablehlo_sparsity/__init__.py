@@ -58,4 +58,8 @@ def __getattr__(name):
         from . import streaming
 
         return getattr(streaming, name)
+    if name in ("BlockedJacobian", "blocked_jacobian"):  # evaluation from row blocks (:mod:`.blocked`)
+        from . import blocked
+
+        return getattr(blocked, name)
     raise AttributeError(f"module 'stablehlo_sparsity' has no attribute {name!r}")
