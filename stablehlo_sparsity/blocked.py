@@ -58,16 +58,17 @@ OUTPUTS = ("values", "scipy")
 MIN_CAPACITY = 1 << 10
 
 
-def _source(blocks) -> Callable[[], Any]:
-    """A callable returning a fresh iterator over ``(r0, block)``: a directory of shards, a callable, or a
-    re-iterable collection (a one-shot iterator is refused: every evaluation reads the blocks again)."""
+def _source(blocks) -> Callable[[int, int], Any]:
+    """A callable ``(lo, hi) ->`` a fresh iterator over ``(r0, block)`` holding at least rows ``[lo, hi)``: a
+    directory of shards (only those shards are loaded), a callable, or a re-iterable collection (a one-shot
+    iterator is refused: every evaluation reads the blocks again)."""
     if isinstance(blocks, (str, os.PathLike)):
         directory = blocks
         if not os.path.isdir(directory):
             raise InputError(f"no shard directory '{directory}'")
-        return lambda: read_pattern_shards(directory)
+        return lambda lo, hi: read_pattern_shards(directory, rows=(lo, hi))
     if callable(blocks):
-        return blocks
+        return lambda lo, hi: blocks()
     try:
         it = iter(blocks)
     except TypeError:
@@ -76,16 +77,16 @@ def _source(blocks) -> Callable[[], Any]:
     if it is blocks:
         raise InputError("blocks is a one-shot iterator, but every evaluation reads the blocks again: pass a "
                          "callable returning a fresh iterator, a list, or a shard directory")
-    return lambda: iter(blocks)
+    return lambda lo, hi: iter(blocks)
 
 
 def _rows_of(source: Callable, lo: int, hi: int, n: int) -> Iterator[tuple[int, sp.csr_array]]:
     """The blocks' rows within ``[lo, hi)`` as canonical bool CSR blocks (sorted, no duplicates, no explicit
     zeros), cut where a block straddles ``lo`` or ``hi``; checks that they are consecutive, cover ``[lo, hi)``
     and have ``n`` columns."""
-    expect = 0  # every block is checked for order, also those before lo
+    expect = None  # every block is checked for order, also those before lo
     covered = lo
-    for item in source():
+    for item in source(lo, hi):
         try:
             r0, block = item
         except (TypeError, ValueError):
@@ -96,7 +97,9 @@ def _rows_of(source: Callable, lo: int, hi: int, n: int) -> Iterator[tuple[int, 
         rows, cols = block.shape
         if cols != n:
             raise InputError(f"the row block at row {r0} has {cols} columns; the coloring has {n}")
-        if r0 != expect:
+        if expect is None and r0 > lo:
+            raise InputError(f"the row blocks start at row {r0}; this evaluation needs rows [{lo}, {hi})")
+        if expect is not None and r0 != expect:
             raise InputError(f"row blocks must be consecutive: expected a block at row {expect}, got one at row "
                              f"{r0} ({'an overlap' if r0 < expect else 'a gap'})")
         expect = r0 + rows
@@ -240,10 +243,20 @@ class BlockedJacobian:
         self._capacity = MIN_CAPACITY
 
     # ------------------------------------------------------------------------------------------ evaluation
-    def blocks(self, *args) -> Iterator[tuple[int, sp.csr_array]]:
+    def products(self, *args):
+        """The compressed products at ``args``: a device array ``(num_colors, hi - lo)``, row ``c`` the JVP of
+        color ``c``'s seed cut to this process's rows (what :meth:`blocks` reads the values from)."""
+        import jax.numpy as jnp
+
+        self._check_args(args)
+        lo, hi = self.rows
+        return self._products(args, jnp.asarray(self._colors)) if self.coloring.num_colors and hi > lo else None
+
+    def blocks(self, *args, products=None) -> Iterator[tuple[int, sp.csr_array]]:
         """The Jacobian at ``args``, this process's rows one block at a time: ``(r0, block)`` in row order,
         ``block`` a SciPy ``csr_array`` of shape ``(rows, n)`` holding the values at the block's pattern
-        (memory: the products and one block)."""
+        (memory: the products and one block).  ``products``: what :meth:`products` returned at ``args``
+        (computed here when not given)."""
         import jax.numpy as jnp
 
         self._check_args(args)
@@ -251,7 +264,9 @@ class BlockedJacobian:
         lo, hi = self.rows
         K = self.coloring.num_colors
         colors = self._colors
-        B = self._products(args, jnp.asarray(colors)) if K and hi > lo else None
+        B = self.products(*args) if products is None else products
+        if B is not None and tuple(B.shape) != (K, hi - lo):
+            raise InputError(f"products of shape {tuple(B.shape)}; this evaluation's are {(K, hi - lo)}")
         cc_buf = rr_buf = None
         for r0, block in _rows_of(self._source, lo, hi, n):
             k = block.nnz

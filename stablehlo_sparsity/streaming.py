@@ -645,9 +645,10 @@ def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DE
     return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape, format)
 
 
-def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
-    """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order.  Raises
-    :class:`InputError` when the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
+def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Iterator[tuple[int, sp.csr_array]]:
+    """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order; with ``rows=(lo, hi)``
+    only the shards holding some of those rows are loaded and yielded (whole).  Raises :class:`InputError` when
+    the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"no shard directory '{root}'")
@@ -667,6 +668,9 @@ def read_pattern_shards(directory) -> Iterator[tuple[int, sp.csr_array]]:
     for a, b, path in spans:
         if a != expect:
             raise InputError(f"shards of '{root}' {'overlap' if a < expect else 'leave a gap'} at row {min(a, expect)}")
+        if rows is not None and not (a < rows[1] and b > rows[0]):
+            expect = b  # not needed: checked by its name only, never loaded
+            continue
         if path.suffix == ".npz":
             block = sp.csr_array(sp.load_npz(path), dtype=bool)
         else:

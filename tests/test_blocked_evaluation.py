@@ -20,7 +20,8 @@ from stablehlo_sparsity import (BlockedJacobian, InputError, blocked_jacobian, c
                                 jacobian_sparsity, lower_and_analyze, sparse_jacobian)
 from stablehlo_sparsity.coloring import color_columns_streamed
 from stablehlo_sparsity.examples import brusselator
-from stablehlo_sparsity.streaming import jacobian_sparsity_blocks, write_blocks, write_pattern_shards
+from stablehlo_sparsity.streaming import (jacobian_sparsity_blocks, read_pattern_shards, write_blocks,
+                                          write_pattern_shards)
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
@@ -222,7 +223,8 @@ def test_refuses_a_coloring_that_does_not_fit_the_blocks():
 
 def test_refuses_blocks_out_of_order_with_gaps_or_wrong_columns(tmp_path):
     f, x, blocks = _blocks()
-    for bad, what in [([blocks[1], blocks[0], blocks[2]], "consecutive"), ([blocks[0], blocks[2]], "gap"),
+    for bad, what in [([blocks[0], blocks[0], blocks[1], blocks[2]], "consecutive.*overlap"),
+                      ([blocks[0], blocks[2]], "gap"), ([blocks[1], blocks[2]], "start at row 4"),
                       (blocks[:2], "cover rows up to 8"), ([(0, np.ones((12, 12)))], "not a SciPy"),
                       ([(0, sp.csr_array((12, 13), dtype=bool))], "13 columns"), ([blocks[0][1]], "pair")]:
         jac = blocked_jacobian(f, x, blocks=bad, coloring=color_columns(jacobian_sparsity(f, x)))
@@ -254,3 +256,18 @@ def test_refuses_wrong_arguments():
         blocked_jacobian(f, x, blocks=blocks, process=(2, 2))
     with pytest.raises(InputError, match="does not match"):
         blocked_jacobian(f, x, blocks=blocks, shape=(12, 11))
+
+
+def test_a_process_loads_only_its_shards(tmp_path):
+    """From a shard directory a process loads the shards that hold its rows (the others are checked by name)."""
+    f, x, blocks = _blocks(12, 3)
+    write_blocks(tmp_path, blocks, (12, 12))
+    assert [r0 for r0, _ in read_pattern_shards(tmp_path, rows=(5, 8))] == [3, 6]
+    for shard in sorted(tmp_path.glob("rows-*.npz"))[:1]:
+        shard.write_bytes(b"not a shard")  # never loaded by process (1, 2): its rows are [6, 12)
+    jac = blocked_jacobian(f, x, blocks=tmp_path, process=(1, 2), output="scipy")
+    _close(jac(x), _reference(f, x)[6:12])
+    products = jac.products(x)
+    assert products.shape == (jac.coloring.num_colors, 6)
+    again = sp.vstack([b for _, b in jac.blocks(x, products=products)])
+    np.testing.assert_array_equal(again.toarray(), jac(x).toarray())
