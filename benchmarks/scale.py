@@ -278,6 +278,7 @@ def stencil3d_run(args) -> int:
     sys.path.insert(0, HERE)
     from detect import machine
 
+    from stablehlo_sparsity import Coloring, blocked_jacobian
     from stablehlo_sparsity.coloring import color_columns_streamed, stencil27_blocks
 
     try:
@@ -330,56 +331,30 @@ def stencil3d_run(args) -> int:
     files.barrier("colored")
     colors = np.load(files.path("colors.npy"))
     K = int(colors.max()) + 1
+    coloring = Coloring(colors, K, "column", (m, n), "streamed natural")
 
-    # ---- evaluation: the products of this process's colors
-    mine = np.arange(pid, K, count, dtype=np.int32)
-    ctype = np.int8 if K <= 127 else np.int16 if K <= 32767 else np.int32
-
-    @jax.jit
-    def products(x, colors, mine):
-        def one(c):
-            return jax.jvp(f, (x,), ((colors == c).astype(x.dtype),))[1]
-        return jax.lax.map(one, mine)
-
+    # ---- evaluation through the library: this process's rows [lo, hi) of J, from the row blocks
+    if write_pattern_shards is not None:  # only the shards holding this process's rows are loaded
+        source = lambda: _cut(read_pattern_shards(files.root, rows=(lo, hi)), args.rows_per_block)  # noqa: E731
+    jac = blocked_jacobian(f, x, blocks=source, coloring=coloring, process=(pid, count))
+    assert jac.rows == (lo, hi)
     with Stage("evaluation: products (first call)") as st:
-        B = products(x, jnp.asarray(colors, ctype), jnp.asarray(mine))
+        B = jac.products(x)
         B.block_until_ready()
-    st.note = f"{len(mine)} JVPs: {len(mine)} × {m:,} values"
+    st.note = f"{K} JVPs, each cut to this process's rows: {K} × {hi - lo:,} values"
 
-    # ---- evaluation: decompression, block by block, indices as arguments
-    R = args.rows_per_block
-    cap = R * 27  # one padded block shape: one compilation
-
-    @jax.jit
-    def decompress_jv(B, r0, rows, cols, colors, v):
-        """The block's nonzeros gathered from the products (``B[color(j) // P, r0 + i]`` for the entries whose
-        color is this process's, ``0`` for the others and the padding), reduced into the block's ``J·v``."""
-        cc = colors[cols].astype(jnp.int32)
-        own = (cc % count == pid) & (rows < R)
-        values = jnp.where(own, B[cc // count, r0 + rows], 0)
-        return jax.ops.segment_sum(values * v[cols], rows, num_segments=R + 1)[:R]
-
-    colors_dev = jnp.asarray(colors, ctype)
     v = np.random.default_rng(1).standard_normal(n)
-    v_dev = jnp.asarray(v, dtype)
-    y = np.zeros(m)
+    y = np.zeros(hi - lo)
     nnz = 0
-    rows_buf = np.full(cap, R, np.int32)
-    cols_buf = np.zeros(cap, np.int32)
     with Stage("evaluation: decompression + J·v (blocked)") as st:
-        for r0, block in source():
-            nr, k = block.shape[0], block.nnz
-            rows_buf[:k] = np.repeat(np.arange(nr, dtype=np.int32), np.diff(block.indptr))
-            rows_buf[k:] = R
-            cols_buf[:k] = block.indices
-            cols_buf[k:] = 0
-            yb = decompress_jv(B, jnp.int32(r0), jnp.asarray(rows_buf), jnp.asarray(cols_buf), colors_dev, v_dev)
-            y[r0:r0 + nr] = np.asarray(yb[:nr], np.float64)
-            nnz += k
-    mine_nnz = int(sum(np.bincount(colors % count == pid, minlength=2)[1:]))  # (columns, for the note)
-    st.note = f"{nnz:,} nonzeros; this process reads those of its {len(mine)} colors ({mine_nnz:,} of {n:,} columns)"
+        for r0, block in jac.blocks(x, products=B):
+            y[r0 - lo:r0 - lo + block.shape[0]] = block @ v
+            nnz += block.nnz
+    st.note = f"{nnz:,} nonzeros of rows [{lo:,}, {hi:,}), block by block (BlockedJacobian.blocks)"
     del B
     np.save(files.path(f"jv-{pid}.npy"), y)
+    with open(files.path(f"nnz-{pid}.json"), "w") as fh:
+        json.dump(nnz, fh)
     with open(files.path(f"stages-{pid}.json"), "w") as fh:
         json.dump([[r.name, r.time, r.cpu, r.peak, r.peak - r.before, r.note] for r in Stage.rows], fh)
     files.barrier("evaluated")
@@ -387,7 +362,8 @@ def stencil3d_run(args) -> int:
         return 0
 
     # ---- check and report (process 0)
-    total = sum(np.load(files.path(f"jv-{q}.npy")) for q in range(count))
+    total = np.concatenate([np.load(files.path(f"jv-{q}.npy")) for q in range(count)])
+    nnz = int(sum(json.load(open(files.path(f"nnz-{q}.json"))) for q in range(count)))
     jv = np.asarray(jax.jit(lambda x, v: jax.jvp(f, (x,), (v,))[1])(x, jnp.asarray(v, dtype)), np.float64)
     err = float(np.max(np.abs(total - jv)) / max(1.0, float(np.max(np.abs(jv)))))
     tol = 1e-4 if args.float32 else 1e-9
