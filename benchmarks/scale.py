@@ -15,16 +15,16 @@ stage by stage, in each process of the launch (``-n P``; one process without the
   (``streaming.write_pattern_shards``) into NPZ shards in ``--dir``;
 * coloring, streamed — process 0 colors the columns from the shards (``coloring.color_columns_streamed``,
   two passes, memory ``O(n + window)``); the others wait for ``colors.npy``;
-* evaluation, products — process ``p`` evaluates the JVPs of its colors ``p, p + P, …`` (one jitted
-  ``lax.map``; each seed built in the program from the ``n`` colors): ``⌈K/P⌉ × m`` values;
-* evaluation, decompression — each row block is read back and its nonzeros whose column color is this
-  process's are gathered from the products by a jitted gather whose indices are an argument (padded to one
-  block capacity, so it compiles once); the values are reduced at once into ``J·v`` for a random ``v``;
-* check — process 0 adds the processes' ``J·v`` and compares with one ``jax.jvp``.
+* evaluation, through the library — ``blocked_jacobian(f, x, blocks=..., coloring=..., process=(p, P))``
+  (:mod:`stablehlo_sparsity.blocked`) for process ``p``'s rows ``[lo, hi)``: the products (``prepared.products``,
+  the 27 JVPs each cut to those rows: ``K × (hi - lo)`` values), then the decompression block by block
+  (``prepared.blocks``; only the shards holding those rows are read), each block reduced at once into its rows
+  of ``J·v`` for a random ``v``;
+* check — process 0 stacks the processes' rows of ``J·v`` and compares with one ``jax.jvp``.
 
-The processes exchange nothing but files in ``--dir`` (shards, colors, partial ``J·v``, their stage tables):
-no stage needs a collective, so none waits in one.  ``sparse_jacobian`` itself is not used at this scale: a
-prepared derivative holds the whole pattern's index arrays (``O(nnz)``; 8–16 GB at 1e9).
+The processes exchange nothing but files in ``--dir`` (shards, colors, their rows of ``J·v``, their stage
+tables): no stage needs a collective, so none waits in one.  ``sparse_jacobian`` itself is not used at this
+scale: a prepared derivative holds the whole pattern's index arrays (``O(nnz)``; 8–16 GB at 1e9).
 
 The preparation target of issue 14 (detection + coloring within 3× detection + 0.5 s) is checked on the
 last line for the run's problem.
