@@ -46,7 +46,7 @@ import scipy.sparse as sp
 from .analysis import norm_argnums
 from .coloring.kinds import ColoringKind
 from .coloring.result import Bicoloring, Coloring
-from .errors import InputError
+from .errors import InputError, LoweringError
 from .streaming import process_rows, read_pattern_shards
 
 __all__ = ["BlockedJacobian", "blocked_jacobian", "OUTPUTS"]
@@ -150,7 +150,7 @@ class BlockedJacobian:
         try:
             out = jax.eval_shape(lambda *a: ravel_pytree(f(*a))[0], *args)
         except Exception as e:
-            raise InputError(f"could not trace f with the given arguments: {type(e).__name__}: {e}") from e
+            raise LoweringError(f"could not trace f with the given arguments: {type(e).__name__}: {e}") from e
         if not jax.numpy.issubdtype(out.dtype, jax.numpy.floating):
             raise InputError(f"f's outputs must be real floating point, got {out.dtype}")
         m = int(out.size)
@@ -260,7 +260,7 @@ class BlockedJacobian:
         import jax.numpy as jnp
 
         self._check_args(args)
-        m, n = self.shape
+        n = self.shape[1]
         lo, hi = self.rows
         K = self.coloring.num_colors
         colors = self._colors
