@@ -271,3 +271,38 @@ def test_a_process_loads_only_its_shards(tmp_path):
     assert products.shape == (jac.coloring.num_colors, 6)
     again = sp.vstack([b for _, b in jac.blocks(x, products=products)])
     np.testing.assert_array_equal(again.toarray(), jac(x).toarray())
+
+
+def test_one_block_at_a_time():
+    """blocks() keeps no earlier block alive: a source's block is freed once the next one is read."""
+    import gc
+    import weakref
+
+    f, n = PROBLEMS["stencil27"]
+    x = _point(n, 7)
+    pattern = jacobian_sparsity(f, x).to_scipy()
+    alive: list = []
+
+    def source():
+        for r0 in range(0, n, 8):
+            block = sp.csr_array(pattern[r0:r0 + 8])
+            owner = block.indices
+            while owner.base is not None:  # what any copy-free view of the block keeps alive
+                owner = owner.base
+            alive.append(weakref.ref(owner))
+            yield r0, block
+
+    jac = blocked_jacobian(f, x, blocks=source)
+    for k, _ in enumerate(jac.blocks(x)):
+        gc.collect()
+        assert sum(r() is not None for r in alive[-(k + 1):]) <= 1
+    assert len(alive) >= 2 * n // 8  # read twice by the coloring, and once more here
+
+
+def test_float32():
+    f, n = PROBLEMS["brusselator"]
+    x = _point(n, 8)
+    got = blocked_jacobian(f, x.astype(jnp.float32), blocks=lambda: jacobian_sparsity_blocks(f, x, rows_per_block=30),
+                           output="scipy")(x.astype(jnp.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got.toarray(), _reference(f, x).toarray(), rtol=1e-5, atol=1e-5)
