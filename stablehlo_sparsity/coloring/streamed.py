@@ -104,6 +104,30 @@ def _see(r0, indptr, indices, first, horizon, span, lo_bad, m, new):
 
 
 @njit
+def _window_rows_by_slot(w_ptr, w_idx, slot, count):
+    """For the ``count`` columns that ``slot`` numbers (``slot[j] = t``; ``-1`` elsewhere), the window rows
+    holding each, as CSR: rows ``rows[cnt[t]:cnt[t + 1]]`` hold slot ``t``'s column, in window order."""
+    cnt = np.zeros(count + 1, np.int64)
+    nw = len(w_ptr) - 1
+    for i in range(nw):
+        for p in range(w_ptr[i], w_ptr[i + 1]):
+            t = slot[w_idx[p]]
+            if t >= 0:
+                cnt[t + 1] += 1
+    for t in range(count):
+        cnt[t + 1] += cnt[t]
+    rows = np.empty(cnt[count], np.int64)
+    fill = cnt[:count].copy()
+    for i in range(nw):
+        for p in range(w_ptr[i], w_ptr[i + 1]):
+            t = slot[w_idx[p]]
+            if t >= 0:
+                rows[fill[t]] = i
+                fill[t] += 1
+    return cnt, rows
+
+
+@njit
 def _color_columns_step(w_ptr, w_idx, ready, colors, slot, forbidden, stamp0):
     """Greedy colors for the columns ``ready`` (in that order), whose rows are all in the window ``(w_ptr,
     w_idx)``: each takes the smallest color no column of its rows holds.  ``slot`` (``-1`` everywhere, restored
@@ -111,23 +135,7 @@ def _color_columns_step(w_ptr, w_idx, ready, colors, slot, forbidden, stamp0):
     nr = len(ready)
     for t in range(nr):
         slot[ready[t]] = t
-    cnt = np.zeros(nr + 1, np.int64)
-    nw = len(w_ptr) - 1
-    for i in range(nw):
-        for p in range(w_ptr[i], w_ptr[i + 1]):
-            t = slot[w_idx[p]]
-            if t >= 0:
-                cnt[t + 1] += 1
-    for t in range(nr):
-        cnt[t + 1] += cnt[t]
-    rows = np.empty(cnt[nr], np.int64)
-    fill = cnt[:nr].copy()
-    for i in range(nw):
-        for p in range(w_ptr[i], w_ptr[i + 1]):
-            t = slot[w_idx[p]]
-            if t >= 0:
-                rows[fill[t]] = i
-                fill[t] += 1
+    cnt, rows = _window_rows_by_slot(w_ptr, w_idx, slot, nr)
     s = stamp0
     for t in range(nr):
         s += 1
@@ -166,22 +174,7 @@ def _color_rows_step(w_ptr, w_idx, w_color, first_new, own, slot, forbidden, sta
                 slot[j] = ncols
                 cols[ncols] = j
                 ncols += 1
-    cnt = np.zeros(ncols + 1, np.int64)
-    for i in range(nw):
-        for p in range(w_ptr[i], w_ptr[i + 1]):
-            t = slot[w_idx[p]]
-            if t >= 0:
-                cnt[t + 1] += 1
-    for t in range(ncols):
-        cnt[t + 1] += cnt[t]
-    rows = np.empty(cnt[ncols], np.int64)
-    fill = cnt[:ncols].copy()
-    for i in range(nw):
-        for p in range(w_ptr[i], w_ptr[i + 1]):
-            t = slot[w_idx[p]]
-            if t >= 0:
-                rows[fill[t]] = i
-                fill[t] += 1
+    cnt, rows = _window_rows_by_slot(w_ptr, w_idx, slot, ncols)
     s = stamp0
     for i in range(first_new, nw):
         if own[i - first_new]:
