@@ -178,6 +178,23 @@ def _derivative_program(f, args, argnums_t, has_aux, how):
     return program, extra
 
 
+def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], Any]:
+    """The columns and the output structure of ``jax.jit(f).lower(*args)``: the flat argument leaves of the
+    selected arguments, in argnums order (positional leaves come first, then traced keywords), and the tree
+    of ``f``'s output (without the aux half when ``has_aux``)."""
+    import jax
+
+    leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
+    starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
+    wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
+    out_tree = lowered.out_tree
+    if not has_aux:
+        return wrt, out_tree
+    if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
+        raise InputError("has_aux=True needs f to return a pair (output, aux)")
+    return wrt, out_tree.children()[0]
+
+
 def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                              on_unknown: str = "error", options: AnalysisOptions | None = None,
                              observer: Callable | None = None, derivatives: str = "auto",
@@ -230,20 +247,8 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
         raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     module = lowered.compiler_ir("stablehlo")
 
-    # Flat argument leaves (positional leaves come first, then traced kwargs); the selected ones are the
-    # columns, in argnums order.
-    leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
-    starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
-    wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
-    out_tree = lowered.out_tree
-    if has_aux:
-        if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
-            raise InputError("has_aux=True needs f to return a pair (output, aux)")
-        num_out = out_tree.children()[0].num_leaves
-        out_struct = out_tree.children()[0]
-    else:
-        num_out = out_tree.num_leaves
-        out_struct = out_tree
+    wrt, out_struct = lowered_layout(lowered, args, argnums_t, has_aux)
+    num_out = out_struct.num_leaves
     in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
     analysis = analyze_entry(module, "main", wrt, num_out, opts, observer)
     if annotate:

@@ -56,7 +56,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .analysis import entry_layout, norm_argnums, resolve_options, traceable_keyword, custom_rule_primitives
+from .analysis import (custom_rule_primitives, entry_layout, lowered_layout, norm_argnums, resolve_options,
+                       traceable_keyword)
 from .attrs import function_results, symbol_ref
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
@@ -553,17 +554,8 @@ def _lower(f: Callable, args, argnums, has_aux: bool, kwargs) -> tuple:
         raise
     except Exception as e:
         raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
-    leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
-    starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
-    wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
-    out_tree = lowered.out_tree
-    if has_aux:
-        if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
-            raise InputError("has_aux=True needs f to return a pair (output, aux)")
-        num_out = out_tree.children()[0].num_leaves
-    else:
-        num_out = out_tree.num_leaves
-    return lowered.compiler_ir("stablehlo"), wrt, num_out
+    wrt, out_struct = lowered_layout(lowered, args, argnums_t, has_aux)
+    return lowered.compiler_ir("stablehlo"), wrt, out_struct.num_leaves
 
 
 def prepare_blocks(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
