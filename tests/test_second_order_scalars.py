@@ -100,3 +100,25 @@ def test_elementwise_pairs_equal_the_general_path(length):
         assert cross is None  # several pairs per row may repeat: the general path de-duplicates them
     ragged = sp.csr_array(np.eye(k, n, dtype=bool) | np.eye(k, n, 1, dtype=bool) * (np.arange(k) % 2)[:, None])
     assert elementwise_pairs(ragged, ragged, n) is None
+
+
+def test_dead_values_are_released_unless_a_float_bitcast():
+    """The second-order walk empties a value's index sets after its last use (a written-out running total
+    would otherwise keep every partial sum alive: memory quadratic in the terms), except in a module with a
+    bitcast_convert, whose provenance walk reads earlier values' index sets."""
+    import jax
+
+    from stablehlo_sparsity.second_order.interpreter import SecondOrderInterpreter
+
+    n = 6
+    c = np.ones(n)
+    plain = jax.jit(written_out(n, c)).lower(jnp.ones(n)).compiler_ir("stablehlo")
+    with plain.context:
+        assert SecondOrderInterpreter(plain, n).release_dead
+
+    def bits(x):
+        return jnp.sum(jax.lax.bitcast_convert_type(x, jnp.int32).astype(x.dtype) * x)
+
+    cast = jax.jit(bits).lower(jnp.ones(n, jnp.float32)).compiler_ir("stablehlo")
+    with cast.context:
+        assert not SecondOrderInterpreter(cast, n).release_dead
