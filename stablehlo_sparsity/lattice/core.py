@@ -582,8 +582,19 @@ def _one_large_row(cols_list: list, large: np.ndarray | None) -> np.ndarray | No
     rest = [c for c in cols_list if c is not large]
     if sum(len(c) for c in rest) > MAX_INSERTED:
         return None
-    small = np.unique(np.concatenate(rest).astype(np.int64, copy=False)) if rest else np.zeros(0, np.int64)
+    small = np.concatenate(rest).astype(np.int64) if rest else np.zeros(0, np.int64)
+    if len(small) > 1:
+        small.sort()
+        small = _distinct_sorted_keys(small)
     return insert_sorted(large.astype(np.int64, copy=False), small)
+
+
+def _distinct_sorted_keys(a: np.ndarray) -> np.ndarray:
+    """The distinct entries of a sorted array."""
+    keep = np.empty(len(a), bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
 
 
 def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array | None:
