@@ -100,3 +100,56 @@ def test_elementwise_pairs_equal_the_general_path(length):
         assert cross is None  # several pairs per row may repeat: the general path de-duplicates them
     ragged = sp.csr_array(np.eye(k, n, dtype=bool) | np.eye(k, n, 1, dtype=bool) * (np.arange(k) % 2)[:, None])
     assert elementwise_pairs(ragged, ragged, n) is None
+
+
+def test_dead_values_are_released_unless_a_float_bitcast():
+    """The second-order walk empties a value's index sets after its last use (a written-out running total
+    would otherwise keep every partial sum alive: memory quadratic in the terms), except in a module with a
+    bitcast_convert, whose provenance walk reads earlier values' index sets."""
+    import jax
+
+    from stablehlo_sparsity.second_order.interpreter import SecondOrderInterpreter
+
+    n = 6
+    c = np.ones(n)
+    plain = jax.jit(written_out(n, c)).lower(jnp.ones(n)).compiler_ir("stablehlo")
+    with plain.context:
+        assert SecondOrderInterpreter(plain, n).release_dead
+
+    def bits(x):
+        return jnp.sum(jax.lax.bitcast_convert_type(x, jnp.int32).astype(x.dtype) * x)
+
+    cast = jax.jit(bits).lower(jnp.ones(n, jnp.float32)).compiler_ir("stablehlo")
+    with cast.context:
+        assert not SecondOrderInterpreter(cast, n).release_dead
+
+
+def test_cyclic_gc_is_paused_during_the_walk_and_restored():
+    """The direct analysis runs with the cyclic collector off, and leaves it as it found it (on or off),
+    errors included."""
+    import gc
+
+    from stablehlo_sparsity import hessian_sparsity
+    from stablehlo_sparsity.errors import InputError
+    from stablehlo_sparsity.second_order.api import cyclic_gc_paused
+
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        return jnp.sum(x ** 3)
+
+    was = gc.isenabled()
+    try:
+        for state in (True, False):
+            (gc.enable if state else gc.disable)()
+            hessian_sparsity(f, jnp.ones(3), method="direct")
+            assert gc.isenabled() is state and seen[-1] is False
+            with pytest.raises(InputError):
+                hessian_sparsity(lambda x: x, jnp.ones(3), method="direct")  # not a scalar
+            assert gc.isenabled() is state
+            with pytest.raises(RuntimeError), cyclic_gc_paused():
+                raise RuntimeError("inside")
+            assert gc.isenabled() is state
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -37,6 +37,9 @@ CASES = [
                                  f"{_arr('strides', [3, 2])}"),
     ("slice", [(6, 5)], (0, 5), f"{_arr('start_indices', [2, 0])}, {_arr('limit_indices', [2, 5])}, "
                                 f"{_arr('strides', [1, 1])}"),
+    ("slice", [(4, 5, 6)], (2, 2, 3), f"{_arr('start_indices', [1, 0, 1])}, {_arr('limit_indices', [4, 5, 6])}, "
+                                      f"{_arr('strides', [2, 3, 2])}"),
+    ("slice", [(9,)], (1,), f"{_arr('start_indices', [7])}, {_arr('limit_indices', [8])}, {_arr('strides', [1])}"),
     ("reverse", [(3, 4, 2)], (3, 4, 2), _arr("dimensions", [0, 2])),
     ("reverse", [(5,)], (5,), _arr("dimensions", [])),
     ("concatenate", [(2, 3), (4, 3), (1, 3)], (7, 3), "dimension = 0 : i64"),
@@ -227,3 +230,18 @@ def test_jax_structural_exact(name):
 
 def test_iota_multiplier_zero_is_dropped():
     assert jacobian_sparsity(lambda x: x * jnp.arange(5.0), jnp.ones(5)).nnz == 4
+
+
+def test_slice_index_map_is_the_sliced_position_map():
+    """The slice rule's index map, built from start/limit/stride arithmetic, is the position map sliced."""
+    from stablehlo_sparsity.attrs import positions
+    from stablehlo_sparsity.rules.structural import slice_index_map
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        shape = tuple(int(d) for d in rng.integers(0, 5, rng.integers(0, 4)))
+        starts = [int(rng.integers(0, d + 1)) for d in shape]
+        limits = [int(rng.integers(s, d + 1)) for s, d in zip(starts, shape)]
+        strides = [int(rng.integers(1, 4)) for _ in shape]
+        want = positions(shape)[tuple(slice(*t) for t in zip(starts, limits, strides))].ravel()
+        assert np.array_equal(slice_index_map(shape, starts, limits, strides), want)

@@ -549,10 +549,59 @@ def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr
     return make_csr(indptr, key - rows * n, k, n)
 
 
+#: :func:`_scalar_union` inserts up to this many entries into one large row by slices instead of sorting.
+MAX_INSERTED = 16
+
+
+def insert_sorted(big: np.ndarray, small: np.ndarray) -> np.ndarray:
+    """The sorted distinct union of a sorted distinct ``big`` and a few sorted distinct entries ``small``
+    (``int64``): ``big`` copied once in slices around the new entries, no sort of the whole.
+
+    A written-out objective adds one small term after another to a running total: sorting the total at every
+    add makes the program quadratic in a sort; this keeps it quadratic in a copy only."""
+    at = np.searchsorted(big, small).tolist()
+    pieces = []
+    prev = 0
+    for pos, v in zip(at, small.tolist()):
+        if pos < len(big) and big[pos] == v:
+            continue                                  # already in the row
+        pieces.append(big[prev:pos])
+        pieces.append(np.array([v], np.int64))
+        prev = pos
+    if not pieces:
+        return big.copy()                             # (the result owns its columns, as a sort's would)
+    pieces.append(big[prev:])
+    return np.concatenate(pieces)
+
+
+def _one_large_row(cols_list: list, large: np.ndarray | None) -> np.ndarray | None:
+    """:func:`_scalar_union`'s fast path: the row when all parts but ``large`` (a canonical CSR row, sorted
+    and distinct) hold at most :data:`MAX_INSERTED` entries together; else ``None``."""
+    if large is None:
+        return None
+    rest = [c for c in cols_list if c is not large]
+    if sum(len(c) for c in rest) > MAX_INSERTED:
+        return None
+    small = np.concatenate(rest).astype(np.int64) if rest else np.zeros(0, np.int64)
+    if len(small) > 1:
+        small.sort()
+        small = _distinct_sorted_keys(small)
+    return insert_sorted(large.astype(np.int64, copy=False), small)
+
+
+def _distinct_sorted_keys(a: np.ndarray) -> np.ndarray:
+    """The distinct entries of a sorted array."""
+    keep = np.empty(len(a), bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array | None:
     """:func:`_small_union` of one-row parts (a scalar: the many small values of a written-out program)."""
     cols_list = []
     total = 0
+    large = None                                      # the longest CSR row (sorted and distinct by contract)
     for p in parts:
         if isinstance(p, IndexPart):
             c = p.cols
@@ -566,11 +615,17 @@ def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array 
             continue
         lo, hi = int(ptr[r]), int(ptr[r + 1])
         total += hi - lo
-        if total > SMALL_UNION_ENTRIES:
-            return None
         cols_list.append(ind[lo:hi])
+        if large is None or hi - lo > len(large):
+            large = cols_list[-1]
     if not cols_list:
         return _empty_csr(1, n)
+    row = _one_large_row(cols_list, large)
+    if row is not None:
+        check_nnz(len(row))
+        return make_csr(np.array([0, len(row)], np.int64), row, 1, n)
+    if total > SMALL_UNION_ENTRIES:
+        return None
     key = np.sort(np.concatenate(cols_list).astype(np.int64, copy=False), kind="stable")
     if len(key) > 1:
         keep = np.empty(len(key), bool)

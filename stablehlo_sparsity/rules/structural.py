@@ -46,6 +46,24 @@ def slice_np(x, op):
     return x[tuple(slice(s, l, st) for s, l, st in zip(starts, limits, strides))]
 
 
+def slice_index_map(shape, starts, limits, strides) -> np.ndarray:
+    """§slice's index map, flat: operand element ``Σ_d (start_d + stride_d·i_d)·step_d`` for each result index
+    ``i`` (``step_d`` the operand's row-major element stride), in result order.
+
+    What ``slice_np(positions(shape), op).ravel()`` gives, built from the start/limit/stride arithmetic alone:
+    O(result size) work and memory, not O(operand size) — a written-out program slices one scalar out of an
+    ``n``-vector ``n`` times, which through the operand's full position map is quadratic in ``n``."""
+    step = 1
+    steps = []
+    for d in reversed(shape):
+        steps.append(step)
+        step *= int(d)
+    flat = np.zeros((), np.int64)
+    for s, lim, st, k in zip(starts, limits, strides, reversed(steps)):
+        flat = np.add.outer(flat, np.arange(s, lim, st, dtype=np.int64) * k)
+    return flat.ravel()
+
+
 def reverse_np(x, op):
     return np.flip(x, axis=tuple(i64_list(op, "dimensions")))
 
@@ -90,8 +108,19 @@ _ONE_OPERAND = {
 
 for _name, _twin in _ONE_OPERAND.items():
     _rule, _fold = _map_rule(_twin)
-    deps_rule(_name, kind=EXACT, note="rows by index map")(_rule)
+    if _name != "stablehlo.slice":
+        deps_rule(_name, kind=EXACT, note="rows by index map")(_rule)
     fold_rule(_name)(_fold)
+
+
+@deps_rule("stablehlo.slice", kind=EXACT, note="rows by index map")
+def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
+    """§slice: the rows at the sliced positions, from the start/limit/stride arithmetic (no operand-sized map)."""
+    x = args[0]
+    starts = i64_list(op, "start_indices")
+    limits = i64_list(op, "limit_indices")
+    strides = i64_list(op, "strides", [1] * len(x.shape))
+    return [x.deps.gather_rows(slice_index_map(x.shape, starts, limits, strides))]
 
 
 @deps_rule("stablehlo.reshape", kind=EXACT, note="rows by index map")
@@ -204,7 +233,8 @@ def _constant_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldRe
     return [arr.reshape(t.shape)]
 
 
-__all__ = ["pad_np", "slice_np", "broadcast_in_dim_np", "transpose_np", "reverse_np", "AbstractValue"]
+__all__ = ["pad_np", "slice_np", "slice_index_map", "broadcast_in_dim_np", "transpose_np", "reverse_np",
+           "AbstractValue"]
 
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)

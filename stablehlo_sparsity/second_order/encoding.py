@@ -240,6 +240,16 @@ def _small_upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
     return iu, ju
 
 
+def _triangle_codes(a: np.ndarray, n: int) -> np.ndarray:
+    """The pair codes ``n + a[e, i]·n + a[e, j]`` (``i ≤ j``) of each row of a ``(k, L)`` matrix of sorted
+    columns: its upper triangle, in code order.  Two column gathers (``np.take`` along an axis is several
+    times faster than fancy indexing here) of the scaled rows and one in-place add."""
+    iu, ju = _upper_triangle(a.shape[1])
+    codes = np.take(a * n, iu, axis=1)
+    codes += np.take(a + n, ju, axis=1)
+    return codes
+
+
 def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n) -> Deps:
     """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
     of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
@@ -254,8 +264,7 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
         keep = None                                 # None: every code of the bucket is distinct within its row
         if square:
             # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
-            iu, ju = _upper_triangle(a_len)
-            codes = a[:, iu] * n + a[:, ju] + n
+            codes = _triangle_codes(a, n)
         else:
             u = a[:, :, None]
             v = _row_matrix(right, rptr, rb_s if sel is None else rb_s[sel], b_len)[:, None, :]
@@ -401,8 +410,7 @@ def elementwise_pairs(left: sp.csr_array, right: sp.csr_array, n: int) -> Deps |
         if la == 1:
             codes = a * (n + 1) + n
         else:
-            iu, ju = _upper_triangle(la)
-            codes = a[:, iu] * n + a[:, ju] + n
+            codes = _triangle_codes(a, n)
     else:
         b = right.indices.reshape(k, 1).astype(np.int64, copy=False)
         codes = np.minimum(a, b) * n + np.maximum(a, b) + n

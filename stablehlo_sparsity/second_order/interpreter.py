@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ..errors import PatternTooLargeError, SparsityError
 from ..interpreter import Interpreter
+from ..irtools import nested_ops
 from ..lattice import Deps
 from ..values import AbstractValue, is_differentiable
 from .encoding import first_order, pair_width
@@ -41,7 +42,12 @@ class SecondOrderInterpreter(Interpreter):
     """Abstract interpretation over first-order and pair columns (``n`` inputs, ``n + n²`` columns)."""
 
     def __init__(self, module, n_inputs: int, options=None):
-        super().__init__(module, n_inputs, options)
+        # Dead values are released (their index sets emptied after their last use in a function body): a
+        # written-out objective's running total is a new, longer row at every add, and keeping every one
+        # alive makes memory quadratic in the number of terms.  Not with a float bitcast, whose provenance
+        # walk reads the index sets of earlier values (the condition the streamed detection uses too).
+        release = not any(o.name == "stablehlo.bitcast_convert" for o in nested_ops(module.operation))
+        super().__init__(module, n_inputs, options, release_dead=release)
         self.n_first = int(n_inputs)
         self.n = pair_width(self.n_first)
         self._no_plans = _NoLoopPlans()
@@ -61,6 +67,10 @@ class SecondOrderInterpreter(Interpreter):
         m = first_order(av.deps, self.n_first, self._first_order_bases)
         self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
         return m
+
+    def release(self, value: AbstractValue) -> AbstractValue:
+        self._first_order_cache.pop(id(value.deps), None)  # its first-order rows go with it
+        return super().release(value)
 
     def run_op(self, op) -> list[AbstractValue]:
         results = super().run_op(op)
