@@ -118,9 +118,9 @@ def test_sorting_networks_sort_every_zero_one_input():
     """The 0-1 principle: a comparator network sorts every input iff it sorts every 0/1 input."""
     import itertools
 
-    for p in range(2, len(core._NETWORKS)):
+    for p in range(2, len(core.SORTING_NETWORKS)):
         inputs = np.array(list(itertools.product([0, 1], repeat=p)), np.int32)  # (2^p, p): rows to sort
-        cols = core._sorted_columns([inputs[:, j] for j in range(p)])
+        cols = core.sorted_columns([inputs[:, j] for j in range(p)])
         assert np.array_equal(np.stack(cols, axis=1), np.sort(inputs, axis=1)), p
 
 

@@ -46,7 +46,7 @@ from ..irtools import INT32_LIMIT, index_dtype, too_large
 
 __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "materialize", "RowSource",
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
-           "COMPACT_MOVES", "register_compact_moves"]
+           "COMPACT_MOVES", "register_compact_moves", "SORTING_NETWORKS", "sorted_columns", "distinct_entries"]
 
 #: Above this many columns, and 16 per entry, :meth:`Deps.reduce_all` sorts the entries instead of marking a
 #: vector of ``n`` flags (the second-order lattice has ``n + n²`` columns).
@@ -248,26 +248,26 @@ def _gather_block(m: sp.csr_array, rowmap: np.ndarray) -> tuple[np.ndarray, np.n
     return indptr, m.indices[src]
 
 
-def _sorted_columns(cols_list: Sequence[np.ndarray]) -> list[np.ndarray]:
+def sorted_columns(cols_list: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The rows of the ``(b, p)`` matrix whose columns are ``cols_list``, sorted ascending — as ``p`` contiguous
     columns.  Up to 8 columns: a sorting network, each compare-exchange two vectorized passes into reused
     buffers (much cheaper than NumPy's per-row sort for a handful of parts); more: a row sort."""
     p = len(cols_list)
-    if p >= len(_NETWORKS):
+    if p >= len(SORTING_NETWORKS):
         mat = np.stack(cols_list, axis=1)
         mat.sort(axis=1)
         return [np.ascontiguousarray(mat[:, j]) for j in range(p)]
     dt = np.result_type(*cols_list)
     cols = [np.array(c, dtype=dt) for c in cols_list]  # working copies: the parts' arrays are never written
     spare = np.empty_like(cols[0])
-    for i, j in _NETWORKS[p]:
+    for i, j in SORTING_NETWORKS[p]:
         np.minimum(cols[i], cols[j], out=spare)
         np.maximum(cols[i], cols[j], out=cols[j])
         cols[i], spare = spare, cols[i]
     return cols
 
 
-def _distinct(cols: Sequence[np.ndarray]) -> list[np.ndarray]:
+def distinct_entries(cols: Sequence[np.ndarray]) -> list[np.ndarray]:
     """For sorted columns: entry ``(r, j)`` is kept iff it is an input (``≥ 0``) not equal to its left
     neighbour."""
     keep = [cols[0] >= 0]
@@ -282,7 +282,7 @@ def _index_counts(cols_list: Sequence[np.ndarray]) -> np.ndarray:
     """Per row, the number of distinct inputs among the index columns."""
     if len(cols_list) == 1:
         return (cols_list[0] >= 0).astype(np.int64)
-    keep = _distinct(_sorted_columns(cols_list))
+    keep = distinct_entries(sorted_columns(cols_list))
     counts = keep[0].astype(np.int64)
     for k in keep[1:]:
         counts += k
@@ -294,8 +294,8 @@ def _index_columns(cols_list: Sequence[np.ndarray]) -> np.ndarray:
     if len(cols_list) == 1:
         c = cols_list[0]
         return c[c >= 0]
-    cols = _sorted_columns(cols_list)
-    keep = _distinct(cols)
+    cols = sorted_columns(cols_list)
+    keep = distinct_entries(cols)
     return np.stack(cols, axis=1)[np.stack(keep, axis=1)]
 
 
@@ -316,7 +316,7 @@ def _dedup_sorted_rows(mat: np.ndarray, indptr: np.ndarray) -> tuple[np.ndarray,
 
 #: Sorting networks for 0..8 wires (index = wire count), with the fewest comparators known (Knuth, TAOCP 5.3.4);
 #: each is checked on every 0/1 input by the tests (the 0-1 principle).
-_NETWORKS = [
+SORTING_NETWORKS = [
     [], [],
     [(0, 1)],
     [(0, 2), (0, 1), (1, 2)],

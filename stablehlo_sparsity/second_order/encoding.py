@@ -31,8 +31,8 @@ import scipy.sparse as sp
 from ..errors import PatternTooLargeError
 from ..lattice import Deps
 from ..irtools import index_dtype
-from ..lattice.core import (_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, _distinct, _sorted_columns, check_nnz,
-                            csr_from_parts, is_arange, make_csr)
+from ..lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
+                            distinct_entries, is_arange, make_csr, sorted_columns)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -155,7 +155,7 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
                     bases[id(base)] = hit  # keeps the base alive: its id stays unique
             if hit[1].nnz:
                 parts.append(CsrPart(hit[1], p.rowmap))
-    if 1 < len(parts) < len(_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
+    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
         return _index_union(parts, k, n)
     return csr_from_parts(parts, k, n)
 
@@ -164,8 +164,8 @@ def _index_union(parts: list, k: int, n: int) -> sp.csr_array:
     """The union of a few index parts in one pass: each row's columns sorted by a sorting network, repeats
     dropped (what the lattice's block materialization computes in two passes, one to count and one to write;
     the temporaries here are the size of the parts themselves)."""
-    cols = _sorted_columns([p.cols for p in parts])
-    keep = _distinct(cols)
+    cols = sorted_columns([p.cols for p in parts])
+    keep = distinct_entries(cols)
     indptr = np.zeros(k + 1, np.int64)
     counts = keep[0].astype(np.int64)
     for kk in keep[1:]:
