@@ -38,7 +38,7 @@ def color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations:
     import time
 
     from .greedy import dsatur, greedy_color, iterated_greedy
-    from .orderings import conflict_degrees, order_vertices
+    from .orderings import best_of_orderings
     from .recolor import reduce_colors
 
     start = time.perf_counter()
@@ -53,25 +53,15 @@ def color_distance2(g, lb: int, order: str, recolor: str, seed: int, iterations:
         names = LARGE_BEST_ORDERS  # large: the orderings that cost one greedy pass (tabu does better than the rest)
     if large:
         report(f"{g.nv:,} vertices, {walk_len:,} neighbour visits per greedy pass; lower bound {lb}")
-    best = None
-    tried = {}
-    deg = None
-    for name in names:
-        if name == "dsatur":
-            colors, k = dsatur(*walk)
-        else:
-            if name not in ("natural", "random") and deg is None:
-                deg = conflict_degrees(g)
-            colors, k = greedy_color(*walk, order_vertices(g, name, seed=seed, degrees=deg))
-        tried[name] = k
+
+    def color(name, order):
+        return dsatur(*walk) if name == "dsatur" else greedy_color(*walk, order())
+
+    def on_each(name, k):
         if large:
             report(f"{name}: {k} colors, {time.perf_counter() - start:.2f} s")
-        if best is None or k < best[1]:
-            best = (colors, k, name)
-        if k <= lb:
-            break
-    assert best is not None  # at least one ordering ran
-    colors, k, how = best
+
+    colors, k, how, tried = best_of_orderings(g, names, color, lb, seed, on_each)
     if len(names) > 1 and not large:
         report(f"{how}: {k} colors (lower bound {lb}), {time.perf_counter() - start:.2f} s")
     budget = work_budget(walk_len, effort)

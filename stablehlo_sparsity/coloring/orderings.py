@@ -25,7 +25,7 @@ from . import ORDERS
 from ._numba import njit
 from .graph import Adjacency, Bipartite
 
-__all__ = ["ORDERS", "order_vertices", "conflict_degrees"]
+__all__ = ["ORDERS", "order_vertices", "conflict_degrees", "best_of_orderings"]
 
 
 @njit
@@ -163,3 +163,35 @@ def order_vertices(graph, order: str = "natural", seed: int = 0, degrees: np.nda
     if order == "incidence_degree":
         return _dynamic_order(*args, np.zeros(nv, np.int64), by_degree, True, 1)
     return _dynamic_order(*args, deg, by_degree, True, -1)  # dynamic_largest_first
+
+
+def best_of_orderings(graph, names, color, lower_bound: int, seed: int = 0, on_each=None):
+    """Greedy-color ``graph`` once per ordering of ``names``, stopping as soon as one reaches
+    ``lower_bound``.  ``color(name, order)`` returns ``(colors, k)``; ``order()`` gives the vertices in that
+    ordering (the conflict degrees, which most orderings need, are computed once for all of them); a
+    coloring that orders itself (DSATUR) need not call it.  ``on_each(name, k)`` hears each result.  Returns
+    ``(colors, k, name, tried)`` for the fewest colors (the first ordering on ties); ``tried`` maps each
+    ordering run to its count."""
+    best = None
+    tried: dict[str, int] = {}
+    degrees: list[np.ndarray] = []
+
+    def order_of(name: str):
+        def order() -> np.ndarray:
+            if name not in ("natural", "random") and not degrees:
+                degrees.append(conflict_degrees(graph))
+            return order_vertices(graph, name, seed=seed, degrees=degrees[0] if degrees else None)
+        return order
+
+    for name in names:
+        colors, k = color(name, order_of(name))
+        tried[name] = k
+        if on_each is not None:
+            on_each(name, k)
+        if best is None or k < best[1]:
+            best = (colors, k, name)
+        if k <= lower_bound:
+            break
+    if best is None:
+        raise ValueError("no ordering to try")
+    return best[0], best[1], best[2], tried

@@ -65,7 +65,7 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
     then iterated recoloring over the color classes (accepted only when not worse: neither star nor
     acyclic colorings are monotone under that move).  With ``work_budget`` the default number of passes
     is capped at about ``work_budget`` neighbour-of-neighbour visits (at least 3)."""
-    from .orderings import conflict_degrees, order_vertices
+    from .orderings import best_of_orderings
 
     check_recolor(recolor)
     csr = symmetrize(pattern)
@@ -84,20 +84,8 @@ def _color_adjacency(pattern, kind, kernel, bound, order, recolor, seed, iterati
         def run(order_v):
             return kernel(*args, order_v)
     lb = bound(g)
-    best = None
-    tried = {}
-    deg = None
-    for name in orders_to_try(order, star=True):
-        if name != "natural" and name != "random" and deg is None:
-            deg = conflict_degrees(g)
-        colors, k = run(order_vertices(g, name, seed=seed, degrees=deg))
-        tried[name] = k
-        if best is None or k < best[1]:
-            best = (colors, k, name)
-        if k <= lb:
-            break
-    assert best is not None  # at least one ordering ran
-    colors, k, how = best
+    colors, k, how, tried = best_of_orderings(g, orders_to_try(order, star=True), lambda name, order_v: run(order_v()),
+                                              lb, seed)
     greedy_k = k
     if k > lb and recolor != "none":
         rng = np.random.default_rng(seed)
