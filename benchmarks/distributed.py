@@ -29,58 +29,24 @@ than cores, time per process does not fall; memory per process is what this meas
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
 import sys
 import time
 
+from peak_memory import memory_status, reset_peak
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAYOUTS = ("replicated", "rows/scatter", "rows/exchange", "rows/local")
 
 
-def stencil27(u, N: int):
-    """A 3-D 27-point stencil with a cubic term on an ``N × N × N`` grid (zero outside): every output reads its
-    whole 3×3×3 neighbourhood, so the Jacobian has 27 nonzeros per interior row."""
-    import jax.numpy as jnp
-
-    g = jnp.pad(u.reshape(N, N, N), 1)
-    out = u.reshape(N, N, N) ** 3
-    for i in range(3):
-        for j in range(3):
-            for k in range(3):
-                w = 1.0 / (1 + abs(i - 1) + abs(j - 1) + abs(k - 1))
-                out = out + w * g[i:i + N, j:j + N, k:k + N] * (1.0 + 0.1 * (i + j + k))
-    return out.ravel()
-
-
 def problem(name: str, N: int):
-    from stablehlo_sparsity.examples import brusselator
+    from stablehlo_sparsity.examples import brusselator, stencil27
 
     if name == "brusselator":
         return (lambda v: brusselator(v, N)), 2 * N * N, f"2-D Brusselator N={N}"
     return (lambda v: stencil27(v, N)), N ** 3, f"3-D 27-point N={N}"
-
-
-def _status() -> dict:
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(value.split()[0]) * 1024
-    return out
-
-
-def _reset_peak() -> int:
-    gc.collect()
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-    return _status()["VmRSS"]
 
 
 def worker(args) -> None:
@@ -115,18 +81,18 @@ def worker(args) -> None:
         t0 = time.perf_counter()
         jac = ss.sparse_jacobian(f, jnp.asarray(x), coloring=coloring, output="values", devices=devices)
         prepare = time.perf_counter() - t0
-        before = _reset_peak()  # the evaluation only (preparation detects the pattern again)
+        before = reset_peak()  # the evaluation only (preparation detects the pattern again)
         t0 = time.perf_counter()
         jax.block_until_ready(jac.values(xg))
         first = time.perf_counter() - t0
-        first_peak = _status()["VmHWM"]
-        _reset_peak()  # the warm calls: the executable and the result live, no compilation
+        first_peak = memory_status()["VmHWM"]
+        reset_peak()  # the warm calls: the executable and the result live, no compilation
         best = float("inf")
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             jax.block_until_ready(jac.values(xg))
             best = min(best, time.perf_counter() - t0)
-        peak = _status()["VmHWM"]
+        peak = memory_status()["VmHWM"]
         held = sum(s.data.nbytes for s in jac.values(xg).addressable_shards)
         rows.append({"layout": layout, "pid": pid, "count": count, "nnz": nnz, "colors": coloring.num_colors,
                      "prepare": prepare, "first": first, "warm": best, "first_delta": first_peak - before,
@@ -155,7 +121,7 @@ def index_worker(args) -> None:
     coloring = ss.sparse_jacobian(f, x, output="values").coloring
     evaluation.INDEX_ARGUMENT_ENTRIES = 0 if args.index == "arguments" else 1 << 62
     jac = ss.sparse_jacobian(f, x, coloring=coloring, output="values")
-    before = _reset_peak()
+    before = reset_peak()
     t0 = time.perf_counter()
     jac(x).block_until_ready()
     first = time.perf_counter() - t0
@@ -164,7 +130,7 @@ def index_worker(args) -> None:
         t0 = time.perf_counter()
         jac(x).block_until_ready()
         best = min(best, time.perf_counter() - t0)
-    delta = _status()["VmHWM"] - before
+    delta = memory_status()["VmHWM"] - before
     print(f"| {title} | {jac.pattern.nnz:,} | {jac.strategy} | {args.index} | {first:.2f} | {best:.3f} | "
           f"{delta / 2**20:,.0f} |", flush=True)
 

@@ -29,25 +29,12 @@ import sys
 import tempfile
 import time
 
+from peak_memory import memory_status, reset_peak
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 # ---------------------------------------------------------------------------------------------- the child
-def _status() -> dict:
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(value.split()[0]) * 1024
-    return out
-
-
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
 def _problem(case: str):
     import jax.numpy as jnp
 
@@ -97,12 +84,11 @@ def child(case: str, stage: str, trace: bool, path: str | None) -> dict:
     gc.collect()
     if trace:
         tracemalloc.start()
-    _reset_peak()
-    before = _status()["VmRSS"]
+    before = reset_peak(collect=False)
     t0 = time.perf_counter()
     pattern = run()
     elapsed = time.perf_counter() - t0
-    peak = _status()["VmHWM"]
+    peak = memory_status()["VmHWM"]
     out = {"time": elapsed, "before": before, "peak": peak}
     if trace:
         out["traced"] = tracemalloc.get_traced_memory()[1]

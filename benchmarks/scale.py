@@ -49,22 +49,13 @@ whatever strategy ``sparse_jacobian`` chooses.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import time
 
+from peak_memory import memory_status, reset_peak
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _status() -> dict:
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                out[key] = int(value.split()[0]) * 1024
-    return out
 
 
 class Stage:
@@ -76,13 +67,7 @@ class Stage:
         self.name, self.note = name, note
 
     def __enter__(self):
-        gc.collect()
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-        except OSError:  # not Linux: the peak is the process's since it started
-            pass
-        self.before = _status()["VmRSS"]
+        self.before = reset_peak()
         self.t0 = time.perf_counter()
         self.cpu0 = sum(os.times()[:2])
         return self
@@ -90,7 +75,7 @@ class Stage:
     def __exit__(self, *exc):
         self.time = time.perf_counter() - self.t0
         self.cpu = sum(os.times()[:2]) - self.cpu0  # user + system, all threads: the work, whatever the load
-        s = _status()
+        s = memory_status()
         self.peak = s["VmHWM"]
         Stage.rows.append(self)
         print(f"  {self.name}: {self.time:.2f} s (CPU {self.cpu:.2f} s), peak RSS {self.peak / 2**20:,.0f} MiB "
@@ -216,22 +201,6 @@ def stencil(x, M: int):
 
 
 
-def stencil3d(x, L: int):
-    """A 3-D 27-point stencil (zero Dirichlet boundary, 27 distinct weights) plus a cubic term on ``L³`` points:
-    row ``i`` of its Jacobian holds the ``3 × 3 × 3`` neighbours of point ``i`` that exist."""
-    import jax.numpy as jnp
-
-    u = x.reshape(L, L, L)
-    p = jnp.pad(u, 1)
-    acc = u ** 3
-    t = 0
-    for a in range(3):
-        for b in range(3):
-            for c in range(3):
-                t += 1
-                acc = acc + (0.5 + 0.03 * t) * p[a:a + L, b:b + L, c:c + L]
-    return acc.ravel()
-
 
 def _cut(blocks, rows: int):
     """``(r0, block)`` pairs cut into blocks of at most ``rows`` rows (the shards of a few large detected blocks
@@ -280,6 +249,7 @@ def stencil3d_run(args) -> int:
 
     from stablehlo_sparsity import Coloring, blocked_jacobian
     from stablehlo_sparsity.coloring import color_columns_streamed, stencil27_blocks
+    from stablehlo_sparsity.examples import stencil27
 
     try:
         from stablehlo_sparsity.streaming import read_pattern_shards, write_pattern_shards
@@ -294,7 +264,7 @@ def stencil3d_run(args) -> int:
                    os.environ.get(COORDINATOR, f"single-{os.getpid()}"))
     say = (lambda *a: print(f"[process {pid}/{count}]", *a, file=sys.stderr, flush=True)) if count > 1 else \
         (lambda *a: print(*a, file=sys.stderr, flush=True))
-    f = lambda v: stencil3d(v, L)  # noqa: E731
+    f = lambda v: stencil27(v, L)  # noqa: E731
     x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n), dtype)
     lo, hi = pid * -(-m // count), min(m, (pid + 1) * -(-m // count))
     detect_rows = -(-(hi - lo) // max(1, -(-args.detect_blocks // count)))  # this process's share of the blocks

@@ -23,40 +23,18 @@ import subprocess
 import sys
 import time
 
+from peak_memory import memory_status, reset_peak
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def stencil27(x, L: int):
-    import jax.numpy as jnp
-    import numpy as np
-
-    u = x.reshape(L, L, L)
-    p = jnp.pad(u, 1)
-    c = np.arange(1, 28, dtype=np.float32).reshape(3, 3, 3) / 27
-    acc = u ** 3
-    for i in range(3):
-        for j in range(3):
-            for k in range(3):
-                acc = acc + c[i, j, k] * p[i:i + L, j:j + L, k:k + L]
-    return acc.ravel()
-
-
-def _status(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(key)
 
 
 def run_one(problem: str, size: int, blocks: int) -> dict:
     """One detection in this process: ``blocks = 0`` is the whole analysis."""
-    import gc
 
     import jax.numpy as jnp
 
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity.examples import brusselator
+    from stablehlo_sparsity.examples import brusselator, stencil27
     from stablehlo_sparsity.streaming import jacobian_sparsity_blocks
 
     if problem == "stencil27":
@@ -68,10 +46,7 @@ def run_one(problem: str, size: int, blocks: int) -> dict:
     x = jnp.ones(n, jnp.float32)
     small = jnp.ones(2 * 8 * 8, jnp.float32)  # warm-up: imports and the lowering machinery
     list(jacobian_sparsity_blocks(lambda v: brusselator(v, 8), small, rows_per_block=64))
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    before = _status("VmRSS")
+    before = reset_peak()
     t0, c0 = time.perf_counter(), time.process_time()
     if blocks == 0:
         nnz, count = ss.jacobian_sparsity(f, x).nnz, 1
@@ -82,7 +57,7 @@ def run_one(problem: str, size: int, blocks: int) -> dict:
             count += 1
             del block
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    peak = _status("VmHWM")
+    peak = memory_status()["VmHWM"]
     return {"problem": problem, "size": size, "n": n, "nnz": int(nnz), "blocks": blocks, "count": count,
             "time": elapsed, "cpu": cpu, "peak": peak, "delta": peak - before}
 

@@ -27,6 +27,22 @@ def brusselator(x, N: int, alpha: float = 0.1):
     return jnp.concatenate([du.ravel(), dv.ravel()])
 
 
+def stencil27(x, L: int):
+    """A 3-D 27-point stencil (zero Dirichlet boundary, 27 distinct weights) plus a cubic term on an
+    ``L × L × L`` grid, ``n = L³``: row ``i`` of its Jacobian holds the ``3 × 3 × 3`` neighbours of point ``i``
+    that exist, ``(3L − 2)³`` nonzeros in all (10⁹ at ``L = 334``)."""
+    u = x.reshape(L, L, L)
+    p = jnp.pad(u, 1)
+    acc = u**3
+    t = 0
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                t += 1
+                acc = acc + (0.5 + 0.03 * t) * p[a:a + L, b:b + L, c:c + L]
+    return acc.ravel()
+
+
 def make_conv2d(out_channels: int = 8, size: int = 64, seed: int = 0):
     """A 2-D 3×3 convolution of a 1×1×size×size image with a fixed random kernel (SAME padding)."""
     w = jnp.asarray(np.random.default_rng(seed).standard_normal((out_channels, 1, 3, 3)))

@@ -19,32 +19,23 @@ import strategies as S
 from stablehlo_sparsity import (BlockedJacobian, InputError, blocked_jacobian, color_columns, color_rows,
                                 jacobian_sparsity, lower_and_analyze, sparse_jacobian)
 from stablehlo_sparsity.coloring import color_columns_streamed
-from stablehlo_sparsity.examples import brusselator
+from stablehlo_sparsity.examples import brusselator, stencil27
 from stablehlo_sparsity.streaming import (jacobian_sparsity_blocks, read_pattern_shards, write_blocks,
                                           write_pattern_shards)
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
 
-def stencil27(x, L: int = 4):
-    """The 3-D 27-point stencil plus a cubic term on an L×L×L grid (zero boundary), n = L³."""
-    u = x.reshape(L, L, L)
-    p = jnp.pad(u, 1)
-    acc = u ** 3
-    t = 0
-    for a in range(3):
-        for b in range(3):
-            for c in range(3):
-                t += 1
-                acc = acc + (0.5 + 0.03 * t) * p[a:a + L, b:b + L, c:c + L]
-    return acc.ravel()
-
 
 def bruss(x):
     return brusselator(x, 6)
 
 
-PROBLEMS = {"stencil27": (stencil27, 64), "brusselator": (bruss, 72)}
+def stencil27_4(x):
+    return stencil27(x, 4)
+
+
+PROBLEMS = {"stencil27": (stencil27_4, 64), "brusselator": (bruss, 72)}
 
 
 def _point(n, seed=0):

@@ -13,13 +13,12 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import strategies as S
 from stablehlo_sparsity import InputError, jacobian_sparsity, lower_and_analyze
-from stablehlo_sparsity.examples import brusselator
+from stablehlo_sparsity.examples import brusselator, stencil27
 from stablehlo_sparsity.streaming import (BlockedDetection, assemble_blocks, jacobian_sparsity_blocks,
                                           module_sparsity_blocks, prepare_blocks, process_rows,
                                           read_pattern_shards, write_blocks, write_pattern_shards)
@@ -27,18 +26,6 @@ from test_soundness_suite import CASES
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
-
-def stencil27(x, L: int):
-    """The 3-D 27-point stencil plus a cubic term on an L×L×L grid (zero boundary), n = L³."""
-    u = x.reshape(L, L, L)
-    p = jnp.pad(u, 1)
-    c = np.arange(1, 28, dtype=np.float32).reshape(3, 3, 3) / 27
-    acc = u ** 3
-    for i in range(3):
-        for j in range(3):
-            for k in range(3):
-                acc = acc + c[i, j, k] * p[i:i + L, j:j + L, k:k + L]
-    return acc.ravel()
 
 
 def _blocks_equal_whole(f, *args, rows_per_block, argnums=0, has_aux=False, **kwargs):
