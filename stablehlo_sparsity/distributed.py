@@ -30,7 +30,7 @@ import os
 from .errors import InputError
 
 __all__ = ["COORDINATOR", "NUM_PROCESSES", "PROCESS_ID", "initialize", "replicate", "to_host", "row_block",
-           "global_mesh"]
+           "global_mesh", "process_row_range"]
 
 #: ``host:port`` of the coordinator (process 0).
 COORDINATOR = "STABLEHLO_SPARSITY_COORDINATOR"
@@ -112,6 +112,14 @@ def to_host(value):
     return jax.tree_util.tree_map(one, value)
 
 
+def process_row_range(m: int, process_id: int, num_processes: int) -> tuple[int, int]:
+    """The rows ``[lo, hi)`` of process ``process_id`` of ``num_processes``: ``⌈m/N⌉`` consecutive rows each
+    (the last ones shorter or empty).  The one split of rows among processes: :func:`row_block`, the streamed
+    detection (:func:`stablehlo_sparsity.streaming.process_rows`) and the blocked evaluation use it."""
+    per = -(-m // num_processes)
+    return min(m, process_id * per), min(m, (process_id + 1) * per)
+
+
 def row_block(prepared, values, process_id: int | None = None, num_processes: int | None = None):
     """This process's block of rows of the matrix with nonzeros ``values`` as a ``scipy.sparse.csr_array`` of
     shape ``(rows, n)``; also returns the first row's index.
@@ -136,8 +144,7 @@ def row_block(prepared, values, process_id: int | None = None, num_processes: in
     pat = prepared.pattern
     m, n = pat.shape
     indptr, indices = np.asarray(pat.indptr), np.asarray(pat.indices)
-    per = -(-m // count)
-    lo, hi = min(m, pid * per), min(m, (pid + 1) * per)
+    lo, hi = process_row_range(m, pid, count)
     a, b = int(indptr[lo]), int(indptr[hi])
     return sp.csr_array((vals[a:b], indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, n)), lo
 

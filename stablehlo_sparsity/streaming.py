@@ -59,6 +59,7 @@ import scipy.sparse as sp
 from .analysis import (custom_rule_primitives, entry_layout, lowered_layout, norm_argnums, resolve_options,
                        traceable_keyword)
 from .attrs import function_results, symbol_ref
+from .distributed import process_row_range
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .irtools import functions, nested_ops, region_captures
@@ -529,8 +530,7 @@ def process_rows(m: int, process: tuple[int, int] | str | None) -> tuple[int, in
         raise InputError(f"process must be a pair (index, count), got {process!r}") from None
     if count < 1 or not 0 <= i < count:
         raise InputError(f"process index must be in [0, count), got {process!r}")
-    per = -(-m // count)
-    return min(m, i * per), min(m, (i + 1) * per)
+    return process_row_range(m, i, count)
 
 
 # ---------------------------------------------------------------------------------------------- JAX entry
