@@ -22,7 +22,7 @@ import numpy as np
 from .engine import TERMINATORS, FunctionTable, RegionEngine, Scope
 from .errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
 from .folding.exactness import Undecided, result_uncertainties
-from .irtools import region_captures, too_large
+from .irtools import nested_ops, region_captures, too_large
 from .lattice import Deps, nnz_budget
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
@@ -47,11 +47,13 @@ class Interpreter(RegionEngine[AbstractValue]):
         #: ``(op, results) -> results``, applied to every op's results before they are stored (the streamed
         #: detection of :mod:`.streaming` empties the rows its block does not need)
         self.result_filter = result_filter
-        #: empty each value's index sets after its last use in its function's body (the streamed detection
-        #: bounds memory with it).  The value keeps its type, constant and range, which rules looking back
-        #: through producers read (a select's predicate); only the float-bitcast provenance walk reads a
-        #: producer's index sets, so a module with a float-to-integer ``bitcast_convert`` must not release.
-        self.release_dead = release_dead
+        #: empty each value's index sets after its last use in its function's body (asked for by the streamed
+        #: detection and the second-order walk, which bound memory with it).  The value keeps its type, constant
+        #: and range, which rules looking back through producers read (a select's predicate); only the
+        #: float-bitcast provenance walk reads a producer's index sets, so a module with a ``bitcast_convert``
+        #: never releases, whoever asks.
+        self.release_dead = release_dead and not any(o.name == "stablehlo.bitcast_convert"
+                                                     for o in nested_ops(module))
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self._call_cache: dict = {}

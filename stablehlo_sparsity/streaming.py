@@ -242,9 +242,6 @@ class BlockedDetection:
                     self.tracked.update(op.results)
             #: values of the entry function's body: computed once per block (a callee's, once per call)
             self.entry_values = {r for op in _body(self.layout.fn).operations for r in op.results}
-            # the bitcast provenance walk reads index sets of values before an op's operands (Interpreter)
-            self._can_release = not any(o.name == "stablehlo.bitcast_convert" for fn in self.funcs.values()
-                                        for o in nested_ops(fn))
             self.info: dict = {}
             self.warnings: list[str] = []
             self._known_values()
@@ -450,7 +447,7 @@ class BlockedDetection:
                 return out
 
             interp = Interpreter(self.module, n, self.options, observer=observer, result_filter=mask,
-                                 release_dead=self._can_release)
+                                 release_dead=True)
             results = interp.call(self.entry, self._entry_args(n, identity=True))
             self.warnings = list(interp.warned)
             pieces = []

@@ -18,7 +18,6 @@ import scipy.sparse as sp
 
 from ..errors import PatternTooLargeError, SparsityError
 from ..interpreter import Interpreter
-from ..irtools import nested_ops
 from ..lattice import Deps
 from ..values import AbstractValue, is_differentiable
 from .encoding import first_order, pair_width
@@ -42,12 +41,10 @@ class SecondOrderInterpreter(Interpreter):
     """Abstract interpretation over first-order and pair columns (``n`` inputs, ``n + n²`` columns)."""
 
     def __init__(self, module, n_inputs: int, options=None):
-        # Dead values are released (their index sets emptied after their last use in a function body): a
-        # written-out objective's running total is a new, longer row at every add, and keeping every one
-        # alive makes memory quadratic in the number of terms.  Not with a float bitcast, whose provenance
-        # walk reads the index sets of earlier values (the condition the streamed detection uses too).
-        release = not any(o.name == "stablehlo.bitcast_convert" for o in nested_ops(module.operation))
-        super().__init__(module, n_inputs, options, release_dead=release)
+        # Dead values are released (their index sets emptied after their last use in a function body; the
+        # interpreter declines in a module with a float bitcast): a written-out objective's running total is a
+        # new, longer row at every add, and keeping every one alive makes memory quadratic in the terms.
+        super().__init__(module, n_inputs, options, release_dead=True)
         self.n_first = int(n_inputs)
         self.n = pair_width(self.n_first)
         self._no_plans = _NoLoopPlans()
