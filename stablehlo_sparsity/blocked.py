@@ -47,6 +47,8 @@ from .analysis import norm_argnums
 from .coloring.kinds import ColoringKind
 from .coloring.result import Bicoloring, Coloring
 from .errors import InputError, LoweringError
+from .evaluation import color_dtype
+from .prepared.inputs import bind_selected, check_differentiable
 from .streaming import process_rows, read_pattern_shards
 
 __all__ = ["BlockedJacobian", "blocked_jacobian", "OUTPUTS"]
@@ -141,10 +143,7 @@ class BlockedJacobian:
         self.argnums = norm_argnums(argnums, len(args))
         self._arg_specs = self._specs(args)
         wrt = tuple(args[i] for i in self.argnums)
-        for leaf in jax.tree_util.tree_leaves(wrt):
-            if not jax.numpy.issubdtype(jax.numpy.result_type(leaf), jax.numpy.floating):
-                raise InputError(f"the differentiated arguments must be real floating point arrays, got "
-                                 f"{jax.numpy.result_type(leaf)} (complex and integer inputs are not covered)")
+        check_differentiable(jax.tree_util.tree_leaves(wrt), "blocked_jacobian")
         x_flat, self._unravel = ravel_pytree(wrt)
         n = int(x_flat.size)
         try:
@@ -168,7 +167,7 @@ class BlockedJacobian:
             coloring = color_columns_streamed(lambda: _rows_of(self._source, lo, hi, n), (m, n), progress=progress)
         self.coloring = self._checked_coloring(coloring, m, n)
         K = self.coloring.num_colors
-        self._ctype = np.int8 if K <= 127 else np.int16 if K <= 32767 else np.int32
+        self._ctype = color_dtype(K)
         self._colors = np.asarray(self.coloring.colors, self._ctype)
         self._build()
 
@@ -218,11 +217,7 @@ class BlockedJacobian:
         K = self.coloring.num_colors
 
         def f_flat(x_flat, args):
-            wrt = unravel(x_flat)
-            full = list(args)
-            for k, i in enumerate(argnums):
-                full[i] = wrt[k]
-            return ravel_pytree(f(*full))[0]
+            return ravel_pytree(bind_selected(f, args, argnums)(*unravel(x_flat)))[0]
 
         def products(args, colors):
             """``B[c] = (J · s_c)[lo:hi]`` for every color ``c``, the seeds built from ``colors``."""

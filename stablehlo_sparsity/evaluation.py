@@ -55,7 +55,7 @@ from .errors import InputError
 
 __all__ = ["STRATEGIES", "VMAP_PRODUCT_BYTES", "VMAP_HVP_BYTES", "VJP_VMAP_BYTES", "UNROLL_PRODUCTS", "UNROLL_BYTES",
            "GROUP", "INDEX_ARGUMENT_ENTRIES", "PER_DEVICE", "ROW_METHODS", "RowBlocks", "EvaluationPlan", "Side",
-           "choose_strategy", "static_gather", "gather_index", "seed_leaves", "colors_constant"]
+           "choose_strategy", "static_gather", "gather_index", "seed_leaves", "colors_constant", "color_dtype"]
 
 #: The evaluation strategies (see the module docstring).
 STRATEGIES = ("auto", "vmap", "unrolled", "loop")
@@ -124,7 +124,7 @@ def static_gather(flat, idx):
     return lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
-def _color_dtype(k: int):
+def color_dtype(k: int):
     """The narrowest signed integer that holds colors ``-1 … k - 1`` (a compact color constant)."""
     return np.int8 if k < 2**7 else np.int16 if k < 2**15 else np.int32
 
@@ -141,7 +141,7 @@ def colors_constant(colors: np.ndarray, k: int, shapes):
     import jax.numpy as jnp
 
     sizes, offs = _leaf_layout(shapes)
-    dt = _color_dtype(k)
+    dt = color_dtype(k)
     return [jnp.asarray(colors[o:o + sz].astype(dt)) for sz, o in zip(sizes, offs)]
 
 
@@ -172,7 +172,7 @@ def seed_leaves(colors: np.ndarray, k: int, shapes, dtypes, *, first=0, count: i
         return out
     if color_consts is None:
         color_consts = colors_constant(colors, k, shapes)
-    cdt = _color_dtype(k)
+    cdt = color_dtype(k)
     if isinstance(first, (int, np.integer)):
         which = (jnp.arange(count, dtype=np.int32) + int(first))
     else:
