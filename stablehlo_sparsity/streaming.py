@@ -60,6 +60,7 @@ from .analysis import (custom_rule_primitives, entry_layout, lowered_layout, nor
                        traceable_keyword)
 from .attrs import function_results, symbol_ref
 from .distributed import process_row_range
+from .engine import single_block
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .irtools import functions, nested_ops, region_captures
@@ -204,10 +205,8 @@ def _visited_functions(funcs: dict, entry: str, sites: dict[str, list[_Site]]) -
 
 
 def _body(fn):
-    blocks = list(fn.regions[0].blocks)
-    if len(blocks) != 1:
-        raise InputError(f"regions with {len(blocks)} blocks are not supported")
-    return blocks[0]
+    """The one block of a function's body."""
+    return single_block(fn.regions[0])
 
 
 class BlockedDetection:
