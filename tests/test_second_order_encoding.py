@@ -4,6 +4,9 @@ NumPy set operations: a fast path must give exactly the same columns."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stablehlo_sparsity.second_order.encoding import distinct_columns, pair_width
 
@@ -28,3 +31,56 @@ def test_distinct_columns_merges_a_few_sorted_runs():
     runs = [np.sort(n + rng.integers(0, n * n, 3_000)) for _ in range(3)]
     cols = np.concatenate([runs[0], rng.integers(0, n, 500), runs[1], runs[0][::7], runs[2]])
     assert np.array_equal(distinct_columns(cols, pair_width(n)), np.unique(cols))
+
+
+def _hessian_by_scipy(codes: np.ndarray, n: int) -> sp.csr_array:
+    u, v = (codes - n) // n, (codes - n) % n
+    upper = sp.coo_array((np.ones(len(codes), bool), (u, v)), shape=(n, n))
+    full = (upper + upper.T).tocsr()
+    full.sort_indices()
+    return full
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), data=st.data())
+def test_compiled_hessian_assembly_equals_the_symmetrized_upper_triangle(n, data):
+    # the compiled two-pass fill (any pattern: empty rows, diagonal only, full, first-order columns in front)
+    # against SciPy's U + Uᵀ; both the compiled and the SciPy path of pairs_to_hessian
+    import stablehlo_sparsity.second_order.encoding as enc
+    from stablehlo_sparsity.lattice.core import make_csr
+
+    pairs = data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=n * n))
+    codes = np.array(sorted({n + min(u, v) * n + max(u, v) for u, v in pairs}), np.int64)
+    first = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1)))), np.int64)
+    cols = np.concatenate([first, codes])
+    row = make_csr(np.array([0, len(cols)], np.int64), cols, 1, pair_width(n))
+    want = _hessian_by_scipy(codes, n).toarray()
+    old = enc.COMPILED_ASSEMBLY
+    try:
+        for threshold in (0, 1 << 62):
+            enc.COMPILED_ASSEMBLY = threshold
+            got = enc.pairs_to_hessian(row, n)
+            assert got.shape == (n, n) and got.has_canonical_format
+            rows = np.repeat(np.arange(n), np.diff(got.indptr))
+            assert np.all((np.diff(got.indices) > 0) | (np.diff(rows) > 0))  # each row strictly ascending
+            assert np.array_equal(got.toarray(), want)
+    finally:
+        enc.COMPILED_ASSEMBLY = old
+
+
+def test_compiled_hessian_assembly_writes_sorted_rows_at_scale():
+    import stablehlo_sparsity.second_order.encoding as enc
+    from stablehlo_sparsity.lattice.core import make_csr
+    from stablehlo_sparsity.second_order.assembly import symmetric_pattern
+
+    n = 20_000
+    rng = np.random.default_rng(1)
+    u = rng.integers(0, n, 200_000)
+    v = np.minimum(u + rng.integers(0, 300, len(u)), n - 1)
+    codes = np.unique(n + u * n + v)
+    assert len(codes) >= enc.COMPILED_ASSEMBLY  # the default threshold takes the compiled path
+    indptr, indices = symmetric_pattern(codes, n)
+    want = _hessian_by_scipy(codes, n)
+    assert np.array_equal(indptr, want.indptr) and np.array_equal(indices, want.indices)
+    got = enc.pairs_to_hessian(make_csr(np.array([0, len(codes)], np.int64), codes, 1, pair_width(n)), n)
+    assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)

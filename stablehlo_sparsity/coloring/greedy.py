@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import njit
+from ..compiled import njit
 
 __all__ = ["greedy_color", "iterated_greedy", "split_bound"]
 

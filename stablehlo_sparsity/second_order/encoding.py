@@ -78,7 +78,8 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
 
     First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
     array, ``b`` the widest ``v - u`` present — small for the local objectives this is for.  ``None`` when
-    ``width`` is no pair width or the marks would not be much smaller than sorting (a wide band)."""
+    ``width`` is no pair width.  A wide band (marks not much smaller than the entries) sorts the pair codes:
+    the first-order columns are already split off by then, and a sort of every column would redo that."""
     n = inputs_of_width(width)
     if n is None:
         return None
@@ -102,22 +103,27 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
         keep = np.ones(len(code), bool)
         np.not_equal(code[1:], code[:-1], out=keep[1:])
         return np.concatenate([first.astype(np.int64), code[keep].astype(np.int64, copy=False)])
-    code = code - n
     budget = max(MARK_SLACK * len(code), MARK_FLOOR)
-    su, sv = _divmod(code[::BAND_SAMPLE], n)
-    if n * (int((sv - su).max()) + 1) > budget:
-        return None                                   # a sample is already too wide: spare the full split
+    su, sv = _divmod(code[::BAND_SAMPLE] - n, n)
+    if n * (int((sv - su).max()) + 1) > budget:       # a sample is already too wide: spare the full split
+        return _with_first(first, _distinct_sorted(np.sort(code)))
+    code = code - n
     u, v = _divmod(code, n)
     d = v - u
     band = int(d.max()) + 1
     if n * band > budget:
-        return None
+        return _with_first(first, _distinct_sorted(np.sort(code + n)))
     mark = np.zeros(n * band, bool)
     mark[u * band + d] = True
     hit = np.flatnonzero(mark)
     uu, dd = _divmod(hit, band)
     codes = uu * n + (uu + dd) + n                    # (u, d) order is (u, v) order: sorted
-    return np.concatenate([first.astype(np.int64), codes])
+    return _with_first(first, codes)
+
+
+def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Sorted distinct first-order columns, then sorted distinct pair codes (every one ``≥ n``): all sorted."""
+    return np.concatenate([first.astype(np.int64), codes.astype(np.int64, copy=False)])
 
 
 WIDE_DISTINCT.append(distinct_columns)
@@ -431,14 +437,25 @@ def full_rows(s: sp.csr_array, n: int) -> Deps:
     return pair_rows(idx, k, s, idx, s, idx, n, one_per_row=True)
 
 
+#: :func:`pairs_to_hessian` assembles patterns of at least this many pair codes with the compiled two-pass
+#: kernel (:mod:`.assembly`); smaller ones by SciPy, which spares a small analysis importing numba.
+COMPILED_ASSEMBLY = 1 << 16
+
+
 def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     """The symmetric ``(n, n)`` pattern of a one-row second-order lattice (its pair columns, both triangles).
 
     The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
     is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
     cols = row.indices.astype(np.int64)
-    code = cols[cols >= n] - n
-    u, v = _divmod(code, n)
+    code = cols[cols >= n]
+    if len(code) >= COMPILED_ASSEMBLY:
+        from .assembly import symmetric_pattern
+
+        indptr, indices = symmetric_pattern(code, n)
+        check_nnz(len(indices), "the Hessian pattern")
+        return make_csr(indptr, indices, n, n)
+    u, v = _divmod(code - n, n)
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
     upper = make_csr(indptr, v, n, n)
