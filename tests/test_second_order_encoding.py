@@ -46,6 +46,7 @@ def _hessian_by_scipy(codes: np.ndarray, n: int) -> sp.csr_array:
 def test_compiled_hessian_assembly_equals_the_symmetrized_upper_triangle(n, data):
     # the compiled two-pass fill (any pattern: empty rows, diagonal only, full, first-order columns in front)
     # against SciPy's U + Uᵀ; both the compiled and the SciPy path of pairs_to_hessian
+    import stablehlo_sparsity.second_order.assembly  # noqa: F401  (loads numba: the compiled path is open)
     import stablehlo_sparsity.second_order.encoding as enc
     from stablehlo_sparsity.lattice.core import make_csr
 
@@ -78,9 +79,25 @@ def test_compiled_hessian_assembly_writes_sorted_rows_at_scale():
     u = rng.integers(0, n, 200_000)
     v = np.minimum(u + rng.integers(0, 300, len(u)), n - 1)
     codes = np.unique(n + u * n + v)
-    assert len(codes) >= enc.COMPILED_ASSEMBLY  # the default threshold takes the compiled path
+    assert len(codes) >= enc.COMPILED_ASSEMBLY  # numba is loaded: the default threshold takes the compiled path
     indptr, indices = symmetric_pattern(codes, n)
     want = _hessian_by_scipy(codes, n)
     assert np.array_equal(indptr, want.indptr) and np.array_equal(indices, want.indices)
     got = enc.pairs_to_hessian(make_csr(np.array([0, len(codes)], np.int64), codes, 1, pair_width(n)), n)
     assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+
+
+def test_a_one_off_hessian_detection_does_not_import_numba():
+    # importing numba and its cached kernels costs about 0.4 s, far more than the compiled assembly saves on
+    # a pattern of this size: a fresh process importing the package and detecting one Hessian must not pay it
+    import subprocess
+    import sys
+
+    code = ("import sys, jax.numpy as jnp, stablehlo_sparsity as ss\n"
+            "from stablehlo_sparsity.second_order import encoding as enc\n"
+            "f = lambda x: jnp.sum((x[1:] - x[:-1] ** 2) ** 2)\n"
+            "h = ss.hessian_sparsity(f, jnp.ones(40_000), method='direct')\n"
+            "assert h.nnz == 3 * 40_000 - 2 and 2 * 40_000 > enc.COMPILED_ASSEMBLY, h.nnz\n"
+            "print('numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -51,11 +51,21 @@ from .kinds import ColoringKind
 from .policy import (BEST_ORDERS, BEST_ORDERS_MAX_WALK, BEST_STAR_ORDERS, EFFORT_BASE, EFFORT_PER_WALK,
                      LARGE_BEST_ORDERS, METHODS, ORDERS, STAR_FALLBACK_MAX_VERTICES)
 from .result import Bicoloring, Coloring
-from .streamed import color_columns_streamed, color_rows_streamed, stencil27_blocks
 from .symmetric import color_acyclic, color_star
 
-# The compiled kernels (greedy, orderings, star) import numba, which takes a while to import: they are
-# imported on first use, so ``import stablehlo_sparsity`` stays light.
+# The compiled kernels (greedy, orderings, star, streamed) import numba, which takes a while to import (0.1 s,
+# and loading a kernel from its cache more): they are imported on first use, so ``import stablehlo_sparsity``
+# stays light.  The streamed coloring's module is all kernels: its names load on first access.
+_STREAMED = ("color_columns_streamed", "color_rows_streamed", "stencil27_blocks")
+
+
+def __getattr__(name: str):
+    if name in _STREAMED:
+        from . import streamed
+
+        return getattr(streamed, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Coloring",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -438,8 +439,13 @@ def full_rows(s: sp.csr_array, n: int) -> Deps:
 
 
 #: :func:`pairs_to_hessian` assembles patterns of at least this many pair codes with the compiled two-pass
-#: kernel (:mod:`.assembly`); smaller ones by SciPy, which spares a small analysis importing numba.
+#: kernel (:mod:`.assembly`, 1.4–2.2× faster than SciPy's ``U + Uᵀ``) when this process has loaded numba already
+#: (a coloring ran: ``sparse_hessian``, or an earlier call) …
 COMPILED_ASSEMBLY = 1 << 16
+#: … or when the pattern has so many codes that the kernel saves more than loading it costs: importing numba
+#: and the cached kernels takes about 0.4 s, what the kernel saves (about 12 ns a code) on 30 million codes.
+#: Below that a one-off detection would pay the import for a few milliseconds.
+COMPILED_ASSEMBLY_WITH_IMPORT = 1 << 25
 
 
 def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
@@ -449,7 +455,7 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
     cols = row.indices.astype(np.int64)
     code = cols[cols >= n]
-    if len(code) >= COMPILED_ASSEMBLY:
+    if len(code) >= COMPILED_ASSEMBLY and ("numba" in sys.modules or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
         from .assembly import symmetric_pattern
 
         indptr, indices = symmetric_pattern(code, n)
