@@ -19,6 +19,16 @@ __all__ = ["symmetric_pattern"]
 
 
 @njit
+def _advance(c, u, base, n):
+    """The row ``u`` of code ``c`` and the code ``base = n + u·n`` of pair ``(u, 0)``, moved forward from the
+    previous code's (codes are read in order, so ``u`` only grows)."""
+    while c >= base + n:
+        u += 1
+        base += n
+    return u, base
+
+
+@njit
 def _row_counts(codes, n):
     """Entries per row of ``U ∪ Uᵀ`` and, of those, the lower ones (before the diagonal)."""
     count = np.zeros(n, np.int64)
@@ -26,11 +36,8 @@ def _row_counts(codes, n):
     u = 0
     base = n  # n + u·n: the code of pair (u, 0)
     for i in range(len(codes)):
-        c = codes[i]
-        while c >= base + n:
-            u += 1
-            base += n
-        v = c - base
+        u, base = _advance(codes[i], u, base, n)
+        v = codes[i] - base
         count[u] += 1
         if v != u:
             count[v] += 1
@@ -45,11 +52,8 @@ def _fill(codes, n, indptr, lower, indices):
     u = 0
     base = n
     for i in range(len(codes)):
-        c = codes[i]
-        while c >= base + n:
-            u += 1
-            base += n
-        v = c - base
+        u, base = _advance(codes[i], u, base, n)
+        v = codes[i] - base
         indices[up[u]] = v
         up[u] += 1
         if v != u:
