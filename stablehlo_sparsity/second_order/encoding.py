@@ -439,7 +439,7 @@ def full_rows(s: sp.csr_array, n: int) -> Deps:
 
 
 #: :func:`pairs_to_hessian` assembles patterns of at least this many pair codes with the compiled two-pass
-#: kernel (:mod:`.assembly`, 1.4–2.2× faster than SciPy's ``U + Uᵀ``) when this process has loaded numba already
+#: kernel (:mod:`.assembly`, 1.3–2.2× faster than SciPy's ``U + Uᵀ``) when this process has loaded numba already
 #: (a coloring ran: ``sparse_hessian``, or an earlier call) …
 COMPILED_ASSEMBLY = 1 << 16
 #: … or when the pattern has so many codes that the kernel saves more than loading it costs: importing numba
