@@ -446,22 +446,39 @@ def _plan_blocks(source: RowSource) -> list[int]:
     return cuts
 
 
+#: :func:`materialize` keeps the merged blocks of its counting pass for its writing pass, up to this many
+#: entries in all: within it every block is merged once instead of twice, and past it the blocks are merged
+#: again as they are written — the extra memory is bounded whatever the output's size.
+CACHED_BLOCK_ENTRIES = 1 << 22
+
+
 def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     """One canonical bool CSR of the sources' rows stacked top to bottom.
 
     Two passes over row blocks: the per-row counts first (into the row-pointer array itself), then the columns
     written in place into one array of the exact size — nothing of the output's size is allocated twice, and
-    every temporary is O(:data:`BLOCK_ENTRIES`).  A source whose bounds are exact skips the counting merge."""
+    every temporary is O(:data:`BLOCK_ENTRIES`).  A source whose bounds are exact skips the counting merge; the
+    merged blocks of the first :data:`CACHED_BLOCK_ENTRIES` entries are kept for the second pass."""
     k = sum(s.rows for s in sources)
     wide = k >= INT32_LIMIT or n >= INT32_LIMIT
     indptr = np.zeros(k + 1, np.int64 if wide else np.int32)
     plans = []
+    kept: dict[tuple[int, int], np.ndarray] = {}
+    room = CACHED_BLOCK_ENTRIES
     off = 0
-    for s in sources:
+    for si, s in enumerate(sources):
         cuts = _plan_blocks(s)
         plans.append(cuts)
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            indptr[1 + off + lo:1 + off + hi] = s.bounds(lo, hi) if s.exact else s.counts(lo, hi)
+            if s.exact:
+                indptr[1 + off + lo:1 + off + hi] = s.bounds(lo, hi)
+            elif room > 0:
+                ptr, cols = s.block(lo, hi)
+                indptr[1 + off + lo:1 + off + hi] = np.diff(ptr)
+                kept[(si, lo)] = cols
+                room -= len(cols)
+            else:
+                indptr[1 + off + lo:1 + off + hi] = s.counts(lo, hi)
         off += s.rows
     nnz = int(indptr.sum(dtype=np.int64))
     if nnz == 0:
@@ -473,9 +490,10 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     np.cumsum(indptr, out=indptr)
     indices: np.ndarray = np.empty(nnz, idx_dtype)
     off = 0
-    for s, cuts in zip(sources, plans):
+    for si, (s, cuts) in enumerate(zip(sources, plans)):
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            indices[int(indptr[off + lo]):int(indptr[off + hi])] = s.columns(lo, hi)
+            cols = kept.pop((si, lo), None)
+            indices[int(indptr[off + lo]):int(indptr[off + hi])] = s.columns(lo, hi) if cols is None else cols
         off += s.rows
     return make_csr(indptr, indices, k, n)
 
