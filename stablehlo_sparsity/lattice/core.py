@@ -492,8 +492,8 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     off = 0
     for si, (s, cuts) in enumerate(zip(sources, plans)):
         for lo, hi in zip(cuts[:-1], cuts[1:]):
-            cols = kept.pop((si, lo), None)
-            indices[int(indptr[off + lo]):int(indptr[off + hi])] = s.columns(lo, hi) if cols is None else cols
+            cols = kept.pop((si, lo)) if (si, lo) in kept else s.columns(lo, hi)
+            indices[int(indptr[off + lo]):int(indptr[off + hi])] = cols
         off += s.rows
     return make_csr(indptr, indices, k, n)
 
