@@ -103,17 +103,18 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
             code = np.sort(code, kind="stable")
         keep = np.ones(len(code), bool)
         np.not_equal(code[1:], code[:-1], out=keep[1:])
-        return np.concatenate([first.astype(np.int64), code[keep].astype(np.int64, copy=False)])
+        return _with_first(first, code[keep])
     budget = max(MARK_SLACK * len(code), MARK_FLOOR)
     su, sv = _divmod(code[::BAND_SAMPLE] - n, n)
-    if n * (int((sv - su).max()) + 1) > budget:       # a sample is already too wide: spare the full split
+    band = 0                                          # 0: the band is too wide for marks
+    if n * (int((sv - su).max()) + 1) <= budget:      # (a sample already too wide spares the full split)
+        u, v = _divmod(code - n, n)
+        d = v - u
+        band = int(d.max()) + 1
+        if n * band > budget:
+            band = 0
+    if not band:
         return _with_first(first, _distinct_sorted(np.sort(code)))
-    code = code - n
-    u, v = _divmod(code, n)
-    d = v - u
-    band = int(d.max()) + 1
-    if n * band > budget:
-        return _with_first(first, _distinct_sorted(np.sort(code + n)))
     mark = np.zeros(n * band, bool)
     mark[u * band + d] = True
     hit = np.flatnonzero(mark)
