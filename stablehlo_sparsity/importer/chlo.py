@@ -14,15 +14,10 @@ from .elementwise import BINARY, compare
 from .replay import replay
 
 
-@import_rule("chlo.mulhi")
-def _mulhi(ctx: ImportContext, op: Op, args: Values) -> Values:
-    """``chlo.mulhi`` (the high half of an integer product): re-emitted; integer-valued, a zero derivative."""
-    return replay(ctx, op, args)
-
-
-@import_rule("chlo._asin_acos_kernel")
-def _asin_acos_kernel(ctx: ImportContext, op: Op, args: Values) -> Values:
-    """JAX's internal complex ``asin``/``acos`` kernel: re-emitted (no derivative rule here)."""
+@import_rule("chlo.mulhi", "chlo._asin_acos_kernel")
+def _replayed(ctx: ImportContext, op: Op, args: Values) -> Values:
+    """Re-emitted as they are: ``chlo.mulhi`` (the high half of an integer product: integer-valued, a zero
+    derivative) and JAX's internal complex ``asin``/``acos`` kernel (no derivative rule here)."""
     return replay(ctx, op, args)
 
 
