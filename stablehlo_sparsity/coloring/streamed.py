@@ -128,6 +128,16 @@ def _window_rows_by_slot(w_ptr, w_idx, slot, count):
 
 
 @njit
+def _smallest_free(forbidden, s):
+    """The smallest color not stamped ``s`` in ``forbidden``; ``len(forbidden)`` when every one is (the
+    caller then grows ``forbidden`` and resumes)."""
+    c = 0
+    while c < len(forbidden) and forbidden[c] == s:
+        c += 1
+    return c
+
+
+@njit
 def _color_columns_step(w_ptr, w_idx, ready, colors, slot, forbidden, stamp0):
     """Greedy colors for the columns ``ready`` (in that order), whose rows are all in the window ``(w_ptr,
     w_idx)``: each takes the smallest color no column of its rows holds.  ``slot`` (``-1`` everywhere, restored
@@ -145,9 +155,7 @@ def _color_columns_step(w_ptr, w_idx, ready, colors, slot, forbidden, stamp0):
                 c = colors[w_idx[p]]
                 if c >= 0:
                     forbidden[c] = s
-        c = 0
-        while c < len(forbidden) and forbidden[c] == s:
-            c += 1
+        c = _smallest_free(forbidden, s)
         if c == len(forbidden):  # out of stamps: the caller grows ``forbidden`` and resumes at ``t``
             for u in range(nr):
                 slot[ready[u]] = -1
@@ -187,9 +195,7 @@ def _color_rows_step(w_ptr, w_idx, w_color, first_new, own, slot, forbidden, sta
                 c = w_color[rows[q]]
                 if c >= 0:
                     forbidden[c] = s
-        c = 0
-        while c < len(forbidden) and forbidden[c] == s:
-            c += 1
+        c = _smallest_free(forbidden, s)
         if c == len(forbidden):  # out of stamps: the caller grows ``forbidden`` and resumes at row ``i``
             for t in range(ncols):
                 slot[cols[t]] = -1
