@@ -1,7 +1,8 @@
 """Block-wise materialization (lattice/core.py ``materialize``) against the dense boolean model.
 
 Materialization walks the rows in blocks of about ``BLOCK_ENTRIES`` entries (counts first, then the columns
-written in place), so its memory is the output plus one block.  Real blocks hold 2¹⁸ entries — larger than
+written in place), so its memory is the output plus one block and the merged blocks it keeps from the counting
+pass (at most ``CACHED_BLOCK_ENTRIES`` entries).  Real blocks hold 2¹⁶ entries — larger than
 anything the property tests build — so here the blocks are shrunk to a few entries: every construction of
 ``test_lattice_properties`` (lazy unions, row maps over row maps, group unions by every strategy, windows,
 lazy vstacks) must still equal its model, and be canonical, when every block boundary falls mid-value.
