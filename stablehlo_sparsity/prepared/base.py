@@ -22,6 +22,7 @@ from .inputs import AuxSplit, check_call_arguments, index_dtype, struct
 from .outputs import Layout, host_container, output_named
 from .saving import (STATE_FORMAT, export_program, register_pytree, restored_call, warn_forward_only,
                      write_npz)
+from .validation import check_state, deserialize_program, program_signature
 
 __all__ = ["PreparedDerivative", "ELIDE_CONSTANT_ELEMENTS", "check_strategy"]
 
@@ -458,12 +459,20 @@ class PreparedDerivative:
                 lambda *a: self._values_on(a), self._example, self.kind)
         return self._program
 
+    def _program_signature(self) -> dict:
+        """The manifest's record of the program's signature (:func:`.validation.program_signature`)."""
+        sig = self.__dict__.get("_signature")
+        if sig is None:
+            sig = self._signature = program_signature(deserialize_program(self.program_bytes(), None))
+        return sig
+
     def _state(self) -> dict:
         """Everything a restored object needs, as NumPy arrays, plain values and the program's bytes."""
         c = self.coloring
         program = self.program_bytes()
         reason = self.forward_only or getattr(self, "_forward_only_reason", None)
         meta = {"format": STATE_FORMAT, "class": getattr(self, "saved_as", type(self).__name__),
+                "host_callback": False, "signature": self._program_signature(),
                 "shape": list(self.shape),
                 "output": self.output, "has_aux": self.has_aux, "with_value": self.with_value,
                 "argnums": list(self.argnums), "mode": None if getattr(self, "mode", None) is None else str(self.mode),
@@ -488,17 +497,24 @@ class PreparedDerivative:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        import jax
-        from jax import export as jexport
+        self._restore(state, None)
 
-        meta = state["meta"]
-        if meta.get("format") != STATE_FORMAT:
-            raise InputError(f"not a saved sparse Jacobian/Hessian of this version (format {meta.get('format')!r}, "
-                             f"expected {STATE_FORMAT!r})")
-        m, n = meta["shape"]
+    def _restore(self, state: dict, source: str | None) -> None:
+        """Restore from a saved or pickled state: every structural check first (:func:`.validation.check_state`:
+        the pattern, the colors, the decompression indices, the program's signature and custom calls), then the
+        object — nothing of the state is used before it is checked.  ``source``: the file, for messages."""
+        import jax
+
+        meta = state.get("meta") if isinstance(state, dict) else None
+        fmt = meta.get("format") if isinstance(meta, dict) else None
+        if fmt != STATE_FORMAT:
+            raise InputError(f"not a saved sparse Jacobian/Hessian of this version (format {fmt!r:.80}, expected "
+                             f"{STATE_FORMAT!r}): prepare it again with this version", source)
+        checked = check_state(state, source)
+        m, n = checked.shape
         self.pattern = SparsityPattern(sp.csr_array(
-            (np.ones(len(state["indices"]), bool), state["indices"], state["indptr"]), shape=(m, n)))
-        self.coloring = _restored_coloring(meta["coloring"], np.asarray(state["colors"], np.int32))
+            (np.ones(len(checked.indices), bool), checked.indices, checked.indptr), shape=(m, n)))
+        self.coloring = _restored_coloring(meta["coloring"], np.asarray(checked.colors, np.int32))
         self.output, self.has_aux, self.with_value = meta["output"], meta["has_aux"], meta["with_value"]
         self.argnums = tuple(meta["argnums"])
         self._argnums_int = meta.get("argnums_int", True)
@@ -512,7 +528,8 @@ class PreparedDerivative:
         self._aux = state.get("aux") or AuxSplit()
         self._program = bytes(state["program"])
         self.forward_only = meta.get("forward_only")
-        exp = jexport.deserialize(bytearray(self._program))
+        exp = checked.exported
+        self._signature = meta["signature"]
         self._in_tree = exp.in_tree.children()[0]
         self._example = jax.tree_util.tree_unflatten(
             self._in_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exp.in_avals])
@@ -536,12 +553,28 @@ class PreparedDerivative:
         The program is a :mod:`jax.export` serialization (StableHLO bytecode, with its VJP): a restored
         object evaluates, works under ``jit``, ``vmap`` (as a sequential map) and reverse-mode AD; forward
         mode (``jvp``) through it is not available.  A program without reverse-mode derivative (a
-        ``while_loop`` with a dynamic trip count) is saved forward-only (see :mod:`.saving`)."""
+        ``while_loop`` with a dynamic trip count) is saved forward-only (see :mod:`.saving`).
+
+        This is the format meant for exchange: the file carries a manifest with the SHA-256 of every member, and
+        :func:`~stablehlo_sparsity.load` checks the digests and the structure of everything before using it
+        (see :func:`~stablehlo_sparsity.load` for what that guarantees and what it does not).  ``pickle`` of a
+        prepared object is as unsafe as any pickle — unpickling can run arbitrary code — so unpickle only what
+        you wrote yourself.  The same object saves to the same bytes: the file's SHA-256
+        (:func:`stablehlo_sparsity.saved.file_sha256`) can be pinned with ``load(path, sha256=...)``.  The
+        checks run here too: a program ``load`` would refuse (a ``custom_call`` outside the library's targets)
+        is refused when it is saved."""
         if self._aux.has_static:
             raise InputError("cannot save: the auxiliary data holds values that are not arrays "
                              f"({', '.join(type(v).__name__ for v in self._aux.static.values())}); "
                              "pickle keeps them")
-        write_npz(path, self._state())
+        state = self._state()
+        try:  # what save writes, load reads: the same checks, here with a message about saving
+            exp = check_state(state, None).exported
+            if exp.has_vjp():
+                exp.vjp()  # (checked when read)
+        except InputError as e:
+            raise InputError(f"cannot save this sparse {self.kind}: {e.message} (load would refuse it)") from None
+        write_npz(path, state)
 
 
 def _restored_coloring(cm: dict, colors: np.ndarray):

@@ -10,18 +10,19 @@ reaches it.
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
 
 from ..errors import InputError, SparsityWarning
+from .archive import FORMAT, read_archive, write_archive
 
 __all__ = ["STATE_FORMAT", "ForwardOnlyWarning", "StaticRef", "register_pytree", "export_program",
            "restored_call", "write_npz", "read_npz"]
 
-#: Version tag of pickled / saved prepared objects.
-STATE_FORMAT = "stablehlo_sparsity.prepared/1"
+#: Version tag of pickled / saved prepared objects (2: the saved file carries a manifest with digests; a
+#: format-1 file is refused, see :func:`stablehlo_sparsity.saved.upgrade`).
+STATE_FORMAT = FORMAT
 
 
 class ForwardOnlyWarning(SparsityWarning):
@@ -150,29 +151,25 @@ def warn_forward_only(what: str, reason: str) -> None:
 
 
 def write_npz(path, state: dict) -> None:
-    """One ``.npz`` (no pickle inside): the metadata as JSON bytes, the program's bytes, the arrays."""
-    try:
-        meta = json.dumps(state["meta"]).encode()
-    except TypeError as e:
-        raise InputError(f"cannot save: the auxiliary data is not JSON ({e}); pickle keeps any Python object") from None
-    arrays = {k: v for k, v in state.items() if isinstance(v, np.ndarray)}
-    with open(path, "wb") as fh:
-        np.savez(fh, meta=np.frombuffer(meta, np.uint8), program=np.frombuffer(state["program"], np.uint8),
-                 **arrays)
+    """One ``.npz`` (no pickle inside): the manifest (the metadata, the versions that wrote it, the SHA-256,
+    dtype and shape of every member), the program's bytes, the arrays — see :mod:`.archive`."""
+    import jax
+    import jaxlib
+
+    from .. import __version__
+
+    meta = dict(state["meta"], library=f"stablehlo_sparsity {__version__}", jax=jax.__version__,
+                jaxlib=jaxlib.__version__)
+    arrays = {k: np.require(v, requirements="C") for k, v in state.items() if isinstance(v, np.ndarray)}
+    arrays["program"] = np.frombuffer(state["program"], np.uint8)
+    write_archive(path, meta, arrays)
 
 
-def read_npz(path) -> dict:
-    """The state :func:`write_npz` wrote, or an ``InputError`` saying why it is not one."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            st = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
-        raise InputError(f"could not read a saved sparse Jacobian/Hessian from {path}: {e}") from None
-    if "meta" not in st or "program" not in st:
-        raise InputError(f"{path} is not a saved sparse Jacobian/Hessian (no meta/program entries)")
-    st["meta"] = json.loads(st["meta"].tobytes().decode())
-    st["program"] = st["program"].tobytes()
-    return st
+def read_npz(path, sha256: str | None = None) -> dict:
+    """The state :func:`write_npz` wrote, every member's digest checked (and the whole file's against
+    ``sha256`` when given), or an ``InputError`` naming the member that is wrong.  The structural checks of
+    what the members hold come after (:func:`.validation.check_state`, in ``__setstate__``)."""
+    return read_archive(path, sha256)
 
 
 __all__ += ["warn_forward_only"]
