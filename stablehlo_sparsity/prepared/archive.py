@@ -259,11 +259,13 @@ def _manifest(raw: bytes, entries: dict, source: str, digest: str | None) -> dic
     return meta
 
 
-def read_archive(path, sha256: str | None = None, *, legacy: bool = False) -> dict:
+def read_archive(path, sha256: str | None = None, *, legacy: bool = False,
+                 members: frozenset[str] | None = None) -> dict:
     """The members of a saved derivative at ``path`` as ``{"meta": manifest, name: array}`` (``program`` as
     bytes), every digest checked (see the module docstring); ``sha256``: the expected digest of the whole file.
     ``legacy=True`` also reads a format-1 file (no digests: only the zip's CRCs) for
-    :func:`stablehlo_sparsity.saved.upgrade`."""
+    :func:`stablehlo_sparsity.saved.upgrade`; ``members``: the names (without ``.npy``) the manifest must list,
+    no more and no fewer."""
     source = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
     source = str(source)
     raw = _read_file(path, source)
@@ -307,6 +309,13 @@ def read_archive(path, sha256: str | None = None, *, legacy: bool = False) -> di
     for name in entries:
         if name not in listed and name not in (_MANIFEST, _MANIFEST_DIGEST):
             raise InputError(f"member '{name}' is not listed in the manifest", source)
+    if members is not None:
+        names = {n[:-4] if isinstance(n, str) and n.endswith(".npy") else n for n in listed}
+        if names != members:
+            extra, missing = sorted(map(str, names - members)), sorted(members - names)
+            raise InputError("the manifest lists " + "; ".join(
+                ([f"unexpected members {', '.join(extra)}"] if extra else [])
+                + ([f"no {', '.join(missing)}"] if missing else [])), source)
     out = {"meta": meta}
     for name, want in listed.items():
         if not isinstance(name, str) or not name.endswith(".npy") or name in (_MANIFEST, _MANIFEST_DIGEST):

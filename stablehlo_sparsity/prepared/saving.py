@@ -150,6 +150,10 @@ def warn_forward_only(what: str, reason: str) -> None:
                   ForwardOnlyWarning, stacklevel=4)
 
 
+#: The members of a saved derivative besides the manifest (``meta``) and its digest.
+SAVED_MEMBERS = frozenset({"program", "indptr", "indices", "colors", "rows", "cols"})
+
+
 def write_npz(path, state: dict) -> None:
     """One ``.npz`` (no pickle inside): the manifest (the metadata, the versions that wrote it, the SHA-256,
     dtype and shape of every member), the program's bytes, the arrays — see :mod:`.archive`."""
@@ -169,7 +173,7 @@ def read_npz(path, sha256: str | None = None) -> dict:
     """The state :func:`write_npz` wrote, every member's digest checked (and the whole file's against
     ``sha256`` when given), or an ``InputError`` naming the member that is wrong.  The structural checks of
     what the members hold come after (:func:`.validation.check_state`, in ``__setstate__``)."""
-    return read_archive(path, sha256)
+    return read_archive(path, sha256, members=SAVED_MEMBERS)
 
 
 __all__ += ["warn_forward_only"]
