@@ -71,6 +71,7 @@ from .pattern import SparsityPattern
 from .rules.elementwise import ELEMENTWISE
 from .rules.registry import DEPS_RULES
 from .rules.structural import reverse_np, slice_np, transpose_np
+from .shard_io import read_mtx_shard, read_npz_shard, read_shape_manifest
 from .values import AbstractValue, is_differentiable, is_token_type, same_constant, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
@@ -636,7 +637,9 @@ def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DE
 def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Iterator[tuple[int, sp.csr_array]]:
     """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order; with ``rows=(lo, hi)``
     only the shards holding some of those rows are loaded and yielded (whole).  Raises :class:`InputError` when
-    the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row."""
+    the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row — and when a shard is not a
+    well-formed pattern of the shape its name and ``shape.json`` give (:mod:`.shard_io`: checked before SciPy
+    reads its arrays)."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"no shard directory '{root}'")
@@ -650,8 +653,8 @@ def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Itera
     spans.sort()
     shape = None
     if (root / MANIFEST).exists():
-        meta = json.loads((root / MANIFEST).read_text())
-        shape = (int(meta["rows"]), int(meta["columns"]))
+        shape = read_shape_manifest(root / MANIFEST)
+    columns = None if shape is None else shape[1]
     expect = 0
     for a, b, path in spans:
         if a != expect:
@@ -659,15 +662,10 @@ def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Itera
         if rows is not None and not (a < rows[1] and b > rows[0]):
             expect = b  # not needed: checked by its name only, never loaded
             continue
-        if path.suffix == ".npz":
-            block = sp.csr_array(sp.load_npz(path), dtype=bool)
-        else:
-            import scipy.io
-
-            block = sp.csr_array(scipy.io.mmread(path), dtype=bool)
-            block.sort_indices()
-        if block.shape[0] != b - a or (shape is not None and block.shape[1] != shape[1]):
-            raise InputError(f"shard '{path.name}' has shape {block.shape}, its name says {b - a} rows")
+        # (checked in NumPy before SciPy sees the arrays: shard_io; without shape.json, as wide as the first)
+        read = read_npz_shard if path.suffix == ".npz" else read_mtx_shard
+        block = read(path, b - a, columns)
+        columns = block.shape[1]
         expect = b
         yield a, block
     if shape is not None and expect != shape[0]:
