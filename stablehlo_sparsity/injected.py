@@ -25,7 +25,10 @@ dictionary (``docs/injected_derivatives.md``).  Two public helpers close the loo
   for the default backend, called on NumPy/JAX arrays.  XLA compiles the function named ``main``: a copy of
   the module is made in which ``entry`` is ``@main`` (an existing ``@main`` is renamed, calls follow).
 * :func:`read_injected` — the ``sparsity.derivative`` record of an injected function as an
-  :class:`InjectedDerivative` (CSR arrays, colors, mode …; ``.to_scipy(values)`` builds the matrix).
+  :class:`InjectedDerivative` (CSR arrays, colors, mode …; ``.to_scipy(values)`` builds the matrix).  A module is
+  data from a file: the record is checked before it is returned (:func:`check_record` — a well-formed CSR
+  pattern, valid colors for its mode, as many values as the function returns), so ``to_scipy`` never
+  decompresses ``compile_module``'s output with a malformed pattern; a violation is an :class:`InputError`.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ import scipy.sparse as sp
 
 from .errors import InputError
 
-__all__ = ["compile_module", "CompiledFunction", "read_injected", "InjectedDerivative", "RECORD_ATTRIBUTE"]
+__all__ = ["compile_module", "CompiledFunction", "read_injected", "InjectedDerivative", "RECORD_ATTRIBUTE",
+           "check_record"]
 
 #: The discardable attribute the derivative passes write on the function they add.
 RECORD_ATTRIBUTE = "sparsity.derivative"
@@ -171,8 +175,14 @@ class InjectedDerivative:
         return out
 
 
+#: The modes a record may name, per kind, and the coloring each one's colors are.
+_RECORD_MODES = {"jacobian": {"forward": "column", "reverse": "row", "bidirectional": "bidirectional"},
+                 "hessian": {"star": "star"}}
+
+
 def read_function_record(fn) -> InjectedDerivative:
-    """The record on one ``func.func`` op (an :class:`InputError` when it has none)."""
+    """The record on one ``func.func`` op (an :class:`InputError` when it has none, or when it is not a
+    well-formed pattern with a valid coloring — see :func:`check_record`)."""
     from jaxlib.mlir import ir
 
     from .irtools import sym_name
@@ -181,21 +191,80 @@ def read_function_record(fn) -> InjectedDerivative:
     if RECORD_ATTRIBUTE not in fn.attributes:
         raise InputError(f"@{name} has no {RECORD_ATTRIBUTE} record: it was not written by sparsity-jacobian or "
                          "sparsity-hessian")
-    d = ir.DictAttr(fn.attributes[RECORD_ATTRIBUTE])
+    where = f"@{name}'s {RECORD_ATTRIBUTE} record"
+    key = ""
+    try:
+        d = ir.DictAttr(fn.attributes[RECORD_ATTRIBUTE])
 
-    def ints(key, dtype=np.int64):
-        return np.asarray(d[key], dtype=dtype).reshape(-1)
+        def ints(k, dtype=np.int64):
+            nonlocal key
+            key = k
+            a = ir.DenseIntElementsAttr(d[k])
+            return np.asarray(a).astype(dtype, casting="same_kind").reshape(-1)
 
-    def text(key):
-        return ir.StringAttr(d[key]).value
+        def text(k):
+            nonlocal key
+            key = k
+            return ir.StringAttr(d[k]).value
 
-    shape = tuple(int(v) for v in ints("shape"))
-    return InjectedDerivative(
-        name=name, kind=text("kind"), entry=text("entry"), wrt=tuple(int(v) for v in ints("wrt")),
-        shape=(shape[0], shape[1]), nnz=int(ir.IntegerAttr(d["nnz"]).value), indptr=ints("row_pointers"),
-        indices=ints("column_indices"), mode=text("mode"), num_colors=int(ir.IntegerAttr(d["num_colors"]).value),
-        colors=ints("colors", np.int32), helpers=tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(d["helpers"])),
-        triangle=text("triangle") if "triangle" in d else None)
+        def integer(k):
+            nonlocal key
+            key = k
+            return int(ir.IntegerAttr(d[k]).value)
+
+        shape = tuple(int(v) for v in ints("shape"))
+        if len(shape) != 2:
+            raise ValueError(f"shape has {len(shape)} entries, not 2")
+        record = InjectedDerivative(
+            name=name, kind=text("kind"), entry=text("entry"), wrt=tuple(int(v) for v in ints("wrt")),
+            shape=(shape[0], shape[1]), nnz=integer("nnz"), indptr=ints("row_pointers"),
+            indices=ints("column_indices"), mode=text("mode"), num_colors=integer("num_colors"),
+            colors=ints("colors", np.int32), helpers=tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(d["helpers"])),
+            triangle=text("triangle") if "triangle" in d else None)
+    except (KeyError, ValueError, TypeError, OverflowError) as e:
+        missing = isinstance(e, KeyError)
+        raise InputError(f"{where}: {'no' if missing else 'malformed'} '{key}' entry"
+                         + ("" if missing else f" ({type(e).__name__}: {str(e)[:120]})")) from None
+    check_record(record, fn)
+    return record
+
+
+def check_record(record: InjectedDerivative, fn=None) -> None:
+    """The structure of a record, before anything uses it: a known kind and mode, a well-formed CSR pattern of
+    ``shape`` with ``nnz`` entries, valid colors for the mode (:mod:`.prepared.validation`); with ``fn``, its
+    single result holds ``nnz`` values."""
+    from .prepared.validation import check_colors, check_csr
+
+    where = f"@{record.name}'s {RECORD_ATTRIBUTE} record"
+    modes = _RECORD_MODES.get(record.kind)
+    if modes is None:
+        raise InputError(f"{where}: kind {record.kind!r:.40} is not jacobian or hessian")
+    if record.mode not in modes:
+        raise InputError(f"{where}: a {record.kind} record has mode {' or '.join(modes)}, got {record.mode!r:.40}")
+    m, n = record.shape
+    if min(m, n) < 0 or max(m, n) > 2**62:
+        raise InputError(f"{where}: shape {list(record.shape)} is not two non-negative sizes")
+    if record.kind == "hessian" and (m != n or record.triangle != "full"):
+        raise InputError(f"{where}: a Hessian record is square with triangle = \"full\", got shape "
+                         f"{list(record.shape)} and triangle {record.triangle!r:.20}")
+    if len(set(record.wrt)) != len(record.wrt) or any(w < 0 for w in record.wrt):
+        raise InputError(f"{where}: wrt {list(record.wrt)} are not distinct argument indices")
+    check_csr(record.indptr, record.indices, record.shape, f"{where}: pattern (row_pointers, column_indices)")
+    if record.nnz != len(record.indices):
+        raise InputError(f"{where}: nnz is {record.nnz}, the pattern has {len(record.indices)} entries")
+    check_colors(record.indptr, record.indices, record.shape, record.colors, modes[record.mode], record.num_colors,
+                 f"{where}: colors")
+    if fn is not None:
+        from jaxlib.mlir import ir
+
+        try:
+            results = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+            result = ir.RankedTensorType(results[0]) if len(results) == 1 else None
+        except (KeyError, ValueError, TypeError):
+            result = None
+        if result is None or list(result.shape) != [record.nnz]:
+            got = "no single ranked result" if result is None else f"a result of shape {list(result.shape)}"
+            raise InputError(f"{where}: nnz is {record.nnz}, but @{record.name} has {got}")
 
 
 def read_injected(module, name: str | None = None) -> InjectedDerivative:
