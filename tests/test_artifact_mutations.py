@@ -173,7 +173,7 @@ def test_mutated_artifacts_load_right_or_are_refused_in_a_fresh_process(tmp_path
     (tmp_path / "todo.json").write_text(json.dumps(todo))
     log = tmp_path / "log.jsonl"
     res = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "todo.json"), str(log)], capture_output=True,
-                         text=True, env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=3000)
+                         text=True, errors="replace", env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=3000)
     lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     what = {p: d for p, _, d in mutants}
     if res.returncode != 0:

@@ -10,7 +10,10 @@
   (:class:`~stablehlo_sparsity.coloring.kinds.ColoringKind`);
 * :mod:`.inputs` — argument checks, the binding of the selected arguments, auxiliary data;
 * :mod:`.saving` — pytree registration, the serialized program (forward-only when JAX has no reverse-mode
-  derivative of it), ``.npz`` files.
+  derivative of it), ``.npz`` files;
+* :mod:`.archive` — the ``.npz`` container: a manifest with the SHA-256 of every member, read strictly;
+* :mod:`.validation` — the structural checks of everything read back from a file (CSR arrays, colorings,
+  decompression indices, a program's signature and custom calls), shared by every reader.
 """
 
 from .base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative  # noqa: F401

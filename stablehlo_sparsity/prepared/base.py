@@ -491,6 +491,9 @@ class PreparedDerivative:
         return {}
 
     def __getstate__(self) -> dict:
+        """The pickled state (pickle keeps any auxiliary data).  Unpickling is as unsafe as any pickle — it can
+        run arbitrary code — so unpickle only what you wrote; :meth:`save` / :func:`~stablehlo_sparsity.load`
+        is the format for exchange.  A restored state is checked all the same (:meth:`_restore`)."""
         state = self._state()
         if self._aux.has_static:
             state["aux"] = self._aux  # pickle keeps any Python object

@@ -6,6 +6,10 @@ its VJP, so reverse-mode AD works on a restored object.  A program JAX cannot di
 **forward-only** — it evaluates, jits and vmaps, says so when it is loaded (:class:`ForwardOnlyWarning`)
 and in its ``repr``, and raises a clear :class:`~stablehlo_sparsity.errors.InputError` when reverse-mode AD
 reaches it.
+
+The ``.npz`` container (members, SHA-256 digests, the manifest) is :mod:`.archive`; the structural checks of
+what it holds — run before anything restored is used — are :mod:`.validation`.  ``.save`` / ``load`` is the
+format meant for exchange; ``pickle`` of a prepared object is as unsafe as any pickle.
 """
 
 from __future__ import annotations
