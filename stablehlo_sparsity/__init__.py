@@ -14,6 +14,10 @@ import sys as _sys
 if _os.path.basename(_sys.argv[0] if _sys.argv else "") in ("stablehlo-sparsity", "stablehlo-sparsity-opt"):
     _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
+# One clear error for a jax / jaxlib pair outside the supported range (read from the installed metadata, before
+# jax is imported: a mismatched pair can fail inside jax's own import).
+from ._compat import JaxVersionError, check_jax_versions  # noqa: F401,E402
+
 from .errors import (  # noqa: F401,E402
     DynamicShapeError,
     InputError,

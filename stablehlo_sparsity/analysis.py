@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ._compat import release_lowering_caches
 from .attrs import function_results
 from .errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
@@ -241,6 +242,7 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
                               "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
                               stacklevel=2)
         lowered = traced.lower()
+        release_lowering_caches()
     except SparsityError:
         raise
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors

@@ -61,6 +61,7 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ._compat import release_lowering_caches
 from .analysis import (norm_argnums, traceable_keyword, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
                        resolve_options, resolve_wrt)
 from .errors import InputError, SparsityError, SparsityWarning
@@ -188,6 +189,7 @@ def _point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, obser
     program, extra, shape = _tangent_program(fn, args, traced_kw, argnums_t, has_aux, how)
     try:
         lowered = jax.jit(program, keep_unused=True).lower(*args, *extra, **traced_kw)
+        release_lowering_caches()
     except SparsityError:
         raise
     except Exception as e:

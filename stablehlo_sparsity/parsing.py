@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,9 +97,9 @@ def make_context():
         chlo.register_dialect(ctx)
         stablehlo.register_dialect(ctx)
     except Exception:  # pragma: no cover - a jaxlib without these private hooks
-        from jax._src.interpreters import mlir as jax_mlir
+        from ._compat import jax_context_factory
 
-        ctx = jax_mlir.make_ir_context()
+        ctx = jax_context_factory()()
     if not _PASSES_REGISTERED:
         try:  # makes stablehlo-* passes usable in pipelines
             from jaxlib.mlir._mlir_libs import _stablehlo
@@ -150,16 +151,16 @@ def parse_source(text: str, name: str = "-", *, first_line: int = 1, context=Non
                 raise diagnostic_error(e2, "could not parse the input") from None
             # The synthetic `module {` sits on line 1; give the module the first op's location instead
             # (it is where module-level diagnostics, e.g. a missing entry function, should point).
-            ops = list(wrapper.body.operations)  # type: ignore[attr-defined]
+            ops = list(cast(Any, wrapper).body.operations)  # typed from jaxlib 0.11 on, untyped before
             module = builtin.ModuleOp(loc=ops[0].location)
             for inner in ops:
                 inner.operation.detach_from_parent()
-                module.body.append(inner.operation)  # type: ignore[attr-defined]
+                cast(Any, module).body.append(inner.operation)
             return module
         if op.operation.name == "builtin.module":
             return op
         module = builtin.ModuleOp(loc=op.location)
-        module.body.append(op)  # type: ignore[attr-defined]
+        cast(Any, module).body.append(op)
         return module
 
 

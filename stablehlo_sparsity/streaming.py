@@ -56,6 +56,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ._compat import release_lowering_caches
 from .analysis import (custom_rule_primitives, entry_layout, lowered_layout, norm_argnums, resolve_options,
                        traceable_keyword)
 from .attrs import function_results, symbol_ref
@@ -547,6 +548,7 @@ def _lower(f: Callable, args, argnums, has_aux: bool, kwargs) -> tuple:
                              "the primal program only; use jacobian_sparsity, which analyzes the derivative "
                              "program")
         lowered = traced.lower()
+        release_lowering_caches()
     except SparsityError:
         raise
     except Exception as e:

@@ -461,7 +461,7 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     merged blocks of the first :data:`CACHED_BLOCK_ENTRIES` entries are kept for the second pass."""
     k = sum(s.rows for s in sources)
     wide = k >= INT32_LIMIT or n >= INT32_LIMIT
-    indptr = np.zeros(k + 1, np.int64 if wide else np.int32)
+    indptr: np.ndarray = np.zeros(k + 1, np.int64 if wide else np.int32)
     plans = []
     kept: dict[tuple[int, int], np.ndarray] = {}
     room = CACHED_BLOCK_ENTRIES

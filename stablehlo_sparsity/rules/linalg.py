@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._compat import CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES
 from ..irtools import num_elements
 from ..attrs import bool_attr, enum_text, i64_list, positions
 from ..lattice import Deps, group_union, Groups, prefix_union
@@ -232,12 +233,17 @@ def cholesky_deps(a, *, lower: bool, other: str, n: int) -> Deps:
     a_map = positions((m, m)) if lower else positions((m, m)).T
     r_map = a_map
     boff = np.arange(B, dtype=np.int64)[:, None]
-    # (1) W[j] = ∪ rows 0..j of the read triangle, with their mirrors: JAX differentiates Cholesky as a
-    # function of a Hermitian matrix — L̇ = L·φ(L⁻¹ Ȧ L⁻ᴴ) reads Ȧ[r, s] for r, s ≤ j, both triangles —
-    # and compressed Jacobians are evaluated with JAX's JVPs (this matches jax.jacfwd exactly).
+    # (1) W[j] = ∪ rows 0..j of the read triangle, with their mirrors before JAX 0.11.2: JAX differentiates
+    # Cholesky as a function of a Hermitian matrix — L̇ = L·φ(L⁻¹ Ȧ L⁻ᴴ) reads Ȧ[r, s] for r, s ≤ j — and
+    # compressed Jacobians are evaluated with JAX's JVPs (this matches jax.jacfwd exactly on every release).
+    # From JAX 0.11.2 on the JVP reads the factor's triangle only (Ȧ ← tril(Ȧ) + tril(Ȧ, -1)ᴴ, as potrf itself
+    # reads only that triangle): W[j] is then the read triangle's rows 0..j without their mirrors.
     P, Q, _ = _lower_triangle(m, strict=False)
-    V = _composed_union(a.deps, _tile_groups(np.concatenate([P, P]), np.concatenate([a_map[P, Q], a_map[Q, P]]),
-                                              m, mm, B, (B * m, B * mm)))
+    if CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES:
+        groups, members = np.concatenate([P, P]), np.concatenate([a_map[P, Q], a_map[Q, P]])
+    else:
+        groups, members = P, a_map[P, Q]
+    V = _composed_union(a.deps, _tile_groups(groups, members, m, mm, B, (B * m, B * mm)))
     W = prefix_union(V, m)
     # (2) Z[i, j] = M[i, 0] ∪ … ∪ M[i, j]: a running union along each row of M
     Z = prefix_union(a.deps.gather_rows((boff * mm + a_map.ravel()[None, :]).ravel()), m)

@@ -10,6 +10,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._compat import release_lowering_caches
 from ..attrs import function_results
 from ..errors import InputError, SparsityError
 from ..lattice import nnz_budget
@@ -89,6 +90,7 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
                          "not show the derivative JAX computes: use method='via-gradient'")
     try:
         lowered = traced.lower()
+        release_lowering_caches()
     except Exception as e:
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     out_tree = lowered.out_tree

@@ -1,0 +1,121 @@
+"""Every difference between the JAX releases this library supports, in one place.
+
+Supported: ``jax`` and ``jaxlib`` of the same release, from 0.10.2 up to (not including) 0.13 — 0.10.2 on
+Python 3.11, 0.11.x and 0.12.x on Python 3.12 and 3.13 (JAX 0.11 dropped Python 3.11).  The package checks the
+installed versions when it is imported (:func:`check_jax_versions`), from the installed distributions'
+metadata and before ``jax`` itself is imported, so a mismatched pair fails with one message naming both
+versions instead of deep inside an analysis.
+
+Each difference below names the JAX release that changed it.  Code elsewhere asks this module, never
+``jax.__version__``, and never probes with ``try: import … except ImportError``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+
+__all__ = ["SUPPORTED_JAX", "SUPPORTED_RANGE_TEXT", "JaxVersionError", "parse_version", "installed_versions",
+           "check_jax_versions", "JAX_VERSION", "CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES",
+           "release_lowering_caches", "jax_context_factory"]
+
+#: The supported JAX releases, ``[low, high)`` (jax and jaxlib alike).
+SUPPORTED_JAX: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 10, 2), (0, 13, 0))
+SUPPORTED_RANGE_TEXT = "jax == jaxlib, >= 0.10.2 and < 0.13"
+
+
+class JaxVersionError(ImportError):
+    """The installed ``jax`` / ``jaxlib`` are outside the supported range, or are not the same release."""
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"0.12.0.1"`` → ``(0, 12, 0, 1)``; a suffix such as ``.dev20261101`` or ``rc1`` is ignored."""
+    parts = []
+    for piece in text.split("."):
+        m = re.match(r"\d+", piece)
+        if m is None:
+            break
+        parts.append(int(m.group()))
+        if m.end() != len(piece):
+            break
+    return tuple(parts)
+
+
+def installed_versions() -> tuple[str | None, str | None]:
+    """The installed ``jax`` and ``jaxlib`` distribution versions (``None`` for one that is not installed)."""
+    found = []
+    for name in ("jax", "jaxlib"):
+        try:
+            found.append(importlib.metadata.version(name))
+        except importlib.metadata.PackageNotFoundError:
+            found.append(None)
+    return found[0], found[1]
+
+
+def _release(v: tuple[int, ...]) -> tuple[int, ...]:
+    # jax 0.12.0.1 is a jax-only post release beside jaxlib 0.12.0.1; compare the first three numbers
+    return (v + (0, 0, 0))[:3]
+
+
+def check_jax_versions(jax: str | None = None, jaxlib: str | None = None) -> tuple[int, ...]:
+    """Raise :class:`JaxVersionError` unless ``jax`` and ``jaxlib`` (default: the installed ones) are the same
+    release inside :data:`SUPPORTED_JAX`; return the parsed jax version."""
+    if jax is None and jaxlib is None:
+        jax, jaxlib = installed_versions()
+    if jax is None or jaxlib is None:
+        missing = " and ".join(n for n, v in (("jax", jax), ("jaxlib", jaxlib)) if v is None)
+        raise JaxVersionError(f"stablehlo_sparsity needs {missing} installed (supported: {SUPPORTED_RANGE_TEXT}); "
+                              f"found jax {jax or 'missing'}, jaxlib {jaxlib or 'missing'}. "
+                              "Install them with: pip install 'jax[cpu]>=0.10.2,<0.13'")
+    jv, lv = parse_version(jax), parse_version(jaxlib)
+    low, high = SUPPORTED_JAX
+    problems = []
+    if _release(jv) != _release(lv):
+        problems.append("jax and jaxlib are different releases")
+    for name, v, text in (("jax", jv, jax), ("jaxlib", lv, jaxlib)):
+        if not low <= _release(v) < high:
+            problems.append(f"{name} {text} is outside the supported range")
+    if problems:
+        raise JaxVersionError(f"stablehlo_sparsity supports {SUPPORTED_RANGE_TEXT}; found jax {jax} and jaxlib "
+                              f"{jaxlib} ({'; '.join(problems)}). Install a matching pair, e.g. "
+                              f"pip install 'jax=={jax}' 'jaxlib=={jax}' or pip install -U 'jax>=0.10.2,<0.13'")
+    return jv
+
+
+#: The installed jax release, parsed (set by :func:`check_jax_versions` at package import).
+JAX_VERSION: tuple[int, ...] = check_jax_versions()
+
+
+# ---------------------------------------------------------------------------------------------------- derivatives
+#: JAX 0.11.2 changed ``lax.linalg.cholesky``'s JVP to read only the factor's triangle of the tangent
+#: (``Ȧ ← tril(Ȧ) + tril(Ȧ, -1)ᴴ``), as the LAPACK ``potrf`` the primal calls does.  Before it the JVP read both
+#: triangles (a function of a Hermitian matrix).  Compressed Jacobians are evaluated with JAX's JVPs, so the
+#: Cholesky rule must mirror the installed JVP: both triangles before 0.11.2, the factor's triangle from it on.
+CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES: bool = _release(JAX_VERSION) < (0, 11, 2)
+
+
+# ---------------------------------------------------------------------------------------------------- lowering
+#: JAX 0.11.0 made ``pxla._dce_jaxpr`` (a weak-keyed LRU cache) return its key jaxpr itself when
+#: ``keep_unused=True``: the cached value holds its own weak key, so the entry — and every lowering cached against
+#: that jaxpr, with its MLIR context (about a megabyte) — lives until 2,048 newer entries push it out.  The
+#: analyses lower with ``keep_unused=True`` (every argument is a column), so they drop that cache's entries after
+#: lowering; it only maps a jaxpr to itself here, and recomputing it for another function costs nothing.
+_DCE_CACHE_PINS_LOWERINGS: bool = _release(JAX_VERSION) >= (0, 11, 0)
+
+
+def release_lowering_caches() -> None:
+    """Let the jaxprs (and MLIR contexts) of finished ``keep_unused=True`` lowerings be freed (JAX >= 0.11.0)."""
+    if not _DCE_CACHE_PINS_LOWERINGS:
+        return
+    from jax._src.interpreters import pxla
+
+    pxla._dce_jaxpr.cache_clear()
+
+
+# ---------------------------------------------------------------------------------------------------- MLIR context
+def jax_context_factory():
+    """JAX's own MLIR context factory (every dialect JAX emits registered); the same private entry point on every
+    supported release, named once here."""
+    from jax._src.interpreters import mlir as jax_mlir
+
+    return jax_mlir.make_ir_context
