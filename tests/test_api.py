@@ -14,7 +14,7 @@ from stablehlo_sparsity import (Analysis, DynamicShapeError, InputError, Sparsit
                                 lower_and_analyze, parse_module)
 from stablehlo_sparsity.examples import brusselator, laplacian_cubic
 from stablehlo_sparsity.rules import DEPS_RULES
-from helpers import numerical_pattern
+from helpers import numerical_pattern, peer
 
 
 # ---------------------------------------------------------------- SparsityPattern
@@ -169,10 +169,11 @@ ASDEX_CASES = {
 }
 
 
+@pytest.mark.peer
 @pytest.mark.parametrize("name", sorted(ASDEX_CASES))
 def test_same_convention_as_asdex(name):
     """Patterns compare one to one with the jaxpr-level peer (same rows, same columns)."""
-    asdex = pytest.importorskip("asdex")
+    asdex = peer()
     f, args, kw = ASDEX_CASES[name]
     theirs = np.asarray(asdex.jacobian_sparsity(f, *args, **kw).todense()).astype(bool)
     ours = jacobian_sparsity(f, *args, **kw)

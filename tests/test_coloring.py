@@ -21,6 +21,7 @@ from stablehlo_sparsity.coloring import (METHODS, ORDERS, Coloring, InvalidColor
                                          symmetrize)
 from stablehlo_sparsity.coloring.graph import adjacency, bipartite
 from stablehlo_sparsity.coloring.orderings import order_vertices
+from helpers import peer
 
 
 # ----------------------------------------------------------------------------------------------- patterns
@@ -277,7 +278,7 @@ def test_coloring_object_helpers():
 
 # ----------------------------------------------------------------------------------------------- peers
 def _asdex_counts(p):
-    asdex = pytest.importorskip("asdex")
+    asdex = peer()
     r, c = p.nonzero()
     sp_ = asdex.SparsityPattern.from_coo(r.astype(np.int32), c.astype(np.int32), p.shape)
     with warnings.catch_warnings():
@@ -286,6 +287,7 @@ def _asdex_counts(p):
         return asdex.color_cols(sp_)[1], asdex.color_rows(sp_)[1], star
 
 
+@pytest.mark.peer
 @pytest.mark.parametrize("name,p", [
     ("tridiagonal", tri(200)),
     ("2-D 5-point", grid(30, 30)),
