@@ -272,9 +272,8 @@ def main(argv=None):
         except ImportError:
             print("(asdex not installed: peer columns omitted)", file=sys.stderr)
     jax.config.update("jax_enable_x64", True)
-    peer = f"; asdex {asdex.__version__}" if asdex is not None and hasattr(asdex, "__version__") else ""
     flags = f"; XLA_FLAGS={os.environ['XLA_FLAGS']!r}" if os.environ.get("XLA_FLAGS") else ""
-    print(f"Coloring benchmark — {time.strftime('%Y-%m-%d')} — {machine()}{peer}; "
+    print(f"Coloring benchmark — {time.strftime('%Y-%m-%d')} — {machine()}; "
           f"load average {os.getloadavg()[0]:.1f}{flags}")
     if args.only in (None, "jacobian"):
         table_jacobian(asdex, args.quick, args.repeat)

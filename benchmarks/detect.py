@@ -46,7 +46,18 @@ def machine() -> str:
                              capture_output=True, text=True).stdout.strip()
     except Exception:
         cpu = platform.processor()
-    return f"{cpu or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, jax {jax.__version__}"
+    return (f"{cpu or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"jax {jax.__version__}, {peer_version()}")
+
+
+def peer_version() -> str:
+    """The peer's installed release (asdex 0.5.2 needs jax 0.11.x; 0.5.1 is the last for jax 0.10.2)."""
+    import importlib.metadata
+
+    try:
+        return f"asdex {importlib.metadata.version('asdex')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "asdex not installed"
 
 
 def problems(quick: bool):
