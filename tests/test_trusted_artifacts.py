@@ -107,6 +107,27 @@ def test_a_valid_artifact_round_trips_and_saves_to_the_same_bytes(root, tmp_path
     assert all(len(m["sha256"]) == 64 for m in meta["members"].values())
 
 
+def test_a_program_calling_lapack_loads_and_differentiates(tmp_path):
+    """The allow-list holds what a user's function legitimately lowers to: LAPACK on CPU, cuSOLVER and XLA's TPU
+    expanders in the multi-platform program, and the same in its VJP (checked when reverse mode reaches it)."""
+    def f(x):
+        a = jnp.diag(2 + x) + jnp.diag(x[1:] * 0.1, 1) + jnp.diag(x[1:] * 0.1, -1)
+        return jnp.linalg.solve(a, jnp.sin(x)) + jnp.linalg.cholesky(a @ a.T)[:, 0] + jnp.linalg.eigh(a)[0]
+
+    x = jnp.linspace(0.1, 1.0, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        jac = ss.sparse_jacobian(f, x, output="dense")
+    jac.save(tmp_path / "lapack.npz")
+    text = _exported(tmp_path / "lapack.npz").mlir_module()
+    assert "lapack_dgetrf_ffi" in text and "cusolver_potrf_ffi" in text
+    obj = load(tmp_path / "lapack.npz")
+    np.testing.assert_allclose(np.asarray(obj(x)), np.asarray(jax.jacfwd(f)(x)), rtol=1e-10, atol=1e-12)
+    g = jax.grad(lambda v: jnp.sum(obj(v)))(x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.grad(lambda v: jnp.sum(jax.jacfwd(f)(v)))(x)),
+                               rtol=1e-8, atol=1e-10)
+
+
 def test_the_pinned_digest_of_the_whole_file(root):
     path = _saved(root, "issue")
     digest = file_sha256(path)

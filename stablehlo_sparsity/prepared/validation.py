@@ -280,11 +280,30 @@ class _Context:
 
     def get(self, nbytes: int):
         if self.ctx is None or self.read + nbytes > self.ROTATE_BYTES:
-            from ..parsing import make_context
-
-            self.ctx, self.read = make_context(), 0
+            self.ctx, self.read = _reading_context(), 0
         self.read += nbytes
         return self.ctx
+
+
+def _reading_context():
+    """A context that reads StableHLO portable artifacts: the dialects JAX's programs use (stablehlo, chlo,
+    mhlo attributes, shardy), registered on a plain context — a millisecond, where the full context of
+    :func:`~stablehlo_sparsity.parsing.make_context` costs tens on first use."""
+    from jaxlib.mlir import ir
+
+    try:
+        from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
+
+        ctx = ir.Context()
+        stablehlo.register_dialect(ctx)
+        chlo.register_dialect(ctx)
+        mhlo.register_mhlo_dialect(ctx)
+        sdy.register_dialect(ctx)
+        return ctx
+    except Exception:  # pragma: no cover - a jaxlib without these registration hooks
+        from ..parsing import make_context
+
+        return make_context()
 
 
 _CONTEXT = _Context()
@@ -304,7 +323,17 @@ def _deserialize_module(data: bytes, ctx, what: str, source: str | None):
 
 def _check_module(exp, what: str, source: str | None, host_callback: bool) -> None:
     """The StableHLO module of ``exp``: ``@main``'s types against ``exp``'s avals, custom calls, host
-    transfers, functions without a body."""
+    transfers, functions without a body (anything the MLIR bindings raise on a malformed module is an
+    ``InputError`` too)."""
+    try:
+        _inspect_module(exp, what, source, host_callback)
+    except InputError:
+        raise
+    except Exception as e:
+        _fail(source, f"{what}: its module could not be inspected ({type(e).__name__}: {str(e)[:200]})")
+
+
+def _inspect_module(exp, what: str, source: str | None, host_callback: bool) -> None:
     from jaxlib.mlir import ir
 
     data = bytes(exp.mlir_module_serialized)
