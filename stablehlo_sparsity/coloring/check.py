@@ -209,12 +209,12 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
         return False
     csr = as_csr(pattern)
     if kind in (ColoringKind.STAR, "symmetric"):
-        csr = symmetrize(csr)
-        src = star_sources(csr, colors)
+        src = star_sources(csr, colors)  # (of the symmetrized pattern: star_sources symmetrizes it once)
         bad = np.flatnonzero(src < 0)
         if len(bad) == 0:
             return True
         if raise_on_error:
+            csr = symmetrize(csr)
             rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
             e = bad[0]
             raise InvalidColoringError(
