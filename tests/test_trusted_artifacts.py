@@ -305,6 +305,45 @@ def test_a_program_whose_main_disagrees_with_its_signature_is_refused(root, tmp_
              r"@main takes \(tensor<12xf64>\), its signature says \(tensor<12xf32>\)")
 
 
+_HAND_WRITTEN = """
+module @crafted {{
+  {extra}
+  func.func public @main(%p: tensor<i64>, %x: tensor<12xf64>) -> (tensor<11xf64>, tensor<22xf64>) {{
+    %y = stablehlo.slice %x [0:11] : (tensor<12xf64>) -> tensor<11xf64>
+    {body}
+    return %y, %v : tensor<11xf64>, tensor<22xf64>
+  }}
+}}
+"""
+_CONCAT = "%v = stablehlo.concatenate %y, %y, dim = 0 : (tensor<11xf64>, tensor<11xf64>) -> tensor<22xf64>"
+
+
+@pytest.mark.parametrize("extra, body, message", [
+    ("func.func private @ext(%a: tensor<12xf64>) -> tensor<22xf64>",
+     "%v = func.call @ext(%x) : (tensor<12xf64>) -> tensor<22xf64>", "a function without a body"),
+    ("", _CONCAT + "\n    %t = stablehlo.create_token : !stablehlo.token\n"
+         "    %o = \"stablehlo.outfeed\"(%y, %t) {outfeed_config = \"\"} : (tensor<11xf64>, !stablehlo.token) -> "
+         "!stablehlo.token", r"a host transfer \(stablehlo.outfeed\)"),
+    ("module @inner { func.func public @main() { return } }", _CONCAT, "a nested module"),
+    ("", "%v = stablehlo.custom_call @Sharding(%y) : (tensor<11xf64>) -> tensor<22xf64>", "@main returns"),
+])
+def test_hand_written_modules_are_inspected(root, tmp_path, extra, body, message):
+    """Programs no JAX export would write, in place of the saved module (the signature kept): refused by the
+    inspection of the module itself."""
+    from jaxlib.mlir._mlir_libs import _stablehlo
+
+    src = _saved(root, "issue")
+    exp = _exported(src)
+    text = _HAND_WRITTEN.format(extra=extra, body=body)
+    if message == "@main returns":  # (a well-formed module whose @main disagrees with the avals)
+        text = text.replace("-> tensor<22xf64>\n", "-> tensor<11xf64>\n").replace(
+            "return %y, %v : tensor<11xf64>, tensor<22xf64>", "return %y, %v : tensor<11xf64>, tensor<11xf64>").replace(
+            "-> (tensor<11xf64>, tensor<22xf64>)", "-> (tensor<11xf64>, tensor<11xf64>)")
+    artifact = _stablehlo.serialize_portable_artifact_str(text, _stablehlo.get_current_version())
+    crafted = dataclasses.replace(exp, mlir_module_serialized=bytes(artifact), _get_vjp=None)
+    _refused(_with_program(src, tmp_path / "hand.npz", crafted), message)
+
+
 def test_a_foreign_custom_call_in_the_vjp_is_refused_when_reverse_mode_reaches_it(root, tmp_path):
     src = _saved(root, "issue")
     exp = _exported(src)

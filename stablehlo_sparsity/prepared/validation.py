@@ -342,7 +342,7 @@ def _inspect_module(exp, what: str, source: str | None, host_callback: bool) -> 
         with ctx:
             module = _deserialize_module(data, ctx, what, source)
             problems: list[str] = []
-            main_type = None
+            modules = [0]
 
             def visit(op):
                 name = op.name
@@ -358,19 +358,22 @@ def _inspect_module(exp, what: str, source: str | None, host_callback: bool) -> 
                 elif name in HOST_TRANSFER_OPS:
                     problems.append(f"a host transfer ({name})")
                 elif name == "func.func":
-                    sym = ir.StringAttr(op.attributes["sym_name"]).value
                     if len(op.regions) != 1 or len(op.regions[0].blocks) == 0:
+                        sym = ir.StringAttr(op.attributes["sym_name"]).value
                         problems.append(f"a function without a body (@{sym})")
-                    elif sym == "main":
-                        nonlocal main_type
-                        main_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+                elif name == "builtin.module":
+                    modules[0] += 1
+                    if modules[0] > 1:
+                        problems.append("a nested module")
                 return ir.WalkResult.INTERRUPT if problems else ir.WalkResult.ADVANCE
 
             module.operation.walk(visit)
             if problems:
                 _fail(source, f"{what} contains {problems[0]}: refused")
-            if main_type is None:
+            symbols = ir.SymbolTable(module.operation)  # @main as JAX finds it when it calls the program
+            if "main" not in symbols or symbols["main"].operation.name != "func.func":
                 _fail(source, f"{what}: its module has no @main function")
+            main_type = ir.FunctionType(ir.TypeAttr(symbols["main"].attributes["function_type"]).value)
             inputs = [str(t) for t in main_type.inputs]
             results = [str(t) for t in main_type.results]
             platform_arg = [t for t in main_type.inputs[:1]] if len(exp.platforms) > 1 else []
