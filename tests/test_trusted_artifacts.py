@@ -296,11 +296,9 @@ def test_a_foreign_custom_call_is_refused(root, tmp_path):
 def test_a_program_whose_main_disagrees_with_its_signature_is_refused(root, tmp_path):
     """The issue's raw MLIR verifier error ("'func.call' op operand type mismatch"), refused before JAX builds the
     call."""
-    from jax.core import ShapedArray
-
     src = _saved(root, "issue")
     exp = _exported(src)
-    lying = dataclasses.replace(exp, in_avals=(ShapedArray((12,), jnp.float32),), _get_vjp=None)
+    lying = dataclasses.replace(exp, in_avals=(exp.in_avals[0].update(dtype=np.dtype(np.float32)),), _get_vjp=None)
     _refused(_with_program(src, tmp_path / "main.npz", lying),
              r"@main takes \(tensor<12xf64>\), its signature says \(tensor<12xf32>\)")
 
