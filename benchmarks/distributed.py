@@ -50,7 +50,7 @@ def problem(name: str, N: int):
 
 
 def worker(args) -> None:
-    from stablehlo_sparsity import distributed
+    from stablehlo_sparsity.derivatives import distributed
 
     pid, count = distributed.initialize(timeout=300)
     import jax
@@ -60,7 +60,7 @@ def worker(args) -> None:
     import numpy as np
 
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity.sharding import by_rows
+    from stablehlo_sparsity.derivatives.sharding import by_rows
 
     f, n, _title = problem(args.problem, args.N)
     x = np.random.default_rng(0).uniform(0.5, 1.5, n)
@@ -112,7 +112,7 @@ def index_worker(args) -> None:
     import numpy as np
 
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity import evaluation
+    from stablehlo_sparsity.derivatives import evaluation
 
     f, n, title = problem(args.problem, args.N)
     x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n))

@@ -57,7 +57,7 @@ def child(case: str, stage: str, trace: bool, path: str | None) -> dict:
     import jax
 
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity import driver
+    from stablehlo_sparsity.tools import driver
     from stablehlo_sparsity.examples import brusselator
 
     f, x = _problem(case)

@@ -41,9 +41,9 @@ from evaluate import race  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import stablehlo_sparsity as ss  # noqa: E402
-from stablehlo_sparsity.api import parse_module  # noqa: E402
+from stablehlo_sparsity.analysis.api import parse_module  # noqa: E402
 from stablehlo_sparsity.examples import brusselator  # noqa: E402
-from stablehlo_sparsity.importer.xla import compile_module  # noqa: E402
+from stablehlo_sparsity.modules.importer.xla import compile_module  # noqa: E402
 from stablehlo_sparsity.passes.pipeline import run_pipeline  # noqa: E402
 
 
@@ -75,7 +75,7 @@ def exported_brusselator(N: int) -> bytes:
 
 def count_ops(module, name: str) -> int:
     """Ops of function ``@name`` and, for an injected function, of its helper functions."""
-    from stablehlo_sparsity.irtools import functions, nested_ops
+    from stablehlo_sparsity.analysis.irtools import functions, nested_ops
     from stablehlo_sparsity.passes.jacobian import read_pattern
 
     funcs = functions(module)

@@ -16,7 +16,7 @@ stage by stage, in each process of the launch (``-n P``; one process without the
 * coloring, streamed — process 0 colors the columns from the shards (``coloring.color_columns_streamed``,
   two passes, memory ``O(n + window)``); the others wait for ``colors.npy``;
 * evaluation, through the library — ``blocked_jacobian(f, x, blocks=..., coloring=..., process=(p, P))``
-  (:mod:`stablehlo_sparsity.blocked`) for process ``p``'s rows ``[lo, hi)``: the products (``prepared.products``,
+  (:mod:`stablehlo_sparsity.derivatives.blocked`) for process ``p``'s rows ``[lo, hi)``: the products (``prepared.products``,
   the 27 JVPs each cut to those rows: ``K × (hi - lo)`` values), then the decompression block by block
   (``prepared.blocks``; only the shards holding those rows are read), each block reduced at once into its rows
   of ``J·v`` for a random ``v``;
@@ -234,7 +234,7 @@ def stencil3d_run(args) -> int:
     import json
     import shutil
 
-    from stablehlo_sparsity.distributed import COORDINATOR, NUM_PROCESSES, PROCESS_ID
+    from stablehlo_sparsity.derivatives.distributed import COORDINATOR, NUM_PROCESSES, PROCESS_ID
 
     pid, count = int(os.environ.get(PROCESS_ID, 0)), int(os.environ.get(NUM_PROCESSES, 1))
     import jax
@@ -252,7 +252,7 @@ def stencil3d_run(args) -> int:
     from stablehlo_sparsity.examples import stencil27
 
     try:
-        from stablehlo_sparsity.streaming import read_pattern_shards, write_pattern_shards
+        from stablehlo_sparsity.analysis.streaming import read_pattern_shards, write_pattern_shards
     except ImportError:  # the streamed detection (issue 23) is not on this branch
         read_pattern_shards = write_pattern_shards = None
     if args.detection == "reference":
@@ -284,7 +284,7 @@ def stencil3d_run(args) -> int:
         detection = "streaming.write_pattern_shards"
     else:
         why = ("skipped (--detection reference)" if args.detection == "reference" else
-               "MISSING — stablehlo_sparsity.streaming (blocked detection) is not on this branch")
+               "MISSING — stablehlo_sparsity.analysis.streaming (blocked detection) is not on this branch")
         say(f"detection: {why}; the pattern comes from coloring.stencil27_blocks (NumPy, the stencil's known "
             "pattern) instead")
         source = stencil27_blocks(L, args.rows_per_block)

@@ -1,5 +1,5 @@
 """Detection in bounded memory: the whole-program analysis against the streamed row blocks
-(:mod:`stablehlo_sparsity.streaming`), time and peak RSS, each configuration in a fresh process.
+(:mod:`stablehlo_sparsity.analysis.streaming`), time and peak RSS, each configuration in a fresh process.
 
     python benchmarks/stream_detect.py                              # 3-D 27-point stencil and Brusselator
     python benchmarks/stream_detect.py --problem stencil27 --L 100 --blocks 1 4 16
@@ -35,7 +35,7 @@ def run_one(problem: str, size: int, blocks: int) -> dict:
 
     import stablehlo_sparsity as ss
     from stablehlo_sparsity.examples import brusselator, stencil27
-    from stablehlo_sparsity.streaming import jacobian_sparsity_blocks
+    from stablehlo_sparsity.analysis.streaming import jacobian_sparsity_blocks
 
     if problem == "stencil27":
         n = size ** 3

@@ -77,7 +77,7 @@ def optimistix_table(sizes, dense_max, repeat):
     import optimistix as optx
 
     on = example("optimistix_newton")
-    from stablehlo_sparsity.lineax_interop import SparseNewton
+    from stablehlo_sparsity.interop.lineax import SparseNewton
 
     print("\n**optimistix Newton, 2-D Bratu** (λ = 5, rtol = atol = 1e-10)\n")
     print("| N | n | steps | dense first (s) | dense warm (s) | sparse first (s) | sparse warm (s) | "
@@ -100,7 +100,7 @@ def scipy_table(sizes, dense_max):
     from scipy.integrate import solve_ivp
 
     ex = example("scipy_solve_ivp")
-    from stablehlo_sparsity.scipy_interop import ivp_jacobian
+    from stablehlo_sparsity.interop.scipy import ivp_jacobian
 
     print("\n**SciPy solve_ivp BDF, 1-D Brusselator** (t = 0 … 10, rtol 1e-6, atol 1e-8)\n")
     print("| N | n | no jac: time (s) | no jac: rhs calls | jac=: prepare (s) | jac=: solve (s) | "

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from stablehlo_sparsity.lineax_interop import SparseVeryChord
+from stablehlo_sparsity.interop.lineax import SparseVeryChord
 
 jax.config.update("jax_enable_x64", True)
 

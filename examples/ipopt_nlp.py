@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from stablehlo_sparsity.ipopt import IpoptProblem
+from stablehlo_sparsity.interop.ipopt import IpoptProblem
 
 jax.config.update("jax_enable_x64", True)
 

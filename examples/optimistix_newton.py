@@ -2,7 +2,7 @@
 
 The 2-D Bratu problem ``Δu + λ eᵘ = 0`` on the unit square (zero boundary), discretized on an ``N × N``
 grid: ``N²`` unknowns, a five-point Jacobian.  ``optx.Newton`` builds the dense Jacobian (``N²`` JVPs) and
-factorizes it densely; :class:`~stablehlo_sparsity.lineax_interop.SparseNewton` detects the pattern once
+factorizes it densely; :class:`~stablehlo_sparsity.interop.lineax.SparseNewton` detects the pattern once
 (when the residual is traced), evaluates it with 5 JVPs and solves with ``spsolve``.
 
 Run: ``python examples/optimistix_newton.py [N]``.
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from stablehlo_sparsity.lineax_interop import SparseNewton
+from stablehlo_sparsity.interop.lineax import SparseNewton
 
 jax.config.update("jax_enable_x64", True)
 

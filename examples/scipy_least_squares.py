@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import least_squares
 
-from stablehlo_sparsity.scipy_interop import jac_sparsity, least_squares_jacobian
+from stablehlo_sparsity.interop.scipy import jac_sparsity, least_squares_jacobian
 
 jax.config.update("jax_enable_x64", True)
 

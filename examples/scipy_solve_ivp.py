@@ -23,7 +23,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.sparse.linalg import LinearOperator, gmres
 
-from stablehlo_sparsity.scipy_interop import ivp_jacobian, jac_sparsity, jacobian_operator
+from stablehlo_sparsity.interop.scipy import ivp_jacobian, jac_sparsity, jacobian_operator
 
 jax.config.update("jax_enable_x64", True)
 

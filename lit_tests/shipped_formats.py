@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jax import export
 from jaxlib.mlir._mlir_libs import _stablehlo
 
-from stablehlo_sparsity.api import parse_module
+from stablehlo_sparsity.analysis.api import parse_module
 
 base = sys.argv[1]
 f = lambda x: jnp.sin(x[1:] * x[:-1])  # noqa: E731

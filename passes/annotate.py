@@ -42,7 +42,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from stablehlo_sparsity.irtools import is_public, sym_name
+from stablehlo_sparsity.analysis.irtools import is_public, sym_name
 
 from .base import SparsityPass, option
 
@@ -281,15 +281,15 @@ def _set_func_attr_list(fn, attr_name: str, count: int, updates: dict[int, dict]
 
 def annotate(module, options: AnnotateOptions | None = None, **kwargs):
     """Analyze ``module`` (an ``ir.Module``, a ``builtin.module`` operation or its op view) and attach the
-    lattice as ``sparsity.*`` attributes, in place.  Returns the :class:`stablehlo_sparsity.api.Analysis`.
+    lattice as ``sparsity.*`` attributes, in place.  Returns the :class:`stablehlo_sparsity.analysis.api.Analysis`.
 
     Keyword arguments override fields of ``options`` (``entry=``, ``wrt=``, ``on_unknown=``,
     ``max_elements=``, ``max_nnz=``).  Analysis errors raise :class:`SparsityError` subclasses."""
     from jaxlib.mlir import ir
 
-    from stablehlo_sparsity.api import analyze_module
-    from stablehlo_sparsity.interpreter import AnalysisOptions
-    from stablehlo_sparsity.keywords import parse_indices
+    from stablehlo_sparsity.analysis.api import analyze_module
+    from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
+    from stablehlo_sparsity.analysis.keywords import parse_indices
 
     from .strip import strip
 

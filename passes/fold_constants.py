@@ -1,7 +1,7 @@
 """``sparsity-fold-constants``: show what the constant lattice resolves, in the IR itself.
 
 Runs the interpreter's constant lattice over every function (arguments unknown; see
-:mod:`stablehlo_sparsity.constant_lattice`) and then either
+:mod:`stablehlo_sparsity.analysis.constant_lattice`) and then either
 
 * annotates each op whose results are known constants with the discardable attribute ``sparsity.const``
   (a ``DenseElementsAttr`` for small or splat values, a short summary string for big ones; an array of
@@ -26,8 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from stablehlo_sparsity.constant_lattice import observe_constants
-from stablehlo_sparsity.irtools import nested_ops
+from stablehlo_sparsity.analysis.constant_lattice import observe_constants
+from stablehlo_sparsity.analysis.irtools import nested_ops
 
 from .base import SparsityPass, option
 
@@ -143,8 +143,8 @@ def _safe_use(use, rewritable: set) -> bool:
     ``x · (1/c)`` only when ``c`` is a constant, reassociates with constants.  Safe users: ones removed as
     well (every result rewritten), ``func.return``, integer/boolean computations (exact, however
     evaluated), and element-selecting operands (indices, starts, predicates)."""
-    from stablehlo_sparsity.folding.exactness import is_float
-    from stablehlo_sparsity.values import tensor_type
+    from stablehlo_sparsity.analysis.folding.exactness import is_float
+    from stablehlo_sparsity.analysis.values import tensor_type
 
     user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
     name = user.name

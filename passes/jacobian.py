@@ -34,7 +34,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from stablehlo_sparsity.irtools import sym_name
+from stablehlo_sparsity.analysis.irtools import sym_name
 
 from .base import SparsityPass, option
 
@@ -160,7 +160,7 @@ class _at_entry:
 
     def __exit__(self, kind, err, tb):
         from stablehlo_sparsity.errors import InputError, format_location
-        from stablehlo_sparsity.importer import entry_function
+        from stablehlo_sparsity.modules.importer import entry_function
 
         if isinstance(err, InputError) and not err.location:
             with self.module.context:
@@ -176,7 +176,7 @@ def _x64_if_needed(module, entry: str):
 
     import jax
 
-    from stablehlo_sparsity.importer import ImportedFunction
+    from stablehlo_sparsity.modules.importer import ImportedFunction
 
     if ImportedFunction(module, entry)._needs_x64 and not jax.config.jax_enable_x64:
         return jax.enable_x64(True)
@@ -185,11 +185,11 @@ def _x64_if_needed(module, entry: str):
 
 def _lower_text(prepared, module, platform: str) -> str:
     """The compressed program's StableHLO (values output, every entry argument kept), lowered by JAX for
-    ``platform`` (:mod:`stablehlo_sparsity.importer.platforms`: ``"portable"`` keeps to StableHLO's own ops).
+    ``platform`` (:mod:`stablehlo_sparsity.modules.importer.platforms`: ``"portable"`` keeps to StableHLO's own ops).
     JAX's refusals (a derivative it cannot form) become input errors naming the entry, and so does a portable
     derivative that would need a platform-specific custom call the module does not make."""
     from stablehlo_sparsity.errors import InputError, SparsityError
-    from stablehlo_sparsity.importer.platforms import foreign_targets, lowering_for
+    from stablehlo_sparsity.modules.importer.platforms import foreign_targets, lowering_for
 
     try:
         with lowering_for(platform):
@@ -213,10 +213,10 @@ def _lower_text(prepared, module, platform: str) -> str:
 def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "auto",
                     on_unknown: str = "error", platform: str = "auto") -> str:
     """Add ``@<entry>_jacobian`` to ``module`` (in place); returns its name.  ``platform``: ``"auto"``,
-    ``"portable"`` or ``"cpu"`` (:mod:`stablehlo_sparsity.importer.platforms`)."""
-    from stablehlo_sparsity.module_derivatives import ModuleSparseJacobian
+    ``"portable"`` or ``"cpu"`` (:mod:`stablehlo_sparsity.modules.importer.platforms`)."""
+    from stablehlo_sparsity.modules.module_derivatives import ModuleSparseJacobian
 
-    from stablehlo_sparsity.importer.platforms import resolve_platform
+    from stablehlo_sparsity.modules.importer.platforms import resolve_platform
 
     from .annotate import resolve_entry
 
@@ -238,9 +238,9 @@ def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str =
                    platform: str = "auto") -> str:
     """Add ``@<entry>_hessian`` (the full symmetric Hessian of a scalar entry) to ``module``; returns its name.
     ``platform`` as :func:`inject_jacobian`."""
-    from stablehlo_sparsity.module_derivatives import ModuleSparseHessian
+    from stablehlo_sparsity.modules.module_derivatives import ModuleSparseHessian
 
-    from stablehlo_sparsity.importer.platforms import resolve_platform
+    from stablehlo_sparsity.modules.importer.platforms import resolve_platform
 
     from .annotate import resolve_entry
 
@@ -263,7 +263,7 @@ def read_pattern(fn) -> dict:
     (``kind``, ``entry``, ``wrt``, ``shape``, ``nnz``, ``indptr``, ``indices``, ``mode``, ``num_colors``,
     ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view; the public reader is
     :func:`stablehlo_sparsity.read_injected`."""
-    from stablehlo_sparsity.injected import read_function_record
+    from stablehlo_sparsity.modules.injected import read_function_record
 
     return read_function_record(fn).as_dict()
 

@@ -27,23 +27,23 @@ from .errors import (  # noqa: F401,E402
     UnsupportedOpError,
     UnsupportedTypeError,
 )
-from .interpreter import AnalysisOptions  # noqa: F401
+from .analysis.interpreter import AnalysisOptions  # noqa: F401
 from .lattice import Deps  # noqa: F401
-from .pattern import SparsityPattern  # noqa: F401
-from .api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401
+from .analysis.pattern import SparsityPattern  # noqa: F401
+from .analysis.api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401
 
 __version__ = "0.1.0"
 from .coloring import (Bicoloring, Coloring, DecompressionPlan, check_coloring, color_acyclic,  # noqa: F401,E402
                        color_bidirectional, color_columns, color_rows, color_star, decompress, seed_matrix)
-from .jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, sparse_jacobian,  # noqa: F401,E402
-                       value_and_sparse_jacobian)
-from .hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,  # noqa: F401,E402
-                      value_and_sparse_hessian)
-from .saved import ForwardOnlyWarning, load  # noqa: F401,E402
-from .checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
-from .module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,  # noqa: F401,E402
-                                 check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)
-from .injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
+from .derivatives.jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, sparse_jacobian,
+                                   value_and_sparse_jacobian)
+from .derivatives.hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,
+                                  value_and_sparse_hessian)
+from .derivatives.saved import ForwardOnlyWarning, load  # noqa: F401,E402
+from .derivatives.checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
+from .modules.module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,
+                                         check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)
+from .modules.injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
 
 
 #: Detection in row blocks (:mod:`.streaming`), loaded on first use like the importer.
@@ -55,15 +55,15 @@ def __getattr__(name):
     # The StableHLO importer loads on first use (its op tables take a noticeable part of the import time,
     # and users of JAX functions never need it).
     if name in ("ImportedFunction", "import_module"):
-        from . import importer
+        from .modules import importer
 
         return getattr(importer, name)
     if name in _STREAMING:
-        from . import streaming
+        from .analysis import streaming
 
         return getattr(streaming, name)
     if name in ("BlockedJacobian", "blocked_jacobian"):  # evaluation from row blocks (:mod:`.blocked`)
-        from . import blocked
+        from .derivatives import blocked
 
         return getattr(blocked, name)
     raise AttributeError(f"module 'stablehlo_sparsity' has no attribute {name!r}")

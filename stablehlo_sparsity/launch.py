@@ -2,8 +2,8 @@
 machine, joined in one JAX distributed runtime.
 
 Each process gets the coordinator address (``127.0.0.1`` at a free port: loopback only), the process count and
-its id in the environment (see :mod:`stablehlo_sparsity.distributed`); the script calls
-``stablehlo_sparsity.distributed.initialize()``.  Output goes straight to this terminal.  The exit code is 0
+its id in the environment (see :mod:`stablehlo_sparsity.derivatives.distributed`); the script calls
+``stablehlo_sparsity.derivatives.distributed.initialize()``.  Output goes straight to this terminal.  The exit code is 0
 when every process exits with 0; otherwise the launcher stops the others and exits with the first failing
 process's code (or 1), naming it on stderr.
 """
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from .distributed import COORDINATOR, NUM_PROCESSES, PROCESS_ID
+from .derivatives.distributed import COORDINATOR, NUM_PROCESSES, PROCESS_ID
 
 __all__ = ["free_port", "launch", "main"]
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Run N processes of a script in one JAX distributed runtime.")
     parser.add_argument("-n", "--num-processes", type=int, default=2, help="number of processes (default 2)")
     parser.add_argument("--timeout", type=float, default=None, help="stop all processes after this many seconds")
-    parser.add_argument("script", help="the Python script; it calls stablehlo_sparsity.distributed.initialize()")
+    parser.add_argument("script", help="the Python script; it calls stablehlo_sparsity.derivatives.distributed.initialize()")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = parser.parse_args(argv)
     return launch(ns.script, ns.args, ns.num_processes, timeout=ns.timeout)

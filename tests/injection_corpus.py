@@ -40,7 +40,7 @@ FLOAT_KINDS = "fc"
 
 
 def _is_float(dtype) -> bool:
-    from stablehlo_sparsity.importer.dtypes import is_float
+    from stablehlo_sparsity.modules.importer.dtypes import is_float
 
     return is_float(dtype)
 
@@ -52,7 +52,7 @@ def testdata_function(text: str):
     from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir import ir, passmanager
 
-    from stablehlo_sparsity.importer.xla import run_module
+    from stablehlo_sparsity.modules.importer.xla import run_module
 
     with jax_mlir.make_ir_context():
         m = ir.Module.parse(text)
@@ -116,7 +116,7 @@ def backcompat_cases(cpu_or_neutral: bool = True):
 
 # ---------------------------------------------------------------------------------------------- one check
 def _count_ops(fn) -> int:
-    from stablehlo_sparsity.irtools import nested_ops
+    from stablehlo_sparsity.analysis.irtools import nested_ops
 
     return len(nested_ops(fn))
 
@@ -141,10 +141,10 @@ def check_module(name: str, module_or_text, inputs=None, entry: str = "main", se
     import jax
 
     from stablehlo_sparsity.errors import SparsityError
-    from stablehlo_sparsity.importer import import_module
-    from stablehlo_sparsity.importer.platforms import foreign_targets
-    from stablehlo_sparsity.importer.xla import compile_module, run_module
-    from stablehlo_sparsity.parsing import as_module
+    from stablehlo_sparsity.modules.importer import import_module
+    from stablehlo_sparsity.modules.importer.platforms import foreign_targets
+    from stablehlo_sparsity.modules.importer.xla import compile_module, run_module
+    from stablehlo_sparsity.analysis.parsing import as_module
     from stablehlo_sparsity.passes.jacobian import inject_jacobian, read_pattern
 
     res = {"name": name, "status": "ok", "detail": "", "ops": None, "injected_ops": None}
@@ -218,7 +218,7 @@ def _compare(f_exe, f, pt, values, info, float_args, float_results, low, rng, ro
     differences that vanish exactly at both step sizes are a staircase's flat part, not a mismatch."""
     import scipy.sparse as sp
 
-    from stablehlo_sparsity.importer.xla import run_module
+    from stablehlo_sparsity.modules.importer.xla import run_module
 
     J = sp.csr_array((np.asarray(values, np.float64), info["indices"], info["indptr"]), shape=info["shape"])
     res_sizes = [int(np.prod(t.shape, dtype=np.int64)) for t in f.result_types]

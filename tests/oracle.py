@@ -78,7 +78,7 @@ class Outcome:
 def is_float(dtype) -> bool:
     """Floating-point or complex, ``bfloat16`` and the other ``ml_dtypes`` floats included (NumPy gives them
     ``kind`` ``"V"``): the importer's own predicate."""
-    from stablehlo_sparsity.importer.dtypes import is_float as importer_is_float
+    from stablehlo_sparsity.modules.importer.dtypes import is_float as importer_is_float
 
     return importer_is_float(dtype)
 
@@ -156,8 +156,8 @@ def check_faithful(module, entry: str = "main", seeds=(0, 1), what: str = "", ru
     """Import ``module``'s ``entry``; compile it with XLA directly; compare both on random arguments."""
     import jax
 
-    from stablehlo_sparsity.importer import import_module
-    from stablehlo_sparsity.importer.xla import compile_module, run_module
+    from stablehlo_sparsity.modules.importer import import_module
+    from stablehlo_sparsity.modules.importer.xla import compile_module, run_module
 
     f = import_module(module, entry)
     ops = module_ops(module)

@@ -14,7 +14,7 @@ that the line is shape-correct by construction; the shape of the new value is th
 pasted into a regression test (``Program.source``).
 
 Generators declare the StableHLO ops their family needs (``needs``).  A generator is only used when every
-op it needs has a rule in ``stablehlo_sparsity.rules.DEPS_RULES`` — decided when the strategy is built, so
+op it needs has a rule in ``stablehlo_sparsity.analysis.rules.DEPS_RULES`` — decided when the strategy is built, so
 the random-program test grows by itself as rule families land.  A generator that emits an op without a
 rule (a ``needs`` declaration that is incomplete) fails the test as a strategy bug, not a rule bug;
 :func:`emitted_ops` lists a module's ops for such checks.
@@ -280,7 +280,7 @@ def gen(name: str, family: str, needs=(), weight: int = 1):
 def enabled_generators(rules=None, families=None) -> list[Generator]:
     """Generators whose needed ops all have rules (and in ``families`` when given)."""
     if rules is None:
-        from stablehlo_sparsity.rules import DEPS_RULES as rules
+        from stablehlo_sparsity.analysis.rules import DEPS_RULES as rules
     have = set(rules)
     out = []
     for g in GENERATORS:

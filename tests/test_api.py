@@ -13,7 +13,7 @@ from stablehlo_sparsity import (Analysis, DynamicShapeError, InputError, Sparsit
                                 SparsityWarning, UnsupportedOpError, analyze_module, jacobian_sparsity,
                                 lower_and_analyze, parse_module)
 from stablehlo_sparsity.examples import brusselator, laplacian_cubic
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 from helpers import numerical_pattern, peer
 
 

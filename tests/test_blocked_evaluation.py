@@ -1,4 +1,4 @@
-"""Jacobian values from row blocks (:mod:`stablehlo_sparsity.blocked`): the rows of a process equal those of a
+"""Jacobian values from row blocks (:mod:`stablehlo_sparsity.derivatives.blocked`): the rows of a process equal those of a
 prepared ``sparse_jacobian`` whatever the block size and the process split, and bad inputs raise InputError."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from stablehlo_sparsity import (BlockedJacobian, InputError, blocked_jacobian, c
                                 jacobian_sparsity, lower_and_analyze, sparse_jacobian)
 from stablehlo_sparsity.coloring import color_columns_streamed
 from stablehlo_sparsity.examples import brusselator, stencil27
-from stablehlo_sparsity.streaming import (jacobian_sparsity_blocks, read_pattern_shards, write_blocks,
-                                          write_pattern_shards)
+from stablehlo_sparsity.analysis.streaming import (jacobian_sparsity_blocks, read_pattern_shards, write_blocks,
+                                                   write_pattern_shards)
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 

@@ -18,7 +18,7 @@ from jax.experimental import sparse as jsparse
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import DerivativeMismatchError, InputError
-from stablehlo_sparsity.checks import RTOL_EPS
+from stablehlo_sparsity.derivatives.checks import RTOL_EPS
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
@@ -138,7 +138,7 @@ def test_another_function_that_agrees_at_args_fails_at_the_points_near_them():
     with pytest.raises(DerivativeMismatchError, match="random point"):
         ss.check_jacobian(f, X, jacobian=other)
     # the same through the SciPy wrapper, and for a Hessian (third-order term vanishing at x0)
-    from stablehlo_sparsity.scipy_interop import least_squares_jacobian
+    from stablehlo_sparsity.interop.scipy import least_squares_jacobian
 
     assert not ss.check_jacobian(f, X, jacobian=least_squares_jacobian(lambda x: f(x) + 0.5 * (x - X) ** 2, X),
                                  raise_on_error=False)
@@ -162,9 +162,9 @@ def test_explicit_points_and_matrices_at_one_point_only():
 
 # ------------------------------------------------------------------------------------ wrappers and prepared
 def test_right_answers_from_every_wrapper_pass_and_wrong_ones_fail():
-    from stablehlo_sparsity.ipopt import sparse_constraint_jacobian, sparse_lagrangian_hessian
-    from stablehlo_sparsity.lineax_interop import sparse_jacobian_operator
-    from stablehlo_sparsity.scipy_interop import ivp_jacobian, least_squares_jacobian
+    from stablehlo_sparsity.interop.ipopt import sparse_constraint_jacobian, sparse_lagrangian_hessian
+    from stablehlo_sparsity.interop.lineax import sparse_jacobian_operator
+    from stablehlo_sparsity.interop.scipy import ivp_jacobian, least_squares_jacobian
 
     for fmt in ("csr", "csc"):
         assert ss.check_jacobian(f, X, jacobian=least_squares_jacobian(f, X, format=fmt))

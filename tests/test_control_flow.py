@@ -9,7 +9,7 @@ import pytest
 from helpers import assert_sound
 from stablehlo_sparsity import analyze_module, jacobian_sparsity, lower_and_analyze
 from stablehlo_sparsity.errors import SparsityWarning
-from stablehlo_sparsity.interpreter import AnalysisOptions
+from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
 
 
 def _circulant_band(n, half):

@@ -30,7 +30,7 @@ from stablehlo_sparsity import (
     jacobian_sparsity,
     parse_module,
 )
-from stablehlo_sparsity.rules.custom_call import CUSTOM_CALL_TARGETS
+from stablehlo_sparsity.analysis.rules.custom_call import CUSTOM_CALL_TARGETS
 
 
 # ============================================================ helpers: the pattern of JAX's AD

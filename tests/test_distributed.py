@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from stablehlo_sparsity import launch
-from stablehlo_sparsity.distributed import COORDINATOR
+from stablehlo_sparsity.derivatives.distributed import COORDINATOR
 
 SCRIPT = textwrap.dedent("""
     import os, sys
@@ -155,7 +155,7 @@ def test_four_processes_agree_with_one_bit_for_bit(tmp_path):
 def test_launcher_reports_a_failing_process(tmp_path, capfd):
     script = tmp_path / "fails.py"
     script.write_text("import os, sys\n"
-                      "from stablehlo_sparsity.distributed import PROCESS_ID\n"
+                      "from stablehlo_sparsity.derivatives.distributed import PROCESS_ID\n"
                       "sys.exit(3 if os.environ[PROCESS_ID] == '1' else 0)\n")
     assert launch.main(["-n", "2", str(script)]) == 3
     assert "process 1 of 2 exited with code 3" in capfd.readouterr().err
@@ -165,7 +165,8 @@ def test_launcher_reports_a_failing_process(tmp_path, capfd):
 
 
 def test_initialize_outside_the_launcher_is_a_clear_error(monkeypatch):
-    from stablehlo_sparsity import InputError, distributed
+    from stablehlo_sparsity import InputError
+    from stablehlo_sparsity.derivatives import distributed
 
     monkeypatch.delenv(COORDINATOR, raising=False)
     with pytest.raises(InputError, match="stablehlo_sparsity.launch"):

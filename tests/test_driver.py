@@ -13,11 +13,11 @@ import pytest
 import scipy.io
 
 from stablehlo_sparsity import analyze_module
-from stablehlo_sparsity.driver import main
+from stablehlo_sparsity.tools.driver import main
 
 _BIN = Path(sys.executable).parent / "stablehlo-sparsity-opt"
 DRIVER = [str(_BIN)] if _BIN.exists() else ([shutil.which("stablehlo-sparsity-opt")] if shutil.which(
-    "stablehlo-sparsity-opt") else [sys.executable, "-m", "stablehlo_sparsity.driver"])
+    "stablehlo-sparsity-opt") else [sys.executable, "-m", "stablehlo_sparsity.tools.driver"])
 
 STENCIL = """\
 func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -269,7 +269,7 @@ def test_version_and_help(capsys):
 def test_vectorized_output_formatters_match_python_formatting():
     import scipy.sparse as sp
 
-    from stablehlo_sparsity.driver import _format_int_pairs, _format_rows_json_inner
+    from stablehlo_sparsity.tools.driver import _format_int_pairs, _format_rows_json_inner
 
     def _format_rows_json(indptr, indices):
         return "[" + _format_rows_json_inner(indptr, indices) + "]"

@@ -77,8 +77,8 @@ def _expected_kinds() -> dict[str, set[str]]:
 def test_every_elementwise_rule_is_tested_with_its_kind():
     """The tests iterate over the rules' own tables: a new entry in ``ELEMENTWISE`` / ``CHLO_ELEMENTWISE``
     without a test here fails, and so does a table kind that the tests never expect of that op."""
-    from stablehlo_sparsity.rules.chlo import CHLO_ELEMENTWISE
-    from stablehlo_sparsity.rules.elementwise import ELEMENTWISE
+    from stablehlo_sparsity.analysis.rules.chlo import CHLO_ELEMENTWISE
+    from stablehlo_sparsity.analysis.rules.elementwise import ELEMENTWISE
 
     expected = _expected_kinds()
     table = {**ELEMENTWISE, **CHLO_ELEMENTWISE}

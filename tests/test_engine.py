@@ -1,4 +1,4 @@
-"""The region engine (``stablehlo_sparsity/engine.py``) that the analysis and the importer both drive: one
+"""The region engine (``stablehlo_sparsity/analysis/engine.py``) that the analysis and the importer both drive: one
 terminator set, one function table, one scoping model."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from stablehlo_sparsity import analyze_module
-from stablehlo_sparsity.api import parse_module
-from stablehlo_sparsity.engine import TERMINATORS, FunctionTable, RegionEngine, Scope
+from stablehlo_sparsity.analysis.api import parse_module
+from stablehlo_sparsity.analysis.engine import TERMINATORS, FunctionTable, RegionEngine, Scope
 from stablehlo_sparsity.errors import InputError
-from stablehlo_sparsity.importer import import_module
-from stablehlo_sparsity.importer.core import ImportContext
-from stablehlo_sparsity.interpreter import Interpreter
+from stablehlo_sparsity.modules.importer import import_module
+from stablehlo_sparsity.modules.importer.core import ImportContext
+from stablehlo_sparsity.analysis.interpreter import Interpreter
 
 # A while loop whose body reads %w from the function around it, and a private callee.
 CAPTURE = """
@@ -91,7 +91,7 @@ def test_a_symbolic_run_reads_outer_values_from_its_root_scope_only():
         body = interp.functions["scale"].regions[0]
         mul = list(body.blocks[0].operations)[0]
         from stablehlo_sparsity.lattice import Deps
-        from stablehlo_sparsity.values import AbstractValue, tensor_type
+        from stablehlo_sparsity.analysis.values import AbstractValue, tensor_type
 
         av = AbstractValue(tensor_type(mul.result.type), Deps.empty(3, 3))
         assert len(interp.interpret_symbolically(body, [av, av], {}, 3)) == 1

@@ -192,7 +192,7 @@ TWO_ARGS = """func.func @main(%x: tensor<3xf32>, %p: tensor<2xf32>) -> tensor<3x
 
 
 def test_argument_zero_by_default_everywhere(tmp_path):
-    from stablehlo_sparsity.driver import main as driver_main
+    from stablehlo_sparsity.tools.driver import main as driver_main
 
     assert ss.analyze_module(TWO_ARGS).pattern.shape == (3, 3)
     everything = ss.analyze_module(TWO_ARGS, wrt="all").pattern
@@ -227,7 +227,7 @@ def test_argument_zero_by_default_everywhere(tmp_path):
 
 
 def test_driver_help_states_the_rule(capsys):
-    from stablehlo_sparsity.driver import main as driver_main
+    from stablehlo_sparsity.tools.driver import main as driver_main
 
     assert driver_main(["--help"]) == 0
     out = capsys.readouterr().out

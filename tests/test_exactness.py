@@ -9,7 +9,7 @@ Three kinds of tests:
   round to zero even where this CPU does);
 * precision that is legitimate stays: literal zeros, integer masks, exact sums on one grid, power-of-two
   divisions, constant predicates;
-* the primitives of :mod:`stablehlo_sparsity.folding.exactness` against exact rational arithmetic
+* the primitives of :mod:`stablehlo_sparsity.analysis.folding.exactness` against exact rational arithmetic
   (hypothesis).
 """
 
@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 from helpers import assert_sound
 from stablehlo_sparsity import analyze_module, jacobian_sparsity
-from stablehlo_sparsity.folding.exactness import (AddTree, lowest_bit_exponent, significant_bits, sum_is_exact)
-from stablehlo_sparsity.rules.elementwise_trust import product_residue
+from stablehlo_sparsity.analysis.folding.exactness import AddTree, lowest_bit_exponent, significant_bits, sum_is_exact
+from stablehlo_sparsity.analysis.rules.elementwise_trust import product_residue
 
 DTYPES = [jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64]
 DT_IDS = ["f16", "bf16", "f32", "f64"]
@@ -267,6 +267,6 @@ def test_zero_size_folded_values():
 def test_every_folded_op_has_an_error_model():
     """A fold rule without an error rule would trust nothing silently (sound, but a lost precision nobody
     decided on): every folded op states its model."""
-    from stablehlo_sparsity.rules import ERROR_RULES, FOLD_RULES
+    from stablehlo_sparsity.analysis.rules import ERROR_RULES, FOLD_RULES
 
     assert sorted(set(FOLD_RULES) - set(ERROR_RULES)) == []

@@ -29,7 +29,7 @@ import pytest
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import (AnalysisOptions, DynamicShapeError, InputError, PatternTooLargeError,
                                 UnsupportedOpError, UnsupportedTypeError)
-from stablehlo_sparsity import driver
+from stablehlo_sparsity.tools import driver
 
 HOSTILE = Path(__file__).parent / "hostile"
 
@@ -265,7 +265,7 @@ def test_zero_size_jax_function():
 def test_console_script_exit_code(name):
     """The installed ``stablehlo-sparsity-opt`` (a real process): exit 1, one diagnostic, no traceback."""
     exe = Path(sys.executable).parent / "stablehlo-sparsity-opt"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "stablehlo_sparsity.driver"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "stablehlo_sparsity.tools.driver"]
     env = dict(os.environ, STABLEHLO_SPARSITY_TRACEBACK="")
     r = subprocess.run(cmd + [str(HOSTILE / name), "--emit=pattern"], capture_output=True, text=True,
                        timeout=120, env=env)
@@ -309,6 +309,6 @@ def test_nesting_that_would_crash_the_parser_is_refused_first():
 def test_driver_survives_nesting_that_crashes_the_parser(tmp_path):
     path = tmp_path / "deep.mlir"
     path.write_text(_nested_cases(3000))
-    r = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.driver", str(path), "--emit=pattern"],
+    r = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.tools.driver", str(path), "--emit=pattern"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "nested" in r.stderr, (r.returncode, r.stderr[-500:])

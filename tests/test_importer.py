@@ -23,9 +23,9 @@ import oracle
 from helpers import calls_inside_reduction_bodies
 import strategies as S
 from stablehlo_sparsity import UnsupportedOpError, analyze_module
-from stablehlo_sparsity.api import parse_module
-from stablehlo_sparsity.importer import IMPORT_RULES, NOT_IMPORTABLE, ImportError_, import_module
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.api import parse_module
+from stablehlo_sparsity.modules.importer import IMPORT_RULES, NOT_IMPORTABLE, ImportError_, import_module
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 HOSTILE = os.path.join(os.path.dirname(__file__), "hostile")
@@ -49,8 +49,8 @@ def test_each_import_rule_lives_in_the_importer_module_of_its_rule_family():
     knows where an op's sparsity rule is knows where its import rule is."""
     from pathlib import Path
 
-    from stablehlo_sparsity import importer
-    from stablehlo_sparsity.rules import COVERAGE
+    from stablehlo_sparsity.modules import importer
+    from stablehlo_sparsity.analysis.rules import COVERAGE
 
     misplaced = {name: (fn.__module__.rsplit(".", 1)[-1], COVERAGE[name].module)
                  for name, fn in IMPORT_RULES.items() if fn.__module__.rsplit(".", 1)[-1] != COVERAGE[name].module}
@@ -105,7 +105,7 @@ def test_signature_and_errors():
 # ---------------------------------------------------------------------- semantics the replay must keep
 def _run_both(text, *args, entry="main"):
     m = parse_module(text)
-    from stablehlo_sparsity.importer.xla import run_module
+    from stablehlo_sparsity.modules.importer.xla import run_module
 
     ref = run_module(m, list(args), entry=entry)
     got = jax.jit(import_module(m, entry))(*args)
@@ -268,7 +268,7 @@ def test_hostile_inputs_the_analysis_accepts_are_faithful():
             continue
         seen += 1
         base = os.path.basename(path)
-        from stablehlo_sparsity.irtools import functions, num_elements
+        from stablehlo_sparsity.analysis.irtools import functions, num_elements
 
         fn = functions(m)[entry]
         small = sum(num_elements(a.type.shape) for a in fn.regions[0].blocks[0].arguments) <= 1_000_000

@@ -30,10 +30,10 @@ from hypothesis import HealthCheck, Phase, given, reject, settings
 import oracle
 import strategies as S
 from helpers import calls_inside_reduction_bodies
-from stablehlo_sparsity.api import parse_module
-from stablehlo_sparsity.importer import ImportError_, import_module
-from stablehlo_sparsity.importer.dtypes import is_real_float
-from stablehlo_sparsity.importer.xla import run_module
+from stablehlo_sparsity.analysis.api import parse_module
+from stablehlo_sparsity.modules.importer import ImportError_, import_module
+from stablehlo_sparsity.modules.importer.dtypes import is_real_float
+from stablehlo_sparsity.modules.importer.xla import run_module
 from stablehlo_sparsity.passes.jacobian import read_pattern
 from stablehlo_sparsity.passes.pipeline import run_pipeline
 
@@ -327,7 +327,7 @@ def test_bf16_products_decompress_to_bf16_values():
 def test_auto_hessian_coloring_weighs_substitution_chains_at_bf16_precision():
     """mode="auto" compares the substitution chain with 1/√eps of the argument dtype: at bf16 (eps 2^-7) a
     chain of ~30 is too long where float32 takes it (np.finfo refused bfloat16: a raw ValueError)."""
-    from stablehlo_sparsity.hessian import hessian_coloring
+    from stablehlo_sparsity.derivatives.hessian import hessian_coloring
 
     def tridiagonal_chain(x):
         return jnp.sum(jnp.exp(0.3 * x[1:] * x[:-1])) + jnp.sum(jnp.cosh(x))

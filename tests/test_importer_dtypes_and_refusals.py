@@ -11,10 +11,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from stablehlo_sparsity.driver import main
-from stablehlo_sparsity.importer import ImportError_, import_module
-from stablehlo_sparsity.importer.dtypes import is_float
-from stablehlo_sparsity.importer.xla import run_module
+from stablehlo_sparsity.tools.driver import main
+from stablehlo_sparsity.modules.importer import ImportError_, import_module
+from stablehlo_sparsity.modules.importer.dtypes import is_float
+from stablehlo_sparsity.modules.importer.xla import run_module
 
 FLOATS = ["bf16"]  # (compared with f32; f16 always worked)
 NP = {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}

@@ -3,7 +3,7 @@ module, and against the ``expected_outputs`` JAX ships with its export back-comp
 with JAX's linear-algebra derivatives (``gesdd`` → ``svd``, ``gtsv`` → ``tridiagonal_solve``, QR's ``geqrf`` +
 ``orgqr`` through a JAX transcription of LAPACK's Householder steps), and refused with a reason naming the
 target where JAX has no derivative (Schur, Hessenberg, tridiagonal reduction) or the module reads LAPACK's
-scratch.  The custom-call table (:mod:`stablehlo_sparsity.custom_calls`) is the one both the analysis and the
+scratch.  The custom-call table (:mod:`stablehlo_sparsity.analysis.custom_calls`) is the one both the analysis and the
 importer read.
 
 The derivative against central finite differences of XLA's execution of the original module, in a fresh
@@ -23,10 +23,10 @@ import pytest
 
 import stablehlo_sparsity as ss
 from injection_corpus import backcompat_cases
-from stablehlo_sparsity.custom_calls import FAMILIES, all_targets, family_of
-from stablehlo_sparsity.importer.core import ImportError_
-from stablehlo_sparsity.importer.replay import REPLAY_JVPS
-from stablehlo_sparsity.rules.custom_call import ANALYSIS_RULES, CUSTOM_CALL_TARGETS
+from stablehlo_sparsity.analysis.custom_calls import FAMILIES, all_targets, family_of
+from stablehlo_sparsity.modules.importer.core import ImportError_
+from stablehlo_sparsity.modules.importer.replay import REPLAY_JVPS
+from stablehlo_sparsity.analysis.rules.custom_call import ANALYSIS_RULES, CUSTOM_CALL_TARGETS
 
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
@@ -55,7 +55,7 @@ def _tuple(x):
 
 # ---------------------------------------------------------------------------------------------- the table
 def test_every_target_the_analysis_knows_is_replayable_or_refused_with_a_reason():
-    import stablehlo_sparsity.importer  # noqa: F401  (registers the importer's JVPs)
+    import stablehlo_sparsity.modules.importer  # noqa: F401  (registers the importer's JVPs)
 
     assert list(CUSTOM_CALL_TARGETS) == all_targets()
     for target in CUSTOM_CALL_TARGETS:
@@ -84,8 +84,8 @@ UNIQUE = ("cpu_cholesky", "cpu_lu", "cpu_qr", "cpu_svd", "cpu_hessenberg", "cpu_
 
 
 def test_replayed_back_compat_modules_reproduce_xla_and_the_expected_outputs(cases):
-    from stablehlo_sparsity.importer.xla import run_module
-    from stablehlo_sparsity.parsing import as_module
+    from stablehlo_sparsity.modules.importer.xla import run_module
+    from stablehlo_sparsity.analysis.parsing import as_module
 
     checked = 0
     routines: dict[str, list[str]] = {}
@@ -153,7 +153,7 @@ def test_jax_lowered_qr_and_svd_import_with_jax_derivatives(name, fn, shape, dty
 def test_householder_transcriptions_match_lapack():
     from jax._src.lax import linalg as lax_linalg
 
-    from stablehlo_sparsity.importer.linalg import geqrf_reference, orgqr_reference
+    from stablehlo_sparsity.modules.importer.linalg import geqrf_reference, orgqr_reference
 
     rng = np.random.default_rng(1)
     with jax.enable_x64(True):

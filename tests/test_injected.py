@@ -14,7 +14,7 @@ import pytest
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import InputError
-from stablehlo_sparsity.driver import main
+from stablehlo_sparsity.tools.driver import main
 from stablehlo_sparsity.passes import inject_hessian, inject_jacobian
 from stablehlo_sparsity.passes.jacobian import read_pattern
 
@@ -59,7 +59,7 @@ def test_compile_module_runs_the_injected_jacobian_and_read_injected_builds_the_
 
 
 def test_the_pass_level_reader_delegates_to_the_public_one():
-    from stablehlo_sparsity.irtools import functions
+    from stablehlo_sparsity.analysis.irtools import functions
 
     m = _injected()
     with m.context:
@@ -193,7 +193,7 @@ def test_compile_module_of_a_lapack_calling_derivative_runs_in_a_fresh_process(t
         "func.func public @main(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
         '  %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<4x4xf32>) -> tensor<4x4xf32>\n'
         "  return %0 : tensor<4x4xf32>\n}\n")
-    from stablehlo_sparsity.parsing import parse_module
+    from stablehlo_sparsity.analysis.parsing import parse_module
     from stablehlo_sparsity.passes.jacobian import inject_jacobian
 
     m = parse_module(module)

@@ -15,9 +15,9 @@ import sys
 import numpy as np
 import pytest
 
-from stablehlo_sparsity.api import parse_module
+from stablehlo_sparsity.analysis.api import parse_module
 from stablehlo_sparsity.errors import InputError
-from stablehlo_sparsity.importer.platforms import custom_call_targets, foreign_targets, resolve_platform
+from stablehlo_sparsity.modules.importer.platforms import custom_call_targets, foreign_targets, resolve_platform
 from stablehlo_sparsity.passes.jacobian import inject_hessian, inject_jacobian
 
 TRSM = """func.func @main(%a: tensor<3x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -78,7 +78,7 @@ def test_cpu_lowered_derivative_compiles_directly_in_a_fresh_process(tmp_path):
     path.write_text(str(m))
     script = (
         "import sys, numpy as np\n"
-        "from stablehlo_sparsity.importer.xla import run_module\n"
+        "from stablehlo_sparsity.modules.importer.xla import run_module\n"
         "a = np.triu(np.arange(1.0, 10.0).reshape(3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)\n"
         "b = np.ones((2, 3), np.float32)\n"
         "text = open(sys.argv[1]).read()\n"
@@ -94,7 +94,7 @@ def test_cpu_lowered_derivative_compiles_directly_in_a_fresh_process(tmp_path):
 
 def test_values_agree_across_platforms():
     """The portable and the CPU lowering compute the same derivative."""
-    from stablehlo_sparsity.importer.xla import run_module
+    from stablehlo_sparsity.modules.importer.xla import run_module
 
     a = (np.triu(np.arange(1.0, 10.0).reshape(3, 3)) + 3 * np.eye(3)).astype(np.float32)
     b = np.linspace(-1, 1, 6).reshape(2, 3).astype(np.float32)

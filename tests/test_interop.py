@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from stablehlo_sparsity import ipopt
-from stablehlo_sparsity import scipy_interop as si
-from stablehlo_sparsity.prepared.inputs import flat
+from stablehlo_sparsity.interop import ipopt
+from stablehlo_sparsity.interop import scipy as si
+from stablehlo_sparsity.derivatives.prepared.inputs import flat
 
 RNG = np.random.default_rng(11)
 
@@ -81,7 +81,7 @@ def test_ipopt_lagrangian_hessian_lower_triangle_matches_dense():
 def test_lineax_operator_solver_and_root_finders():
     lx = pytest.importorskip("lineax")
     optx = pytest.importorskip("optimistix")
-    from stablehlo_sparsity.lineax_interop import SparseChord, SparseDirect, SparseNewton, sparse_jacobian_operator
+    from stablehlo_sparsity.interop.lineax import SparseChord, SparseDirect, SparseNewton, sparse_jacobian_operator
 
     def fn(y, args):
         return y ** 3 + 0.5 * jnp.roll(y, 1) - args["b"] * y[0] - 1.0

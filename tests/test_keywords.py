@@ -1,7 +1,7 @@
 """One keyword contract (issue 20): every public entry point crossed with every library keyword.
 
 A library keyword is either taken by the entry point (it is a parameter of its signature, listed in
-``stablehlo_sparsity.keywords.ENTRY_POINTS``) or refused with an ``InputError`` before any work — never
+``stablehlo_sparsity.analysis.keywords.ENTRY_POINTS``) or refused with an ``InputError`` before any work — never
 forwarded to the user's function.  The parsers of ``argnums`` / ``wrt`` are one rule.
 """
 
@@ -15,10 +15,10 @@ import pytest
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import InputError
-from stablehlo_sparsity.ipopt import sparse_constraint_jacobian, sparse_lagrangian_hessian
-from stablehlo_sparsity.keywords import ENTRY_POINTS, LIBRARY_KEYWORDS, parse_indices, parse_wrt_text
-from stablehlo_sparsity.lineax_interop import sparse_jacobian_operator
-from stablehlo_sparsity.scipy_interop import ivp_jacobian, jac_sparsity, least_squares_jacobian
+from stablehlo_sparsity.interop.ipopt import sparse_constraint_jacobian, sparse_lagrangian_hessian
+from stablehlo_sparsity.analysis.keywords import ENTRY_POINTS, LIBRARY_KEYWORDS, parse_indices, parse_wrt_text
+from stablehlo_sparsity.interop.lineax import sparse_jacobian_operator
+from stablehlo_sparsity.interop.scipy import ivp_jacobian, jac_sparsity, least_squares_jacobian
 
 X = jnp.linspace(0.2, 1.4, 5)
 TEXT = """func.func @main(%x: tensor<4xf32>) -> tensor<f32> {
@@ -162,6 +162,6 @@ def test_pass_options_and_driver_share_the_wrt_rule(tmp_path):
         assert str(module).count("sparsity.offset") >= 3, option  # both arguments and the result
     path = tmp_path / "m.mlir"
     path.write_text(text)
-    out = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.driver", "--emit=json", "--wrt=ALL", str(path)],
+    out = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.tools.driver", "--emit=json", "--wrt=ALL", str(path)],
                          capture_output=True, text=True)
     assert out.returncode == 0 and '"shape": [2, 4]' in out.stdout.replace("\n", " "), out.stderr[-500:]

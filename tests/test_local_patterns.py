@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, Phase, event, given, reject, settings
 import strategies as S
 from stablehlo_sparsity import (InputError, SparsityWarning, analyze_module, hessian_sparsity, jacobian_sparsity,
                                 lower_and_analyze)
-from stablehlo_sparsity.local import _point_pattern
+from stablehlo_sparsity.analysis.local import _point_pattern
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 import strategies as S
 from helpers import assert_sound
 from stablehlo_sparsity import jacobian_sparsity, lower_and_analyze
-from stablehlo_sparsity.interpreter import AnalysisOptions
-from stablehlo_sparsity.rules import control_flow as cf
+from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
+from stablehlo_sparsity.analysis.rules import control_flow as cf
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
@@ -254,8 +254,8 @@ def test_annotations_inside_a_summarized_loop_cover_every_iteration():
     text = jax.jit(rnn).lower(jnp.ones((12, 2))).as_text()
 
     def annotations(summaries):
-        from stablehlo_sparsity.api import parse_module
-        from stablehlo_sparsity.irtools import nested_ops
+        from stablehlo_sparsity.analysis.api import parse_module
+        from stablehlo_sparsity.analysis.irtools import nested_ops
 
         old = cf.SUMMARIES
         cf.SUMMARIES = summaries
@@ -284,8 +284,8 @@ def test_annotations_inside_a_summarized_loop_cover_every_iteration():
 
 
 def test_constant_folding_observes_the_same_constants_through_a_summary():
-    from stablehlo_sparsity.api import parse_module
-    from stablehlo_sparsity.constant_lattice import observe_constants
+    from stablehlo_sparsity.analysis.api import parse_module
+    from stablehlo_sparsity.analysis.constant_lattice import observe_constants
 
     text = jax.jit(lambda x: jax.lax.fori_loop(0, 50, lambda i, c: jnp.roll(c, 1) + i, x)).lower(
         jnp.ones(4)).as_text()

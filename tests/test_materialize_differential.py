@@ -22,7 +22,7 @@ from helpers import calls_inside_reduction_bodies, mlir_literal, xla_module
 from stablehlo_sparsity import parse_module
 from stablehlo_sparsity.errors import SparsityError
 from stablehlo_sparsity.passes.fold_constants import fold_constants
-from stablehlo_sparsity.values import tensor_type
+from stablehlo_sparsity.analysis.values import tensor_type
 
 ROOT = Path(__file__).resolve().parent.parent
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")

@@ -15,9 +15,10 @@ import pytest
 import scipy.io
 
 import stablehlo_sparsity as ss
-from stablehlo_sparsity import driver, irtools
+from stablehlo_sparsity.tools import driver
+from stablehlo_sparsity.analysis import irtools
 from stablehlo_sparsity.errors import PatternTooLargeError
-from stablehlo_sparsity.interpreter import AnalysisOptions
+from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
 
 BROADCAST = """
 func.func @main(%a: tensor<4xf32>) -> tensor<8x4xf32> {
@@ -120,7 +121,7 @@ func.func @main(%a: tensor<100000x100000xf32>) -> tensor<100000x100000xf32> {
   return %0 : tensor<100000x100000xf32>
 }
 """)
-    r = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.driver", str(path), "--emit=pattern"],
+    r = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.tools.driver", str(path), "--emit=pattern"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and r.stdout == ""
     assert "error: the differentiated inputs have 10,000,000,000 elements, above the limit" in r.stderr
@@ -195,7 +196,7 @@ def test_unwritable_output_is_an_error(tmp_path, capsys):
 def test_picture_bins_every_nonzero(monkeypatch, chunk):
     import scipy.sparse as sp
 
-    from stablehlo_sparsity import pattern as pattern_module
+    from stablehlo_sparsity.analysis import pattern as pattern_module
 
     monkeypatch.setattr(pattern_module, "PICTURE_CHUNK", chunk)
     for seed, shape in enumerate([(300, 200), (5, 7), (64, 1), (1, 90)]):

@@ -351,7 +351,7 @@ def test_coverage_table_lists_every_spec_op_and_rule():
     import importlib.util
     from pathlib import Path
 
-    from stablehlo_sparsity.rules import DEPS_RULES
+    from stablehlo_sparsity.analysis.rules import DEPS_RULES
 
     path = Path(__file__).resolve().parents[1] / "tools" / "coverage_table.py"
     spec = importlib.util.spec_from_file_location("coverage_table", path)
@@ -367,8 +367,8 @@ def test_coverage_table_lists_every_spec_op_and_rule():
 
 
 def test_every_rule_registration_states_its_kind():
-    from stablehlo_sparsity.rules import COVERAGE, DEPS_RULES
-    from stablehlo_sparsity.rules.registry import KINDS
+    from stablehlo_sparsity.analysis.rules import COVERAGE, DEPS_RULES
+    from stablehlo_sparsity.analysis.rules.registry import KINDS
 
     assert set(COVERAGE) == set(DEPS_RULES)
     assert all(c.kind in KINDS and c.note for c in COVERAGE.values())

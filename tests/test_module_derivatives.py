@@ -22,10 +22,10 @@ import pytest
 
 import oracle
 import stablehlo_sparsity as ss
-from stablehlo_sparsity.api import parse_module
-from stablehlo_sparsity.importer import import_module
-from stablehlo_sparsity.importer.dtypes import is_real_float
-from stablehlo_sparsity.importer.xla import run_module
+from stablehlo_sparsity.analysis.api import parse_module
+from stablehlo_sparsity.modules.importer import import_module
+from stablehlo_sparsity.modules.importer.dtypes import is_real_float
+from stablehlo_sparsity.modules.importer.xla import run_module
 from stablehlo_sparsity.passes.jacobian import read_pattern
 from stablehlo_sparsity.passes.pipeline import run_pipeline
 
@@ -262,7 +262,7 @@ def test_hessian_checker_can_fail(monkeypatch):
     """check_hessian_module reports a nonzero of the dense Hessian outside a (deliberately damaged) pattern."""
     import scipy.sparse as sp
 
-    from stablehlo_sparsity import hessian as hessian_module
+    from stablehlo_sparsity.derivatives import hessian as hessian_module
 
     g = lambda x: jnp.sum(x * jnp.roll(x, 1) ** 2)  # noqa: E731  (a cyclic tridiagonal Hessian)
     text = jax.jit(g).lower(jnp.ones(6)).as_text()
@@ -393,7 +393,7 @@ def test_shipped_formats_are_read(tmp_path):
         p = tmp_path / f"m.{kind}"
         p.write_bytes(data)
         assert ss.parse_module(str(p), is_path=True) is not None
-        out = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.driver", str(p), "--emit=pattern",
+        out = subprocess.run([sys.executable, "-m", "stablehlo_sparsity.tools.driver", str(p), "--emit=pattern",
                               "--wrt=0"], capture_output=True, text=True)
         assert out.returncode == 0 and out.stdout.splitlines()[2] == "4 5 8", (kind, out.stderr)
         g = import_module(data)

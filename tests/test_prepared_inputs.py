@@ -12,7 +12,7 @@ import pytest
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import InputError
-from stablehlo_sparsity.prepared import OUTPUTS, HessianMode, JacobianMode, PreparedDerivative
+from stablehlo_sparsity.derivatives.prepared import OUTPUTS, HessianMode, JacobianMode, PreparedDerivative
 
 TEXT = """func.func @main(%x: tensor<4xf32>) -> tensor<3xf32> {
   %a = stablehlo.slice %x [1:4] : (tensor<4xf32>) -> tensor<3xf32>

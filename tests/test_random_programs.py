@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, Phase, event, given, reject, settings
 
 import strategies as S
 from stablehlo_sparsity import UnsupportedOpError, lower_and_analyze
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 
 LONG = os.environ.get("SHS_LONG_FUZZ", "") not in ("", "0")
 EXAMPLES = int(os.environ.get("SHS_FUZZ_EXAMPLES", "5000" if LONG else "300"))

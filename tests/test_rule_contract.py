@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 
 import stablehlo_sparsity
-from stablehlo_sparsity.rules.registry import RuleContext
+from stablehlo_sparsity.analysis.rules.registry import RuleContext
 
 PACKAGE = Path(stablehlo_sparsity.__file__).parent
 PRIVATE_STATE = {"_scope", "_frames", "_call_stack", "_call_cache", "_memos"}

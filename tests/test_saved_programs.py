@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import stablehlo_sparsity as ss
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 from test_soundness_suite import CASES
 
 LONG = os.environ.get("SHS_LONG") == "1"

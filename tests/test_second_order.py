@@ -22,9 +22,9 @@ from jax import lax
 import strategies as S
 from helpers import numerical_pattern
 from stablehlo_sparsity import InputError, hessian_sparsity
-from stablehlo_sparsity.rules import DEPS_RULES
-from stablehlo_sparsity.second_order import KINDS, NotCovered
-from stablehlo_sparsity.second_order.encoding import full_rows, pair_rows, pairs_to_hessian
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.second_order import KINDS, NotCovered
+from stablehlo_sparsity.analysis.second_order.encoding import full_rows, pair_rows, pairs_to_hessian
 from stablehlo_sparsity.lattice import Deps
 from test_soundness_suite import CASES
 
@@ -83,7 +83,7 @@ def test_pair_columns_worked_example():
 
 @pytest.mark.parametrize("band", [1, 3, 40_000])
 def test_distinct_columns_by_marks_equals_a_sort(band):
-    from stablehlo_sparsity.second_order.encoding import distinct_columns, pair_width
+    from stablehlo_sparsity.analysis.second_order.encoding import distinct_columns, pair_width
 
     n = 50_000
     rng = np.random.default_rng(band)
@@ -251,7 +251,7 @@ def test_more_inputs_than_fit_packed_runs():
 
 def test_direct_never_lowers_the_gradient(monkeypatch):
     """The direct path builds no gradient program: jax.grad is never called."""
-    import stablehlo_sparsity.hessian as H
+    import stablehlo_sparsity.derivatives.hessian as H
 
     def refuse(*a, **k):
         raise AssertionError("the gradient program was built")

@@ -1,4 +1,4 @@
-"""The second-order column space's fast paths (:mod:`stablehlo_sparsity.second_order.encoding`) against plain
+"""The second-order column space's fast paths (:mod:`stablehlo_sparsity.analysis.second_order.encoding`) against plain
 NumPy set operations: a fast path must give exactly the same columns."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stablehlo_sparsity.second_order.encoding import distinct_columns, pair_width
+from stablehlo_sparsity.analysis.second_order.encoding import distinct_columns, pair_width
 
 
 def test_distinct_columns_of_pair_codes_already_in_order():
@@ -46,8 +46,8 @@ def _hessian_by_scipy(codes: np.ndarray, n: int) -> sp.csr_array:
 def test_compiled_hessian_assembly_equals_the_symmetrized_upper_triangle(n, data):
     # the compiled two-pass fill (any pattern: empty rows, diagonal only, full, first-order columns in front)
     # against SciPy's U + Uᵀ; both the compiled and the SciPy path of pairs_to_hessian
-    import stablehlo_sparsity.second_order.assembly  # noqa: F401  (loads numba: the compiled path is open)
-    import stablehlo_sparsity.second_order.encoding as enc
+    import stablehlo_sparsity.analysis.second_order.assembly  # noqa: F401  (loads numba: the compiled path is open)
+    import stablehlo_sparsity.analysis.second_order.encoding as enc
     from stablehlo_sparsity.lattice.core import make_csr
 
     pairs = data.draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=n * n))
@@ -70,9 +70,9 @@ def test_compiled_hessian_assembly_equals_the_symmetrized_upper_triangle(n, data
 
 
 def test_compiled_hessian_assembly_writes_sorted_rows_at_scale():
-    import stablehlo_sparsity.second_order.encoding as enc
+    import stablehlo_sparsity.analysis.second_order.encoding as enc
     from stablehlo_sparsity.lattice.core import make_csr
-    from stablehlo_sparsity.second_order.assembly import symmetric_pattern
+    from stablehlo_sparsity.analysis.second_order.assembly import symmetric_pattern
 
     n = 20_000
     rng = np.random.default_rng(1)
@@ -94,14 +94,14 @@ def test_a_one_off_hessian_detection_does_not_import_numba():
     import sys
 
     code = ("import sys, jax.numpy as jnp, stablehlo_sparsity as ss\n"
-            "from stablehlo_sparsity.second_order import encoding as enc\n"
+            "from stablehlo_sparsity.analysis.second_order import encoding as enc\n"
             "f = lambda x: jnp.sum((x[1:] - x[:-1] ** 2) ** 2)\n"
             "h = ss.hessian_sparsity(f, jnp.ones(40_000), method='direct')\n"
             "assert h.nnz == 3 * 40_000 - 2 and 2 * 40_000 > enc.COMPILED_ASSEMBLY, h.nnz\n"
             "print('numba' in sys.modules)\n"
             # numba loaded now: the same detection takes the compiled assembly (its cached machine code, in a
             # fresh process) and gives the same pattern
-            "from stablehlo_sparsity.second_order import assembly\n"
+            "from stablehlo_sparsity.analysis.second_order import assembly\n"
             "calls, kernel = [], assembly.symmetric_pattern\n"
             "assembly.symmetric_pattern = lambda *a: calls.append(1) or kernel(*a)\n"
             "g = ss.hessian_sparsity(f, jnp.ones(40_000), method='direct')\n"

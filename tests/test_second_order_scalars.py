@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from stablehlo_sparsity.lattice import Deps
-from stablehlo_sparsity.second_order.encoding import distinct_columns, pair_rows, pair_width
+from stablehlo_sparsity.analysis.second_order.encoding import distinct_columns, pair_rows, pair_width
 from test_second_order import check
 
 
@@ -80,7 +80,7 @@ def test_full_reduction_reads_uniform_rows_entry_major():
 @pytest.mark.parametrize("length", [0, 1, 2, 4])
 def test_elementwise_pairs_equal_the_general_path(length):
     """The uniform-rows fast path (an elementwise op's full and cross terms) against :func:`pair_rows`."""
-    from stablehlo_sparsity.second_order.encoding import elementwise_pairs, full_rows
+    from stablehlo_sparsity.analysis.second_order.encoding import elementwise_pairs, full_rows
 
     n, k = 30, 12
     rng = np.random.default_rng(length)
@@ -108,7 +108,7 @@ def test_dead_values_are_released_unless_a_float_bitcast():
     bitcast_convert, whose provenance walk reads earlier values' index sets."""
     import jax
 
-    from stablehlo_sparsity.second_order.interpreter import SecondOrderInterpreter
+    from stablehlo_sparsity.analysis.second_order.interpreter import SecondOrderInterpreter
 
     n = 6
     c = np.ones(n)
@@ -131,7 +131,7 @@ def test_cyclic_gc_is_paused_during_the_walk_and_restored():
 
     from stablehlo_sparsity import hessian_sparsity
     from stablehlo_sparsity.errors import InputError
-    from stablehlo_sparsity.second_order.api import cyclic_gc_paused
+    from stablehlo_sparsity.analysis.second_order.api import cyclic_gc_paused
 
     seen = []
 

@@ -22,7 +22,7 @@ from jax import lax
 
 from stablehlo_sparsity import SparsityWarning, jacobian_sparsity
 from stablehlo_sparsity.examples import brusselator, laplacian_cubic
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 from helpers import numerical_pattern
 
 

@@ -16,10 +16,10 @@ from jax.experimental import sparse as jsparse
 from stablehlo_sparsity import (DerivativeMismatchError, InputError, check_hessian, check_jacobian,
                                 hessian_coloring, hessian_sparsity, sparse_hessian, sparse_jacobian,
                                 value_and_sparse_hessian)
-from stablehlo_sparsity.checks import CheckReport
+from stablehlo_sparsity.derivatives.checks import CheckReport
 from stablehlo_sparsity.coloring import check_coloring
 from stablehlo_sparsity.examples import brusselator
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 
 
 def rosenbrock(x):

@@ -22,7 +22,7 @@ from helpers import random_like
 from stablehlo_sparsity import InputError, SparseJacobian, sparse_jacobian, value_and_sparse_jacobian
 from stablehlo_sparsity.coloring import color_rows
 from stablehlo_sparsity.examples import brusselator
-from stablehlo_sparsity.rules import DEPS_RULES
+from stablehlo_sparsity.analysis.rules import DEPS_RULES
 from test_soundness_suite import CASES
 
 

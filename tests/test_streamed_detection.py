@@ -1,4 +1,4 @@
-"""Detection in row blocks (:mod:`stablehlo_sparsity.streaming`): every block is exactly the whole pattern's rows,
+"""Detection in row blocks (:mod:`stablehlo_sparsity.analysis.streaming`): every block is exactly the whole pattern's rows,
 a block's analysis holds only its own rows' share of the pattern, and blocks from several processes or from
 disk assemble to the whole-program pattern."""
 
@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 import strategies as S
 from stablehlo_sparsity import InputError, jacobian_sparsity, lower_and_analyze
 from stablehlo_sparsity.examples import brusselator, stencil27
-from stablehlo_sparsity.streaming import (BlockedDetection, assemble_blocks, jacobian_sparsity_blocks,
-                                          module_sparsity_blocks, prepare_blocks, process_rows,
-                                          read_pattern_shards, write_blocks, write_pattern_shards)
+from stablehlo_sparsity.analysis.streaming import (BlockedDetection, assemble_blocks, jacobian_sparsity_blocks,
+                                                   module_sparsity_blocks, prepare_blocks, process_rows,
+                                                   read_pattern_shards, write_blocks, write_pattern_shards)
 from test_soundness_suite import CASES
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
@@ -137,8 +137,8 @@ def test_a_block_never_holds_more_than_its_share_of_the_pattern():
 
 
 def test_release_dead_values_keeps_the_pattern():
-    from stablehlo_sparsity.interpreter import Interpreter, last_uses
-    from stablehlo_sparsity.irtools import functions
+    from stablehlo_sparsity.analysis.interpreter import Interpreter, last_uses
+    from stablehlo_sparsity.analysis.irtools import functions
 
     text = jax.jit(lambda x: jnp.roll(x, 1) * x + jnp.sin(x)).lower(jnp.ones(5)).as_text()
     bd = BlockedDetection(text)
@@ -148,7 +148,7 @@ def test_release_dead_values_keeps_the_pattern():
     with bd.module.context:
         interp = Interpreter(bd.module, 5, release_dead=True)
         from stablehlo_sparsity.lattice import Deps
-        from stablehlo_sparsity.values import AbstractValue, tensor_type
+        from stablehlo_sparsity.analysis.values import AbstractValue, tensor_type
 
         arg = list(block.arguments)[0]
         (out,) = interp.call("main", [AbstractValue(tensor_type(arg.type), Deps.identity(5, 5, 0))])

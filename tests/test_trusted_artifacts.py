@@ -29,10 +29,10 @@ import scipy.sparse as sp
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import InputError
-from stablehlo_sparsity.prepared.archive import npy_bytes, read_archive, write_archive
-from stablehlo_sparsity.prepared.validation import ALLOWED_CUSTOM_CALLS, program_signature
-from stablehlo_sparsity.saved import file_sha256, load, upgrade
-from stablehlo_sparsity.streaming import read_pattern_shards, write_blocks
+from stablehlo_sparsity.derivatives.prepared.archive import npy_bytes, read_archive, write_archive
+from stablehlo_sparsity.derivatives.prepared.validation import ALLOWED_CUSTOM_CALLS, program_signature
+from stablehlo_sparsity.derivatives.saved import file_sha256, load, upgrade
+from stablehlo_sparsity.analysis.streaming import read_pattern_shards, write_blocks
 
 
 def issue_f(x):
@@ -549,8 +549,8 @@ def _injected_with(**changes):
     """A module with ``@main_jacobian`` whose record has some entries replaced (``None``: removed)."""
     from jaxlib.mlir import ir
 
-    from stablehlo_sparsity.injected import RECORD_ATTRIBUTE
-    from stablehlo_sparsity.irtools import functions
+    from stablehlo_sparsity.modules.injected import RECORD_ATTRIBUTE
+    from stablehlo_sparsity.analysis.irtools import functions
     from stablehlo_sparsity.passes import inject_jacobian
 
     m = ss.parse_module(MODEL)

@@ -8,7 +8,7 @@ duplications and swaps, token swaps, "interesting" token substitutions (types su
 ``tensor<?x``; numbers such as ``0``, ``-1``, ``2147483648``, ``100000``), truncation, and splices of two
 seeds — all drawn from one ``random.Random(seed)``, so a run is reproducible from its seed.
 
-Inputs run through the real driver (``stablehlo_sparsity.driver.main``) in a *worker process* that handles
+Inputs run through the real driver (``stablehlo_sparsity.tools.driver.main``) in a *worker process* that handles
 many inputs (importing JAX per input would cost seconds); the parent gives each input ``--timeout`` seconds.
 Outcomes:
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compiled import njit
+from ..analysis.compiled import njit
 
 __all__ = ["greedy_acyclic", "edge_ids", "Forest", "two_colored_forest", "segmented_cumsum"]
 

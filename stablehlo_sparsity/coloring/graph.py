@@ -21,14 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..irtools import index_dtype
+from ..analysis.irtools import index_dtype
 __all__ = ["as_csr", "Bipartite", "Adjacency", "bipartite", "adjacency"]
 
 
 def as_csr(pattern) -> sp.csr_array:
     """A canonical boolean ``csr_array`` from a :class:`~stablehlo_sparsity.SparsityPattern`, any SciPy sparse
     matrix or array, or a dense array (nonzero ⇒ True)."""
-    from ..pattern import SparsityPattern
+    from ..analysis.pattern import SparsityPattern
 
     if isinstance(pattern, SparsityPattern):
         return pattern.to_scipy()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiled import njit
+from ..analysis.compiled import njit
 
 __all__ = ["greedy_star"]
 

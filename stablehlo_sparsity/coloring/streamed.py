@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..errors import InputError
-from ..compiled import njit
+from ..analysis.compiled import njit
 from .kinds import ColoringKind
 from .policy import reporter
 from .result import Coloring, canonical

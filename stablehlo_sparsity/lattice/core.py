@@ -42,7 +42,7 @@ import contextvars
 import numpy as np
 import scipy.sparse as sp
 
-from ..irtools import INT32_LIMIT, index_dtype, too_large
+from ..analysis.irtools import INT32_LIMIT, index_dtype, too_large
 
 __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "materialize", "RowSource",
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
@@ -880,7 +880,7 @@ class Deps:
 
     def _reduce_all_sorted(self) -> "Deps":
         """:meth:`reduce_all` by sorting the entries: for column spaces too wide for a mark vector (the
-        second-order lattice's ``n + n²`` pair columns, :mod:`~stablehlo_sparsity.second_order`)."""
+        second-order lattice's ``n + n²`` pair columns, :mod:`~stablehlo_sparsity.analysis.second_order`)."""
         n = self.n
         cols = []
         for p in self.parts:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import positions
+from ..analysis.attrs import positions
 from .core import CsrPart, Deps, check_nnz
 from .groups import DENSE_CELLS, Groups, group_union
 

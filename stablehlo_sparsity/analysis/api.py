@@ -1,0 +1,117 @@
+"""Public entry points: lower a JAX function (or take a StableHLO module) and analyze it — the global
+pattern (:mod:`.analysis`) or, with ``local=True`` / ``local_point=``, the pattern at one point (:mod:`.local`)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from .program import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_keyword, analyze_entry,
+                      custom_rule_primitives, lower_and_analyze_global, resolve_options, resolve_wrt)
+from ..errors import InputError
+from .keywords import refuse_library_keywords, refuse_unknown_keywords
+from .local import local_analysis, module_local_analysis
+from ..derivatives.prepared.inputs import AuxSplit
+from .options import AnalysisOptions
+from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
+from .pattern import SparsityPattern
+
+__all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module"]
+
+
+def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                      on_unknown: str = "error", options: AnalysisOptions | None = None,
+                      observer: Callable | None = None, derivatives: str = "auto", annotate: bool | dict = False,
+                      local: bool = False, **kwargs) -> Analysis:
+    """Lower ``f(*args, **kwargs)`` with ``jax.jit(f).lower`` to StableHLO and analyze its Jacobian pattern.
+
+    Columns are the flattened leaves of ``args[argnums]``, in ``argnums`` order (as ``jax.jacfwd`` and asdex);
+    other arguments are unknown values with no columns.  Array (and float) ``kwargs`` are unknown values
+    too — the pattern holds for all their values; other ``kwargs`` (bools, ints, strings …) are bound
+    statically.  With ``has_aux`` only the first element of ``f``'s output pair is differentiated.
+
+    ``derivatives``: StableHLO holds only the primal program, yet a ``custom_jvp`` / ``custom_vjp`` /
+    ``custom_linear_solve`` rule can give a derivative with dependencies the primal lacks (a straight-through
+    estimator, a JVP that mixes elements).  ``"auto"`` (default) analyzes the primal unless the jaxpr uses
+    such a rule, and then the lowered JVP program (``"jvp"``; ``"vjp"`` and transposition when a
+    ``custom_vjp`` forbids forward mode) — the pattern of what ``jax.jacfwd`` / ``jax.jacrev`` compute.
+    ``"primal"`` always analyzes the primal.
+
+    ``local=True``: the pattern at the point ``args`` (and ``kwargs``) only — see
+    :func:`stablehlo_sparsity.analysis.local.local_analysis`.
+
+    ``options`` (:class:`AnalysisOptions`), ``on_unknown``, ``observer``, ``derivatives``, ``annotate`` and
+    ``local`` are the library's keywords and never reach ``f``; bind a keyword of ``f`` with one of these names
+    with ``functools.partial``.
+
+    ``annotate=True`` (or a dict of :class:`stablehlo_sparsity.passes.annotate.AnnotateOptions` fields such as
+    ``{"max_elements": 16}``): ``.module`` is a copy of the analyzed module carrying the analysis as
+    ``sparsity.*`` attributes (the ``sparsity-annotate`` pass; print it with ``str(analysis.module)``).
+    """
+    refuse_library_keywords("lower_and_analyze", kwargs)
+    if has_aux:  # auxiliary data that is not an array (a string, an object) passes through, never lowered
+        f = arrays_only_aux(f)
+    if local:
+        if not args:
+            raise InputError("lower_and_analyze needs at least one argument to differentiate")
+        return local_analysis(f, *args, argnums=argnums, has_aux=has_aux,
+                              options=resolve_options(options, on_unknown), observer=observer,
+                              derivatives=derivatives, annotate=annotate, **kwargs)
+    return lower_and_analyze_global(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
+                                    options=options, observer=observer, derivatives=derivatives,
+                                    annotate=annotate, **kwargs)
+
+
+def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                      on_unknown: str = "error", options: AnalysisOptions | None = None, derivatives: str = "auto",
+                      local: bool = False, **kwargs) -> SparsityPattern:
+    """The global (m × n) Jacobian sparsity pattern of ``f`` at the shapes of ``args``.
+
+    ``local=True``: the *local* pattern at the point ``args`` — valid for those values only, where values
+    decide (the active side of a ``max``/``relu``/``where``, an ``argmax``, a sort permutation, a trip count,
+    a factor that is zero there).  It contains ``|jax.jacfwd(f)(*args)| > 0`` and never exceeds the global
+    pattern (see :func:`stablehlo_sparsity.analysis.local.local_analysis` and docs/guarantees.md "Local patterns").
+
+    ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits), ``on_unknown``,
+    ``derivatives`` and ``local`` are the library's; every other keyword argument is ``f``'s (see
+    :func:`lower_and_analyze`)."""
+    refuse_library_keywords("jacobian_sparsity", kwargs)
+    return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
+                             derivatives=derivatives, local=local, **kwargs).pattern
+
+
+def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
+                   num_outputs: int | None = None, on_unknown: str = "error",
+                   options: AnalysisOptions | None = None, observer: Callable | None = None,
+                   local_point: Sequence | None = None, **unknown) -> Analysis:
+    """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, or a path to a file holding either —
+    see :func:`stablehlo_sparsity.analysis.parsing.as_module`) with no JAX function.
+
+    wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
+    only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:
+    every argument.  Arguments not in ``wrt`` are unknown values with no columns.
+    num_outputs: analyze only the first results (default all).
+    local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
+    (see :func:`stablehlo_sparsity.analysis.local.module_local_analysis` and docs/guarantees.md "Local patterns").
+    """
+    refuse_unknown_keywords("analyze_module", unknown)
+    module = as_module(module_or_text)
+    if num_outputs is not None and int(num_outputs) < 0:
+        raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
+    opts = resolve_options(options, on_unknown)
+    if local_point is not None:
+        return module_local_analysis(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs,
+                                     options=opts, observer=observer)
+    return analyze_entry(module, entry, wrt, num_outputs, opts, observer)
+
+
+def arrays_only_aux(f: Callable) -> Callable:
+    """``f`` (returning ``(output, aux)``) with the auxiliary data cut to its array leaves — what a detection
+    lowers: the pattern does not depend on aux, and JAX cannot lower a string or an object."""
+
+    def g(*args, **kwargs):
+        out = f(*args, **kwargs)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            return out  # the analysis reports that has_aux needs a pair
+        return out[0], AuxSplit().strip(out[1])
+
+    return g

@@ -1,0 +1,198 @@
+"""The region engine: the one op-by-op walk over StableHLO regions, driven by the analysis and the importer.
+
+Both sides evaluate a program the same way and differ only in what a value is and what one op does to it:
+
+* the analysis (:class:`~stablehlo_sparsity.analysis.interpreter.Interpreter`) binds each SSA value to an
+  :class:`~stablehlo_sparsity.analysis.values.AbstractValue` and evaluates an op with its sparsity, fold and range rules;
+* the importer (:class:`~stablehlo_sparsity.modules.importer.core.ImportContext`) binds each SSA value to a JAX array
+  and evaluates an op with its ``jax.lax`` import rule.
+
+Each is a :class:`RegionEngine` over its value type that implements :meth:`RegionEngine.run_op`; the engine
+owns what they share, so that it is written once:
+
+* the terminators that end a block and hand back its values (:data:`TERMINATORS`);
+* the function table (:class:`FunctionTable`: ``func.func`` by symbol name, declarations refused) and calls
+  (no recursion: StableHLO programs are not recursive);
+* the scoping model (:class:`Scope`).  StableHLO §"Programs": ops with regions (``while``, ``case``,
+  ``reduce`` …) are not isolated from above — a region reads the values of the regions around it — while a
+  ``func.func`` is: a call's body sees its arguments only.  A region therefore runs in a child scope of the
+  one that runs it, and a called function's body in a root scope.
+
+Op attributes are read through :mod:`stablehlo_sparsity.analysis.attrs` on both sides.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
+
+from ..errors import InputError, format_location
+from .irtools import functions
+
+__all__ = ["TERMINATORS", "Scope", "FunctionTable", "RegionEngine", "single_block"]
+
+V = TypeVar("V")
+
+#: The ops that end a block and return its values to the op or call that ran the region (§func.return,
+#: §stablehlo.return).  Terminators are part of their parent op: no rule evaluates them.
+TERMINATORS = frozenset({"func.return", "stablehlo.return"})
+
+
+class Scope(Generic[V]):
+    """SSA value -> value for one region run, with the scope of the enclosing region as ``parent``
+    (``None`` for a function body: functions are isolated from above)."""
+
+    __slots__ = ("env", "parent")
+
+    def __init__(self, parent: Scope[V] | None = None, env: dict[Any, V] | None = None):
+        self.env: dict[Any, V] = {} if env is None else env
+        self.parent = parent
+
+    def lookup(self, v: Any) -> V:
+        """The value bound to ``v`` here or in an enclosing scope."""
+        s: Scope[V] | None = self
+        while s is not None:
+            if v in s.env:
+                return s.env[v]
+            s = s.parent
+        raise InputError("use of an undefined SSA value")
+
+    def values(self, operands: Iterable[Any]) -> list[V]:
+        """The values of ``operands`` (this scope first: most operands are defined in the same block)."""
+        env = self.env
+        return [env[v] if v in env else self.lookup(v) for v in operands]
+
+
+class FunctionTable:
+    """The ``func.func`` ops of a module by symbol name (``sym_name``, read by :func:`.irtools.functions`)."""
+
+    def __init__(self, module: Any):
+        self.by_name: dict[str, Any] = functions(module)
+
+    def function(self, name: str) -> Any:
+        """The ``func.func`` named ``name`` (an :class:`InputError` if there is none)."""
+        fn = self.by_name.get(name)
+        if fn is None:
+            raise InputError(f"no function named '@{name}' in the module")
+        return fn
+
+    def body(self, name: str, purpose: str) -> Any:
+        """The body region of ``@name``; a declaration (no body) is refused, saying there is nothing to
+        ``purpose`` (e.g. "analyze")."""
+        fn = self.function(name)
+        if not fn.regions or not len(fn.regions[0].blocks):
+            raise InputError(f"function '@{name}' has no body (it is a declaration): there is nothing to {purpose}",
+                             format_location(fn.location))
+        return fn.regions[0]
+
+
+def single_block(region: Any) -> Any:
+    """The one block of a region (StableHLO regions of the ops we run have exactly one)."""
+    blocks = list(region.blocks)
+    if len(blocks) != 1:
+        raise InputError(f"regions with {len(blocks)} blocks are not supported")
+    return blocks[0]
+
+
+class _Current:
+    """The default ``parent`` of :meth:`RegionEngine.run_region`: the scope running now."""
+
+
+_CURRENT = _Current()
+
+
+class RegionEngine(Generic[V]):
+    """Walks the single-block regions of one module op by op over values of type ``V``.
+
+    Subclasses implement :meth:`run_op` (the results of one op, reading its operands with :meth:`operands`)
+    and set :attr:`purpose` (the verb of the "nothing to ..." message for a declaration)."""
+
+    purpose: ClassVar[str] = "interpret"
+
+    def __init__(self, module: Any, function_table: FunctionTable | None = None):
+        self.module = module
+        self.function_table = function_table if function_table is not None else FunctionTable(module)
+        self.functions: dict[str, Any] = self.function_table.by_name
+        self._scope: Scope[V] | None = None
+        self._call_stack: list[str] = []
+
+    # ------------------------------------------------------------------ what a side implements
+    def run_op(self, op: Any) -> Sequence[V]:
+        """The values of ``op``'s results (one per result)."""
+        raise NotImplementedError
+
+    def dead_after(self, block: Any) -> dict[int, list[Any]] | None:
+        """Position of an op in ``block`` -> the SSA values no later op of the block reads, whose values
+        :meth:`release` may shrink once that op has run; ``None`` (the default) keeps every value."""
+        return None
+
+    def release(self, value: V) -> V:
+        """What a dead value (:meth:`dead_after`) is replaced by; the default keeps it."""
+        return value
+
+    # ------------------------------------------------------------------ values
+    def location(self, op: Any) -> str:
+        return format_location(op.location)
+
+    def value(self, v: Any) -> V:
+        """The value of an SSA value of the running region or of a region around it."""
+        if self._scope is None:
+            raise InputError("use of an SSA value outside any region")
+        return self._scope.lookup(v)
+
+    def operands(self, op: Any) -> list[V]:
+        """The values of ``op``'s operands (:meth:`Scope.values`, inlined: this runs once per op)."""
+        scope = self._scope
+        if scope is None:
+            raise InputError("use of an SSA value outside any region")
+        env = scope.env
+        return [env[v] if v in env else scope.lookup(v) for v in op.operands]
+
+    # ------------------------------------------------------------------ functions and regions
+    def function(self, name: str) -> Any:
+        return self.function_table.function(name)
+
+    def invoke(self, name: str, args: list[V]) -> list[V]:
+        """Run the body of ``@name`` on ``args`` in a root scope (what ``func.call`` does)."""
+        if name in self._call_stack:
+            raise InputError(f"recursive call to '@{name}' is not supported (StableHLO programs are not recursive)")
+        body = self.function_table.body(name, self.purpose)
+        self._call_stack.append(name)
+        try:
+            return self.run_region(body, args, parent=None)
+        finally:
+            self._call_stack.pop()
+
+    def run_region(self, region: Any, args: Sequence[V], *, parent: Scope[V] | None | _Current = _CURRENT
+                   ) -> list[V]:
+        """Run the block of ``region`` on its block arguments ``args``; returns the terminator's operands.
+
+        The block runs in a new scope whose parent is ``parent``: by default the scope running now (a nested
+        region reads the values around it), ``None`` for a function body."""
+        block = single_block(region)
+        block_args = list(block.arguments)
+        if len(block_args) != len(args):
+            raise InputError(f"region expects {len(block_args)} arguments, got {len(args)}")
+        scope: Scope[V] = Scope(self._scope if isinstance(parent, _Current) else parent,
+                                dict(zip(block_args, args)))
+        env = scope.env
+        saved, self._scope = self._scope, scope
+        try:
+            run_op = self.run_op
+            dead = self.dead_after(block)
+            for position, op in enumerate(block.operations):
+                if op.operation.name in TERMINATORS:
+                    return scope.values(op.operands)
+                for r, value in zip(op.results, run_op(op)):
+                    env[r] = value
+                if dead is not None:
+                    for v in dead.get(position, ()):
+                        if v in env:
+                            env[v] = self.release(env[v])
+            raise InputError("block without terminator")
+        finally:
+            self._scope = saved
+
+    def reset(self) -> None:
+        """Forget the scopes and calls of a run that raised, so that the next call starts clean."""
+        self._scope = None
+        self._call_stack.clear()

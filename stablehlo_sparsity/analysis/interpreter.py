@@ -1,0 +1,288 @@
+"""The abstract interpreter: walks StableHLO functions and propagates the index-set and constant lattices.
+
+The region engine (:mod:`.engine`) walks functions and regions and binds each SSA value to its
+:class:`AbstractValue` in the scope of its region; this class evaluates one op.  For every op it (1) folds
+it with NumPy when every operand is a known constant and a fold rule exists — and bounds how far XLA's value
+may be from the fold (its error rule, :mod:`.folding.exactness`) — else (2) applies the op's index-set rule
+from :data:`rules.registry.DEPS_RULES`.  Results of non-differentiable element types (integers, booleans)
+always get empty index sets: their derivative is zero.
+
+The interpreter is the :class:`~.rules.registry.RuleContext` every rule receives: rules ask it for types,
+values, locations, calls, regions (:meth:`Interpreter.run_region`, :meth:`Interpreter.interpret_symbolically`)
+and per-analysis memo tables, and never reach into its state.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import numpy as np
+
+from .engine import TERMINATORS, FunctionTable, RegionEngine, Scope
+from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
+from .folding.exactness import Undecided, result_uncertainties
+from .irtools import nested_ops, region_captures, too_large
+from ..lattice import Deps, nnz_budget
+from .options import AnalysisOptions
+from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
+from .values import AbstractValue, TensorType, is_differentiable, tensor_type
+
+__all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
+
+
+class Interpreter(RegionEngine[AbstractValue]):
+    """Abstract interpretation of one module over ``n`` input columns (the analysis side of the region
+    engine, :mod:`.engine`: it walks regions and calls, this class evaluates one op)."""
+
+    purpose = "analyze"
+
+    def __init__(self, module, n_inputs: int, options: AnalysisOptions | None = None,
+                 observer: Callable | None = None, function_table: FunctionTable | None = None,
+                 result_filter: Callable | None = None, release_dead: bool = False):
+        super().__init__(module, function_table)
+        self.n = int(n_inputs)
+        self.options = options or AnalysisOptions()
+        self.observer = observer
+        #: ``(op, results) -> results``, applied to every op's results before they are stored (the streamed
+        #: detection of :mod:`.streaming` empties the rows its block does not need)
+        self.result_filter = result_filter
+        #: empty each value's index sets after its last use in its function's body (asked for by the streamed
+        #: detection and the second-order walk, which bound memory with it).  The value keeps its type, constant
+        #: and range, which rules looking back through producers read (a select's predicate); only the
+        #: float-bitcast provenance walk reads a producer's index sets, so a module with a ``bitcast_convert``
+        #: never releases, whoever asks.
+        self.release_dead = release_dead and not any(o.name == "stablehlo.bitcast_convert"
+                                                     for o in nested_ops(module))
+        if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
+            raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
+        self._call_cache: dict = {}
+        self._memos: dict[str, dict] = {}
+        self.warned: list[str] = []
+
+    # ----------------------------------------------------------------- helpers for rules
+    def result_types(self, op) -> list[TensorType]:
+        try:
+            return [tensor_type(r.type) for r in op.results]
+        except SparsityError:  # say where: compute the location only when it is needed
+            loc = self.location(op)
+            return [tensor_type(r.type, loc) for r in op.results]
+
+    def warn(self, op, message: str) -> None:
+        text = f"{self.location(op)}: {op.operation.name}: {message}"
+        self.warned.append(text)
+        warnings.warn(text, SparsityWarning, stacklevel=2)
+
+    def empty(self, rows: int) -> Deps:
+        return Deps.empty(rows, self.n)
+
+    @property
+    def observing(self) -> bool:
+        """Whether an observer records every op's values (the annotate and fold-constants passes)."""
+        return self.observer is not None
+
+    def run_region_unreported(self, region, args: list[AbstractValue]) -> list[AbstractValue]:
+        """:meth:`run_region` for a run that is not the program's (e.g. a loop's cover run for an observer):
+        its warnings are neither shown nor recorded."""
+        mark = len(self.warned)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SparsityWarning)
+                return self.run_region(region, args)
+        finally:
+            del self.warned[mark:]
+
+    def recover(self) -> None:
+        """Forget the scopes and calls of an interpretation that raised, so that the next :meth:`call` starts
+        clean (the fold-constants pass goes on with the module's other functions)."""
+        self.reset()
+
+    def memo(self, name: str) -> dict:
+        """A table that lives as long as this analysis, for a rule's answers that depend only on the IR
+        (e.g. what a reduction body reaches): loops re-run ops, and each answer is computed once."""
+        return self._memos.setdefault(name, {})
+
+    def interpret_symbolically(self, region, args: list[AbstractValue], outer: dict, width: int) -> list[AbstractValue]:
+        """Run ``region`` in a fresh analysis over ``width`` symbolic columns: ``args`` for its block
+        arguments, ``outer`` (SSA value -> abstract value) for the values it reads from outside.  What a body
+        reaches is read off the results (e.g. column ``i`` = operand ``i``); warnings carry over."""
+        sub = Interpreter(self.module, width, self.options, function_table=self.function_table)
+        results = sub.run_region(region, args, parent=Scope(None, dict(outer)))
+        self.warned.extend(sub.warned)
+        return results
+
+    # ----------------------------------------------------------------- functions
+    def call(self, name: str, args: list[AbstractValue]) -> list[AbstractValue]:
+        """Analyze ``@name`` on the given abstract arguments (memoized per argument lattice)."""
+        key = (name, tuple((id(a.deps), id(a.const), id(a.uncertainty), id(a.int_range)) for a in args))
+        hit = self._call_cache.get(key)
+        if hit is not None:
+            return hit[1]
+        if not self._call_stack:  # the entry: every materialization below respects the nnz budget
+            with nnz_budget(self.options.max_pattern_nnz):
+                try:
+                    results = self.invoke(name, args)
+                except RecursionError:  # caught here, at the top, where the stack has room again
+                    raise InputError("regions or calls nested too deeply for the analysis (Python's recursion "
+                                     "limit was reached)", self.location(self.function(name))) from None
+        else:
+            results = self.invoke(name, args)
+        self._call_cache[key] = (args, results)  # keep args alive so their ids stay unique
+        return results
+
+    def call_cache_mark(self) -> int:
+        """A mark in the call-summary cache, for :meth:`call_cache_trim`."""
+        return len(self._call_cache)
+
+    def call_cache_trim(self, mark: int) -> None:
+        """Forget the call summaries recorded after ``mark``.
+
+        Loops call this after each iteration: their carry is a fresh object every time, so those summaries
+        can never hit again, and keeping them would keep every iteration's values alive."""
+        if len(self._call_cache) > mark:
+            for key in list(self._call_cache)[mark:]:
+                del self._call_cache[key]
+
+    # ----------------------------------------------------------------- ops
+    def run_op(self, op) -> list[AbstractValue]:
+        name = op.operation.name
+        args = self.operands(op)
+        rtypes = self.result_types(op)
+        results: list[AbstractValue] | None = None
+        limit = self.options.max_pattern_nnz
+        if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
+            results = self._too_large(op, args, rtypes)
+
+        # 1. the constant lattice: fold when every operand is known
+        fold = FOLD_RULES.get(name)
+        known = [a.const for a in args if a.const is not None]
+        if results is None and fold is not None and len(known) == len(args) \
+                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
+            try:
+                consts = fold(self, op, known)
+            except NotFoldable:
+                consts = None
+            if consts is not None:
+                consts = [_cast(c, t) for t, c in zip(rtypes, consts)]
+                try:  # how far XLA's values may be from the folded ones (folding/exactness.py)
+                    uncertainties = result_uncertainties(ERROR_RULES.get(name), self, op, args, consts)
+                except Undecided:  # an integer/boolean result hangs on an uncertain float: unknown
+                    uncertainties = None
+                if uncertainties is not None:
+                    results = [AbstractValue(t, Deps.empty(t.size, self.n), c, u)
+                               for t, c, u in zip(rtypes, consts, uncertainties)]
+
+        # 2. the index-set lattice
+        if results is None:
+            rule = DEPS_RULES.get(name)
+            if rule is None:
+                if self.options.on_unknown == "conservative":
+                    out: list[Deps | AbstractValue] = list(self._conservative(op, args, rtypes))
+                else:
+                    raise UnsupportedOpError(name, self.location(op))
+            else:
+                try:
+                    out = list(rule(self, op, args))
+                except PatternTooLargeError as e:
+                    if e.location is not None:
+                        raise
+                    raise PatternTooLargeError(f"'{name}': {e.message}", self.location(op)) from None
+            if len(out) != len(rtypes):
+                raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}",
+                                    self.location(op))
+            results = []
+            for t, o in zip(rtypes, out):
+                if isinstance(o, AbstractValue):
+                    av = o if o.type == t else AbstractValue(t, o.deps, o.const, o.uncertainty)
+                else:
+                    av = AbstractValue(t, o)
+                if av.deps.rows != t.size:
+                    raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements",
+                                        self.location(op))
+                if av.const is not None or not is_differentiable(t.dtype):
+                    if not av.deps.is_empty:
+                        av = av.with_deps(Deps.empty(t.size, self.n))
+                results.append(av)
+            range_rule = RANGE_RULES.get(name)
+            if range_rule is not None:
+                results = self._with_ranges(range_rule, op, args, results)
+        if self.result_filter is not None:
+            results = self.result_filter(op, results)
+        if self.observer is not None:
+            self.observer(op, results)
+        return results
+
+    # ----------------------------------------------------------------- releasing dead values (engine hooks)
+    def dead_after(self, block) -> dict[int, list] | None:
+        """With :attr:`release_dead`, :func:`last_uses` of a function body (loop and branch rules may read
+        their regions' values after the region ran, so nested blocks release nothing)."""
+        if not self.release_dead:
+            return None
+        memo = self.memo("last_uses")
+        dead = memo.get(block)
+        if dead is None:
+            dead = memo[block] = last_uses(block) if block.owner.operation.name == "func.func" else {}
+        return dead or None
+
+    def release(self, value: AbstractValue) -> AbstractValue:
+        """A dead value keeps its type, constant and range; its index sets are emptied."""
+        return value if value.deps.is_empty else value.with_deps(Deps.empty(value.size, self.n))
+
+    def _with_ranges(self, range_rule, op, args, results: list[AbstractValue]) -> list[AbstractValue]:
+        """Integer ranges of the results the constant lattice does not know (:mod:`.folding.ranges`)."""
+        if all(av.const is not None or av.int_range is not None or av.dtype.kind not in "iub" for av in results):
+            return results
+        try:
+            ranges = range_rule(self, op, args)
+        except NotFoldable:
+            return results
+        return [AbstractValue(av.type, av.deps, None, None, r)
+                if r is not None and av.const is None and av.int_range is None and av.dtype.kind in "iub" else av
+                for av, r in zip(results, ranges)]
+
+    def _too_large(self, op, args, rtypes) -> list[AbstractValue]:
+        """A value above ``max_pattern_nnz`` elements: refuse before any rule allocates per-element arrays.
+
+        Exception: when nothing the op reads (operands and values its regions capture) depends on an input,
+        no result does either — empty index sets cost no memory, so the analysis goes on."""
+        captured = list(args) + [self.value(v) for v in region_captures(op)]
+        if all(a.deps.is_empty for a in captured):
+            return [AbstractValue(t, Deps.empty(t.size, self.n)) for t in rtypes]
+        big = max([t.size for t in rtypes] + [a.size for a in args])
+        raise too_large(f"'{op.operation.name}' has a value of", big, self.options.max_pattern_nnz, self.location(op))
+
+    def _conservative(self, op, args, rtypes) -> list[Deps]:
+        self.warn(op, "no sparsity rule; every result element depends on every input of its operands (conservative)")
+        captured = list(args) + [self.value(v) for v in region_captures(op)]
+        total = Deps.union(*[a.deps.reduce_all() for a in captured]) if captured else Deps.empty(1, self.n)
+        return [total.broadcast_row(t.size) for t in rtypes]
+
+
+def _cast(value, t: TensorType) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype != t.dtype:
+        arr = arr.astype(t.dtype)
+    if arr.shape != t.shape:
+        arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr.reshape(t.shape)
+    return arr
+
+
+def last_uses(block) -> dict[int, list]:
+    """Position of an op in ``block`` -> the values of the block (its arguments and results) that no later op
+    reads, counting reads from inside nested regions; values the terminator returns are never listed."""
+    last: dict = {}
+    own = set(block.arguments)  # values of an enclosing block may be read again (a loop body runs many times)
+    ops = list(block.operations)
+    for position, op in enumerate(ops):
+        for v in list(op.operands) + (region_captures(op) if len(op.regions) else []):
+            if v in own:
+                last[v] = position
+        for r in op.results:
+            own.add(r)
+            last.setdefault(r, position)
+    for v in ops[-1].operands if ops else ():
+        last.pop(v, None)
+    out: dict[int, list] = {}
+    for v, position in last.items():
+        out.setdefault(position, []).append(v)
+    return out

@@ -1,0 +1,160 @@
+"""``SparsityPattern``: the detected (m × n) Jacobian/Hessian pattern as a canonical boolean CSR matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["SparsityPattern"]
+
+#: :meth:`SparsityPattern.picture` bins this many nonzeros at a time.
+PICTURE_CHUNK = 1 << 20
+
+
+class SparsityPattern:
+    """A boolean ``(m, n)`` pattern: entry ``(i, j)`` is True iff output ``i`` may depend on input ``j``.
+
+    Rows are the flattened outputs (pytree leaves in order, each row-major), columns the flattened selected
+    inputs — the same convention as ``asdex``, so patterns compare one to one.
+    """
+
+    __slots__ = ("_csr",)
+
+    def __init__(self, matrix):
+        m = matrix if isinstance(matrix, sp.csr_array) else sp.csr_array(matrix)
+        if m.dtype != bool:
+            m = m.astype(bool)
+        if not m.has_canonical_format:
+            m = m.copy()
+            m.sum_duplicates()
+            m.eliminate_zeros()
+            m.sort_indices()
+        self._csr = m
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(int(s) for s in self._csr.shape)
+
+    @property
+    def nnz(self) -> int:
+        return int(self._csr.nnz)
+
+    @property
+    def indptr(self) -> np.ndarray:
+        return self._csr.indptr
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self._csr.indices
+
+    def to_scipy(self) -> sp.csr_array:
+        """The pattern as a ``scipy.sparse.csr_array`` of bool (shared, do not mutate)."""
+        return self._csr
+
+    def todense(self) -> np.ndarray:
+        return self._csr.toarray()
+
+    def to_coo(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column indices of the nonzeros, in CSR order."""
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self._csr.indptr))
+        return rows, self._csr.indices.astype(np.int64)
+
+    def to_bcoo(self):
+        """The pattern as a ``jax.experimental.sparse.BCOO`` of ones (float32)."""
+        from jax.experimental import sparse as jsparse
+        import jax.numpy as jnp
+
+        r, c = self.to_coo()
+        idx = jnp.asarray(np.stack([r, c], axis=1))
+        return jsparse.BCOO((jnp.ones(self.nnz), idx), shape=self.shape)
+
+    def row_counts(self) -> np.ndarray:
+        return np.diff(self._csr.indptr)
+
+    def col_counts(self) -> np.ndarray:
+        return np.bincount(self._csr.indices, minlength=self.shape[1])
+
+    @property
+    def density(self) -> float:
+        m, n = self.shape
+        return self.nnz / (m * n) if m * n else 0.0
+
+    # ------------------------------------------------------------------ comparisons
+    def __eq__(self, other) -> bool:
+        if isinstance(other, SparsityPattern):
+            o = other._csr
+        elif sp.issparse(other) or isinstance(other, np.ndarray):
+            o = SparsityPattern(other)._csr
+        else:
+            return NotImplemented
+        a = self._csr
+        return (a.shape == o.shape and a.nnz == o.nnz and np.array_equal(a.indptr, o.indptr)
+                and np.array_equal(a.indices, o.indices))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def issuperset(self, other) -> bool:
+        """True iff every nonzero of ``other`` is a nonzero here (soundness of a detected pattern)."""
+        o = other._csr if isinstance(other, SparsityPattern) else SparsityPattern(other)._csr
+        if o.shape != self._csr.shape:
+            return False
+        return (o.astype(np.int8) - o.astype(np.int8).multiply(self._csr.astype(np.int8))).nnz == 0
+
+    def missing(self, other) -> "SparsityPattern":
+        """The nonzeros of ``other`` that this pattern lacks (empty iff sound w.r.t. ``other``)."""
+        o = other._csr if isinstance(other, SparsityPattern) else SparsityPattern(other)._csr
+        d = o.astype(np.int8) - o.astype(np.int8).multiply(self._csr.astype(np.int8))
+        d.eliminate_zeros()
+        return SparsityPattern(d.astype(bool))
+
+    # ------------------------------------------------------------------ display
+    def picture(self, max_rows: int = 32, max_cols: int = 64) -> str:
+        """A small text picture: ``●`` for a nonzero, ``⋅`` for a zero; large patterns are binned."""
+        m, n = self.shape
+        if m == 0 or n == 0:
+            return "(empty)"
+        rb = max(1, -(-m // max_rows))
+        cb = max(1, -(-n // max_cols))
+        grid = np.zeros((-(-m // rb), -(-n // cb)), dtype=bool)
+        indptr = np.asarray(self._csr.indptr, np.int64)
+        step = PICTURE_CHUNK  # rows of about a million nonzeros at a time: no per-nonzero copy of the pattern
+        lo = 0
+        while lo < m:
+            hi = int(np.searchsorted(indptr, indptr[lo] + step, side="right")) - 1
+            hi = min(m, max(hi, lo + 1))
+            r = np.repeat(np.arange(lo, hi, dtype=np.int64) // rb, np.diff(indptr[lo:hi + 1]))
+            grid[r, self._csr.indices[indptr[lo]:indptr[hi]] // cb] = True
+            lo = hi
+        lines = ["".join("●" if v else "⋅" for v in row) for row in grid]
+        if rb > 1 or cb > 1:
+            lines.append(f"(each character covers {rb}×{cb} entries)")
+        return "\n".join(lines)
+
+    def spy(self, ax=None, markersize: float | None = None, **kwargs):
+        """Plot the pattern with matplotlib (``Axes.spy``; the ``plot`` extra): one marker per nonzero,
+        row 0 at the top.  Returns the ``Axes``.  For a terminal, ``print(pattern)`` or :meth:`picture`."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            from ..errors import InputError
+
+            raise InputError("SparsityPattern.spy() needs matplotlib: pip install 'stablehlo_sparsity[plot]' "
+                             "(or use .picture() for a text picture)") from None
+        if ax is None:
+            _, ax = plt.subplots()
+        m, n = self.shape
+        if markersize is None:  # about a pixel per entry on a default figure, at least a dot
+            markersize = max(0.5, min(6.0, 300.0 / max(m, n, 1)))
+        if self.nnz:
+            ax.spy(self._csr, markersize=markersize, **kwargs)
+        else:
+            ax.set_xlim(-0.5, n - 0.5)
+            ax.set_ylim(m - 0.5, -0.5)
+        ax.set_title(f"{m}×{n}, nnz={self.nnz}")
+        return ax
+
+    def __repr__(self) -> str:
+        m, n = self.shape
+        head = f"SparsityPattern({m}×{n}, nnz={self.nnz}, density={self.density:.3g})"
+        return head + "\n" + self.picture(16, 48)

@@ -1,0 +1,422 @@
+"""The analysis of one program: lower a JAX function (or take a parsed StableHLO module), run the interpreter
+over its entry function and collect the :class:`Analysis`.  The public entry points (:mod:`.api`) add local
+patterns (:mod:`.local`) on top of this."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._compat import release_lowering_caches
+from .attrs import function_results
+from ..errors import InputError, LoweringError, SparsityError, SparsityWarning
+from .interpreter import AnalysisOptions, Interpreter
+from .irtools import functions
+from .keywords import parse_indices
+from ..lattice import Deps, nnz_budget
+from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
+from .pattern import SparsityPattern
+from .folding.exactness import literal_uncertainty
+from .values import AbstractValue, is_differentiable, is_token_type, tensor_type
+from . import rules as _rules  # noqa: F401  (registers every rule)
+
+__all__ = ["Analysis", "lower_and_analyze_global", "analyze_entry", "resolve_options", "resolve_wrt",
+           "custom_rule_primitives", "CUSTOM_RULE_PRIMITIVES"]
+
+
+@dataclass
+class Analysis:
+    """Everything the analysis found.
+
+    pattern: the (m × n) Jacobian pattern (rows: flattened outputs; columns: flattened selected inputs).
+    module: the analyzed ``ir.Module``.
+    results: the abstract value of each returned leaf (index sets and constant if known).
+    in_tree / out_tree: pytree structures of the selected inputs and of the outputs (JAX entry only).
+    input_offsets / output_offsets: first column / row of each flat input / output leaf.
+    """
+
+    pattern: SparsityPattern
+    module: Any
+    results: list[AbstractValue]
+    input_shapes: list[tuple[int, ...]]
+    output_shapes: list[tuple[int, ...]]
+    input_offsets: list[int]
+    output_offsets: list[int]
+    in_tree: Any = None
+    out_tree: Any = None
+    warnings: list[str] = field(default_factory=list)
+    entry: str = "main"
+    #: which program was analyzed: "primal", or "jvp"/"vjp" when custom derivative rules were present (and
+    #: always for a local analysis)
+    derivatives: str = "primal"
+    #: True: ``pattern`` is the local pattern at the analyzed point only (``local=True``, docs/guarantees.md)
+    local: bool = False
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.pattern.shape
+
+
+def norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
+    """``argnums`` as a tuple of indices (repeats kept; see :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    return parse_indices(argnums, nargs, name="argnums")
+
+
+def resolve_options(options, on_unknown: str = "error") -> AnalysisOptions:
+    """The analysis options of an entry point: ``options`` (an :class:`AnalysisOptions`), with an explicit
+    ``on_unknown`` other than the default taking precedence over its field."""
+    if options is None:
+        return AnalysisOptions(on_unknown=on_unknown)
+    if not isinstance(options, AnalysisOptions):
+        raise InputError(f"options must be a stablehlo_sparsity.AnalysisOptions, got {type(options).__name__} "
+                         "(a keyword argument of f named 'options' must be bound with functools.partial)")
+    if on_unknown != "error" and on_unknown != options.on_unknown:
+        import dataclasses
+
+        return dataclasses.replace(options, on_unknown=on_unknown)
+    return options
+
+
+def traceable_keyword(value) -> bool:
+    """A keyword value JAX can trace as an array: arrays, NumPy scalars, floats (or pytrees of them)."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(value)
+    return bool(leaves) and all(isinstance(v, (np.ndarray, np.generic, jax.Array, float, complex))
+                                and not isinstance(v, (bool, np.bool_)) for v in leaves)
+
+
+#: Primitives whose derivative is a user rule, not the derivative of the primal StableHLO shows.
+CUSTOM_RULE_PRIMITIVES = frozenset({"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin",
+                                    "custom_linear_solve"})
+
+
+def custom_rule_primitives(jaxpr, *, user_only: bool = False) -> set[str]:
+    """The custom-derivative primitives used anywhere in a (closed) jaxpr, nested jaxprs included.
+
+    ``user_only``: skip rules defined inside JAX itself (``jax.nn.relu``, ``jnp.linalg.det``, the
+    ``custom_linear_solve`` of ``jnp.linalg.solve`` …): those differentiate their primal faithfully, so the
+    primal's pattern is already sound for them, and it is usually tighter than the JVP program's."""
+    found: set[str] = set()
+    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
+    seen: set[int] = set()
+    while stack:
+        jp = stack.pop()
+        if id(jp) in seen:
+            continue
+        seen.add(id(jp))
+        for eqn in jp.eqns:
+            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES and not (user_only and _defined_in_jax(eqn)):
+                found.add(eqn.primitive.name)
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (list, tuple)) else (p,)):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return found
+
+
+def _defined_in_jax(eqn) -> bool:
+    """True when every function of a custom-rule equation (primal, rule) was defined inside JAX's package."""
+    import os
+
+    import jax
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__)))
+    jax_dirs = (os.path.join(root, "jax") + os.sep, os.path.join(root, "jaxlib") + os.sep)
+    srcs = []
+    for v in eqn.params.values():
+        for sub in (v if isinstance(v, (list, tuple)) else (v,)):
+            info = getattr(getattr(sub, "jaxpr", sub), "debug_info", None) or getattr(sub, "debug_info", None)
+            src = getattr(info, "func_src_info", None)
+            if src is not None:
+                srcs.append(str(src))
+    if not srcs:
+        return False  # nothing says where the rule comes from: treat it as the user's
+    return all(" at " in s and s.rsplit(" at ", 1)[1].startswith(jax_dirs) for s in srcs)
+
+
+def _derivative_program(f, args, argnums_t, has_aux, how):
+    """The tangent map of ``f`` as a function JAX lowers: ``(primals, tangents) ↦ jvp`` (``how="jvp"``), or
+    ``(primals, cotangent) ↦ vjp`` (``"vjp"``).  Its Jacobian pattern in the tangents is the Jacobian pattern
+    of ``f`` *as JAX differentiates it* — custom_jvp / custom_vjp / custom_linear_solve rules included."""
+    import jax
+
+    nargs = len(args)
+
+    def primal_out(*full, **kw):
+        out = f(*full, **kw)
+        return out[0] if has_aux else out
+
+    def restrict(prim, kw):
+        def fsel(*sel):
+            full = list(prim)
+            for i, a in zip(argnums_t, sel):
+                full[i] = a
+            return primal_out(*full, **kw)
+
+        return fsel
+
+    if how == "jvp":
+        def program(*all_args, **kw):
+            prim, tans = all_args[:nargs], all_args[nargs:]
+            return jax.jvp(restrict(prim, kw), tuple(prim[i] for i in argnums_t), tuple(tans))[1]
+
+        extra = tuple(args[i] for i in argnums_t)
+    else:
+        def program(*all_args, **kw):
+            prim, ct = all_args[:nargs], all_args[nargs]
+            _, pullback = jax.vjp(restrict(prim, kw), *(prim[i] for i in argnums_t))
+            return pullback(ct)
+
+        extra = (jax.tree_util.tree_map(lambda s: jax.numpy.zeros(s.shape, s.dtype),
+                                        jax.eval_shape(primal_out, *args)),)
+    return program, extra
+
+
+def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], Any]:
+    """The columns and the output structure of ``jax.jit(f).lower(*args)``: the flat argument leaves of the
+    selected arguments, in argnums order (positional leaves come first, then traced keywords), and the tree
+    of ``f``'s output (without the aux half when ``has_aux``)."""
+    import jax
+
+    leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
+    starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
+    wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
+    out_tree = lowered.out_tree
+    if not has_aux:
+        return wrt, out_tree
+    if out_tree.num_nodes == 1 or len(out_tree.children()) != 2:
+        raise InputError("has_aux=True needs f to return a pair (output, aux)")
+    return wrt, out_tree.children()[0]
+
+
+def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                             on_unknown: str = "error", options: AnalysisOptions | None = None,
+                             observer: Callable | None = None, derivatives: str = "auto",
+                             annotate: bool | dict = False, **kwargs) -> Analysis:
+    """The global pattern of ``f`` at the shapes of ``args``: :func:`stablehlo_sparsity.lower_and_analyze`
+    without ``local`` (see there for every argument)."""
+    import jax
+
+    if not args:
+        raise InputError("lower_and_analyze needs at least one argument to differentiate")
+    argnums_t = norm_argnums(argnums, len(args))
+    opts = resolve_options(options, on_unknown)
+    traced_kw = {k: v for k, v in kwargs.items() if traceable_keyword(v)}
+    static_kw = {k: v for k, v in kwargs.items() if k not in traced_kw}
+    fn = functools.partial(f, **static_kw) if static_kw else f
+    if derivatives not in ("auto", "primal", "jvp", "vjp"):
+        raise ValueError("derivatives must be 'auto', 'primal', 'jvp' or 'vjp'")
+    try:
+        try:
+            traced = jax.jit(fn, keep_unused=True).trace(*args, **traced_kw)
+        except Exception:
+            if not traced_kw:
+                raise
+            # f needs those values concretely (Python control flow on them): bind them statically
+            fn, traced_kw = functools.partial(f, **kwargs), {}
+            traced = jax.jit(fn, keep_unused=True).trace(*args)
+        auto = derivatives == "auto"
+        if auto:
+            rules = custom_rule_primitives(traced.jaxpr, user_only=True)
+            if rules:
+                derivatives = "vjp" if rules & {"custom_vjp_call", "custom_vjp_call_jaxpr"} else "jvp"
+        if derivatives in ("jvp", "vjp"):
+            try:
+                return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
+                                                   observer, annotate)
+            except Exception as e:
+                # The inner lowering reports JAX's refusal as a LoweringError; any other analysis error stands.
+                if not auto or (isinstance(e, SparsityError) and not isinstance(e, LoweringError)):
+                    raise
+                # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
+                # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
+                warnings.warn(f"f uses a custom derivative rule, but its {derivatives.upper()} program could not "
+                              f"be formed ({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is "
+                              "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
+                              stacklevel=2)
+        lowered = traced.lower()
+        release_lowering_caches()
+    except SparsityError:
+        raise
+    except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
+        raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
+    module = lowered.compiler_ir("stablehlo")
+
+    wrt, out_struct = lowered_layout(lowered, args, argnums_t, has_aux)
+    num_out = out_struct.num_leaves
+    in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
+    analysis = analyze_entry(module, "main", wrt, num_out, opts, observer)
+    if annotate:
+        analysis.module = _annotated_copy(module, wrt, opts, annotate)
+    analysis.in_tree = in_struct
+    analysis.out_tree = out_struct
+    return analysis
+
+
+def _annotated_copy(module, wrt, opts, annotate):
+    """A copy of ``module`` (JAX caches the lowered one: a pass must not edit it) annotated in place by the
+    ``sparsity-annotate`` pass."""
+    from ..passes.annotate import annotate as annotate_pass
+
+    extra = dict(annotate) if isinstance(annotate, dict) else {}
+    with module.context:
+        text = module.operation.get_asm(enable_debug_info=True)
+    copy = parse_module(text)
+    annotate_pass(copy, entry="main", wrt=list(wrt), on_unknown=opts.on_unknown, **extra)
+    return copy
+
+
+def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, opts, observer,
+                                annotate=False) -> Analysis:
+    import jax
+
+    program, extra = _derivative_program(fn, args, argnums_t, has_aux, how)
+    nargs = len(args)
+    cols = tuple(range(nargs, nargs + len(extra)))
+    an = lower_and_analyze_global(program, *args, *extra, argnums=cols, options=opts, observer=observer,
+                                  derivatives="primal", annotate=annotate, **traced_kw)
+    sel = tuple(args[i] for i in argnums_t)
+    out_shape = jax.eval_shape(lambda *a: fn(*a, **traced_kw), *args)
+    if has_aux:
+        out_shape = out_shape[0]
+    an.in_tree = jax.tree_util.tree_structure(sel)
+    an.out_tree = jax.tree_util.tree_structure(out_shape)
+    if how == "vjp":  # rows of the VJP program are inputs, its columns outputs: transpose back
+        an.pattern = SparsityPattern(sp.csr_array(an.pattern.to_scipy().T))
+        in_shapes = [tuple(l.shape) for l in jax.tree_util.tree_leaves(sel)]
+        out_shapes = [tuple(l.shape) for l in jax.tree_util.tree_leaves(out_shape)]
+        an.input_shapes, an.output_shapes = in_shapes, out_shapes
+        an.input_offsets = [int(o) for o in np.cumsum([0] + [int(np.prod(s)) for s in in_shapes[:-1]])]
+        an.output_offsets = [int(o) for o in np.cumsum([0] + [int(np.prod(s)) for s in out_shapes[:-1]])]
+    an.derivatives = how
+    return an
+
+
+def resolve_wrt(wrt, num_args: int, owner: str = "the entry function") -> list[int]:
+    """The differentiated entry arguments: ``None`` → ``[0]`` (none for an entry without arguments),
+    ``"all"`` → every argument, else the given indices (one rule for the API, the driver and the passes:
+    :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    return list(parse_indices(wrt, num_args, name="wrt", owner=owner, allow_text=True))
+
+
+def _known_argument(value, t) -> np.ndarray | None:
+    """A point's value for an argument of type ``t``, or ``None`` (unknown: always sound) when it does not fit."""
+    if value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+        if arr.shape != tuple(t.shape) or arr.dtype.kind not in "biufc" and arr.dtype.name != "bfloat16":
+            return None
+        return arr.astype(t.dtype, copy=False)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass
+class EntryLayout:
+    """Where an entry function's differentiated arguments sit among the pattern's columns (shared by the
+    first- and the second-order analyses of a module's entry)."""
+
+    fn: Any
+    loc: str | None
+    arg_types: list
+    #: indices of the differentiated arguments among the entry's arguments (effect tokens skipped by ``wrt``)
+    wrt: list[int]
+    offsets: list[int]
+    n: int
+
+    @property
+    def columns(self) -> dict[int, int]:
+        """Argument index → its first column."""
+        return dict(zip(self.wrt, self.offsets))
+
+    def argument_deps(self, i: int, n: int | None = None) -> Deps:
+        """The lattice of argument ``i`` over ``n`` columns (default: :attr:`n`): its own columns when it is
+        differentiated — integer and boolean inputs get columns, but no derivative flows from them (as
+        ``jax.jacfwd``) — else empty."""
+        t, width = self.arg_types[i], self.n if n is None else n
+        col = self.columns.get(i)
+        if col is not None and is_differentiable(t.dtype):
+            return Deps.identity(t.size, width, col)
+        return Deps.empty(t.size, width)
+
+
+def entry_layout(module, entry: str, wrt) -> EntryLayout:
+    """The entry function ``@entry`` of a parsed module (in its context) and its column layout for ``wrt``;
+    an :class:`InputError` names what is wrong (no such function, a declaration, an index out of range)."""
+    funcs = functions(module)
+    fn = funcs.get(entry)
+    if fn is None:
+        names = list(funcs)
+        raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
+    from ..errors import format_location
+
+    loc = format_location(fn.location)
+    if not len(fn.regions[0].blocks):
+        raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
+                         "analyze", loc)
+    block = fn.regions[0].blocks[0]
+    arg_types = [tensor_type(a.type, loc) for a in block.arguments]
+    # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
+    # counted as arguments (wrt indices skip them) and their results are not rows.
+    data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
+    wrt_list = resolve_wrt(wrt, len(data_args), f"@{entry}")
+    wrt_list = [data_args[i] for i in wrt_list]
+    sizes = [arg_types[i].size for i in wrt_list]
+    offsets = [int(o) for o in np.cumsum([0] + sizes[:-1])] if sizes else []
+    return EntryLayout(fn, loc, arg_types, wrt_list, offsets, int(sum(sizes)))
+
+
+def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: AnalysisOptions,
+                  observer: Callable | None = None, values: Sequence | None = None) -> Analysis:
+    """:func:`analyze_module` on a parsed module, with resolved options.
+
+    ``values`` (internal, for local patterns): per entry argument, a known value (its abstract value holds it
+    as an exact constant, see :mod:`.folding.exactness`) or ``None`` (unknown).  An argument in ``wrt`` must be
+    unknown: the constant lattice's invariant is that a known value has no dependencies."""
+
+    with module.context:
+        layout = entry_layout(module, entry, wrt)
+        fn, loc, arg_types, wrt_list, n = layout.fn, layout.loc, layout.arg_types, layout.wrt, layout.n
+        offsets = layout.offsets
+        interp = Interpreter(module, n, opts, observer=observer)
+        args = []
+        for i, t in enumerate(arg_types):
+            const = None if values is None or i in layout.columns else _known_argument(values[i], t)
+            args.append(AbstractValue(t, layout.argument_deps(i), const,
+                                      None if const is None else literal_uncertainty(const)))
+        results = interp.call(entry, args)
+        res_types = function_results(fn)
+        results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
+        if num_outputs is not None:
+            results = results[:num_outputs]
+        rows = [r.deps for r in results]
+        m = int(sum(r.size for r in results))
+        if m > opts.max_pattern_nnz:  # the (m × n) CSR needs m + 1 row pointers
+            from .irtools import too_large
+
+            raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, loc)
+        if rows:
+            with nnz_budget(opts.max_pattern_nnz):
+                matrix = Deps.vstack(rows).to_csr()
+        else:
+            matrix = sp.csr_array((0, n), dtype=bool)
+        out_offsets = list(np.cumsum([0] + [r.size for r in results[:-1]]).astype(int)) if results else []
+        return Analysis(
+            pattern=SparsityPattern(matrix),
+            module=module,
+            results=results,
+            input_shapes=[arg_types[i].shape for i in wrt_list],
+            output_shapes=[r.shape for r in results],
+            input_offsets=[int(o) for o in offsets],
+            output_offsets=[int(o) for o in out_offsets],
+            warnings=list(interp.warned),
+            entry=entry,
+        )

@@ -1,0 +1,27 @@
+"""Hessian sparsity from the primal program: a second-order lattice at the StableHLO level.
+
+Every value carries, per element, its first-order set ``S_e`` and a sparse symmetric set of interactions
+``{u, v}`` (``∂²y_e/∂x_u∂x_v`` may be nonzero), both in one ``(k, n + n²)`` boolean matrix (:mod:`.encoding`).
+The first-order rules move both parts (a linear op moves interactions exactly as it moves first-order sets,
+and every op passes its operands' interactions on where its first derivative may be nonzero); each op then
+adds its local term by its second-derivative class (:mod:`.registry`: zero, cross-only, full; a region's ops
+add theirs).  The Hessian pattern of a scalar objective is the interaction set of its one output element.
+
+Files, one op family each: :mod:`.elementwise`, :mod:`.contraction`, :mod:`.bodies` (reduce, scatter,
+windows, map), :mod:`.linear` (structural, indexing, sorting, control flow), :mod:`.linalg` (linear algebra,
+custom calls).
+"""
+
+from . import bodies, contraction, elementwise, linalg, linear  # noqa: F401  (registers every rule)
+from ...errors import PatternTooLargeError
+from .api import NotCovered, direct_hessian_sparsity, hessian_pattern_of_entry
+from .interpreter import SecondOrderInterpreter
+from .registry import KINDS, LOCAL_TERMS
+
+__all__ = ["direct_hessian_sparsity", "hessian_pattern_of_entry", "NotCovered", "SecondOrderInterpreter",
+           "LOCAL_TERMS", "KINDS", "FALLBACK_ERRORS"]
+
+#: What ``hessian_sparsity(method="auto")`` answers by taking the gradient path instead: a custom derivative
+#: rule the primal does not show, or intermediate interactions above the nonzero budget (the gradient
+#: program's Jacobian may still fit: its rows hold only the final pattern).
+FALLBACK_ERRORS = (NotCovered, PatternTooLargeError)

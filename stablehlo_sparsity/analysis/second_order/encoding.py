@@ -1,0 +1,471 @@
+"""The second-order lattice's column space: first-order columns and interaction (pair) columns in one matrix.
+
+A value with ``k`` elements in a program with ``n`` differentiated inputs gets one sparse boolean matrix of
+shape ``(k, n + n²)``, an ordinary :class:`~stablehlo_sparsity.lattice.Deps`:
+
+* columns ``0 … n-1`` — the first-order set ``S_e`` (the inputs element ``e`` may depend on), exactly what the
+  Jacobian analysis computes;
+* column ``n + u·n + v`` with ``u ≤ v`` — the interaction ``{u, v}``: ``∂²y_e/∂x_u∂x_v`` may be nonzero.  Only
+  the upper triangle is stored; the Hessian is symmetric.
+
+Why one matrix: a linear op moves a value's interactions exactly as it moves its first-order sets (a
+reshape, a gather, a sum), and the chain rule ``H(g∘y) = Σ g'·H(y) + g''·∇y∇yᵀ`` says every op passes its
+operands' interactions on wherever its first derivative may be nonzero — which is what its first-order rule
+computes.  So the first-order rules, applied to these wider rows, propagate both parts at once (loops and
+constants included), and a nonlinear op only *adds* its local term ``g''·∇y∇yᵀ`` (:mod:`.terms`).
+
+Worked example (``n = 2``; pair ``{u, v}`` is column ``2 + 2u + v``)::
+
+    x = [{0}, {1}]                 d = x0 - x1 = [{0, 1}]
+    d * d  (cross term S_d × S_d)  = [{0, 1} ∪ pairs {0,0} {0,1} {1,1}] = [{0, 1, 2, 3, 5}]
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...errors import PatternTooLargeError
+from ...lattice import Deps
+from ..irtools import index_dtype
+from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
+                             distinct_entries, is_arange, make_csr, sorted_columns)
+
+__all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
+           "pairs_to_hessian", "MAX_PAIR_WIDTH"]
+
+#: The widest column space (``n + n²``) the pair encoding may use: columns are ``int64``.
+MAX_PAIR_WIDTH = 1 << 62
+
+
+def pair_width(n: int) -> int:
+    """The number of columns of the second-order lattice over ``n`` inputs (``n + n²``)."""
+    width = n + n * n
+    if width >= MAX_PAIR_WIDTH:
+        raise PatternTooLargeError(f"{n} inputs are too many for the direct second-order analysis "
+                                   "(pair columns n + n² must fit in int64)")
+    return width
+
+
+def inputs_of_width(width: int) -> int | None:
+    """The ``n`` with ``n + n² = width``, or ``None`` when ``width`` is not a pair width."""
+    n = int((math.isqrt(4 * width + 1) - 1) // 2)
+    return n if n > 0 and n + n * n == width else None
+
+
+#: :func:`distinct_columns` merges up to this many sorted runs by a stable sort instead of marking.
+MAX_SORTED_RUNS = 64
+
+#: The marks of :func:`distinct_columns` may take this many times the entries (and at least this many bytes).
+MARK_SLACK, MARK_FLOOR = 8, 1 << 20
+
+#: :func:`distinct_columns` first reads the band of every this-many-th pair (a wide band shows early).
+BAND_SAMPLE = 64
+
+
+def _divmod(a: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.divmod`` of non-negative integers by a scalar: a floor division and a multiply (NumPy's ``divmod``
+    ufunc has no fast scalar-divisor path; ``//`` has, an order of magnitude faster on large arrays)."""
+    q = a // d
+    return q, a - q * d
+
+
+def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
+    """Sorted distinct columns of a second-order lattice, with mark vectors instead of a sort.
+
+    First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
+    array, ``b`` the widest ``v - u`` present — small for the local objectives this is for.  ``None`` when
+    ``width`` is no pair width.  A wide band (marks not much smaller than the entries) sorts the pair codes:
+    the first-order columns are already split off by then, and a sort of every column would redo that."""
+    n = inputs_of_width(width)
+    if n is None:
+        return None
+    if np.count_nonzero(cols[1:] < cols[:-1]) <= MAX_SORTED_RUNS:
+        # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
+        # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
+        # and de-duplicating neighbours is one pass — no division, no marks
+        return _distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
+    pairs = cols >= n
+    first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
+    code = cols[pairs]
+    if len(code) == 0:
+        return first.astype(np.int64)
+    descents = np.count_nonzero(code[1:] < code[:-1])
+    if descents <= MAX_SORTED_RUNS:
+        # a few sorted runs (a stencil's elementwise pair rows are in code order, rows overlapping only at
+        # their ends; one run per lazy part): a stable sort merges the runs (timsort, O(entries · log runs)),
+        # then de-duplicating neighbours is one pass — no division, no marks
+        if descents:
+            code = np.sort(code, kind="stable")
+        keep = np.ones(len(code), bool)
+        np.not_equal(code[1:], code[:-1], out=keep[1:])
+        return _with_first(first, code[keep])
+    budget = max(MARK_SLACK * len(code), MARK_FLOOR)
+    su, sv = _divmod(code[::BAND_SAMPLE] - n, n)
+    band = 0                                          # 0: the band is too wide for marks
+    if n * (int((sv - su).max()) + 1) <= budget:      # (a sample already too wide spares the full split)
+        u, v = _divmod(code - n, n)
+        d = v - u
+        band = int(d.max()) + 1
+        if n * band > budget:
+            band = 0
+    if not band:
+        return _with_first(first, _distinct_sorted(np.sort(code)))
+    mark = np.zeros(n * band, bool)
+    mark[u * band + d] = True
+    hit = np.flatnonzero(mark)
+    uu, dd = _divmod(hit, band)
+    codes = uu * n + (uu + dd) + n                    # (u, d) order is (u, v) order: sorted
+    return _with_first(first, codes)
+
+
+def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Sorted distinct first-order columns, then sorted distinct pair codes (every one ``≥ n``): all sorted."""
+    return np.concatenate([first.astype(np.int64), codes.astype(np.int64, copy=False)])
+
+
+WIDE_DISTINCT.append(distinct_columns)
+
+
+def _distinct_sorted(a: np.ndarray) -> np.ndarray:
+    """The distinct entries of a sorted array."""
+    keep = np.empty(len(a), bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
+    """The first-order part (columns ``< n``) of a second-order lattice, as a ``(k, n)`` canonical CSR.
+
+    Works on the lazy parts, so a value's interactions are never materialized just to read its first-order
+    sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
+    shared across values; many parts see one base through different row maps)."""
+    k = deps.rows
+    parts: list = []
+    for p in deps.parts:
+        if isinstance(p, IndexPart):
+            cols = p.cols
+            first = cols < n
+            if not first.any():
+                continue                  # a part of pairs only (x², x·y of single inputs): no first-order column
+            parts.append(IndexPart(np.where(first, cols, -1).astype(index_dtype(n), copy=False)))
+        else:
+            base = p.base
+            hit = bases.get(id(base)) if bases is not None else None
+            if hit is None or hit[0] is not base:
+                hit = (base, _first_order_csr(base, n))
+                if bases is not None:
+                    bases[id(base)] = hit  # keeps the base alive: its id stays unique
+            if hit[1].nnz:
+                parts.append(CsrPart(hit[1], p.rowmap))
+    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
+        return _index_union(parts, k, n)
+    return csr_from_parts(parts, k, n)
+
+
+def _index_union(parts: list, k: int, n: int) -> sp.csr_array:
+    """The union of a few index parts in one pass: each row's columns sorted by a sorting network, repeats
+    dropped (what the lattice's block materialization computes in two passes, one to count and one to write;
+    the temporaries here are the size of the parts themselves)."""
+    cols = sorted_columns([p.cols for p in parts])
+    keep = distinct_entries(cols)
+    indptr = np.zeros(k + 1, np.int64)
+    counts = keep[0].astype(np.int64)
+    for kk in keep[1:]:
+        counts += kk
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]))
+    return make_csr(indptr, np.stack(cols, axis=1)[np.stack(keep, axis=1)], k, n)
+
+
+def _first_order_csr(m: sp.csr_array, n: int) -> sp.csr_array:
+    """Columns ``< n`` of a canonical CSR (sorted rows: a mask over the entries, O(nnz))."""
+    k = m.shape[0]
+    keep = m.indices < n
+    if keep.all():
+        return make_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), k, n)
+    row_of = np.repeat(np.arange(k, dtype=np.int64), np.diff(m.indptr))
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(row_of[keep], minlength=k), out=indptr[1:])
+    return make_csr(indptr, m.indices[keep].astype(np.int64), k, n)
+
+
+def _rows_from_entries(rows: np.ndarray, cols: np.ndarray, k: int, width: int) -> Deps:
+    """A ``(k, width)`` lattice from (row, column) entries, duplicates allowed: SciPy's compiled COO → CSR
+    conversion and per-row sort (an order of magnitude faster than a two-key ``lexsort``)."""
+    if len(rows) == 0:
+        return Deps.empty(k, width)
+    m = sp.csr_array((np.ones(len(rows), bool), (rows, cols)), shape=(k, width))
+    m.sum_duplicates()
+    check_nnz(m.nnz, "the interactions of a value")
+    return Deps(k, width, [CsrPart(make_csr(m.indptr.astype(np.int64), m.indices.astype(np.int64), k, width))])
+
+
+#: Above this many distinct (left length, right length) combinations, :func:`pair_rows` expands every triple
+#: through one flat index computation instead of one broadcast per combination.
+MAX_LENGTH_BUCKETS = 64
+
+
+def _row_matrix(m: sp.csr_array, ptr: np.ndarray, rows: np.ndarray, length: int) -> np.ndarray:
+    """The columns of ``rows`` (each of exactly ``length`` entries) as a ``(len(rows), length)`` matrix."""
+    if len(rows) == m.shape[0] and is_arange(rows):
+        # every row, in order (an elementwise op's operand): the indices as they are, no gather
+        return m.indices.reshape(len(rows), length).astype(np.int64, copy=False)
+    return m.indices[ptr[rows][:, None] + np.arange(length, dtype=np.int64)[None, :]].astype(np.int64)
+
+
+def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Row lengths of a CSR at ``rows`` (``-1`` = an empty row)."""
+    if len(rows) == len(ptr) - 1 and is_arange(rows):
+        return np.diff(ptr)
+    if len(rows) == 0 or int(rows.min()) >= 0:
+        return ptr[rows + 1] - ptr[rows]
+    safe = np.maximum(rows, 0)
+    return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
+
+
+#: :func:`_upper_triangle` caches the triangles of rows up to this long (a few kB each; a long row's
+#: triangle is built afresh, so the cache never holds a large array alive).
+CACHED_TRIANGLE = 64
+
+
+def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(m)``, cached for short rows: row lengths repeat (a stencil's rows, scalars), and
+    building it costs more than using it for a short row."""
+    return _small_upper_triangle(m) if m <= CACHED_TRIANGLE else np.triu_indices(m)
+
+
+@functools.lru_cache(maxsize=CACHED_TRIANGLE + 1)
+def _small_upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
+    iu, ju = np.triu_indices(m)
+    iu.flags.writeable = False
+    ju.flags.writeable = False
+    return iu, ju
+
+
+def _triangle_codes(a: np.ndarray, n: int) -> np.ndarray:
+    """The pair codes ``n + a[e, i]·n + a[e, j]`` (``i ≤ j``) of each row of a ``(k, L)`` matrix of sorted
+    columns: its upper triangle, in code order.  Two column gathers (``np.take`` along an axis is several
+    times faster than fancy indexing here) of the scaled rows and one in-place add."""
+    iu, ju = _upper_triangle(a.shape[1])
+    codes = np.take(a * n, iu, axis=1)
+    codes += np.take(a + n, ju, axis=1)
+    return codes
+
+
+def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n) -> Deps:
+    """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
+    of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
+    width = pair_width(n)
+    square = left is right and np.array_equal(la_s, rb_s)
+    buckets = []
+    for c in kinds.tolist():
+        sel = np.flatnonzero(combo == c) if len(kinds) > 1 else None
+        rows_a = la_s if sel is None else la_s[sel]
+        a_len, b_len = (int(len_a[0]), int(len_b[0])) if sel is None else (int(len_a[sel[0]]), int(len_b[sel[0]]))
+        a = _row_matrix(left, lptr, rows_a, a_len)
+        keep = None                                 # None: every code of the bucket is distinct within its row
+        if square:
+            # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
+            codes = _triangle_codes(a, n)
+        else:
+            u = a[:, :, None]
+            v = _row_matrix(right, rptr, rb_s if sel is None else rb_s[sel], b_len)[:, None, :]
+            codes = (np.minimum(u, v) * n + np.maximum(u, v) + n).reshape(len(rows_a), a_len * b_len)
+            if codes.shape[1] > 1:
+                codes.sort(axis=1)
+                keep = np.ones(codes.shape, bool)
+                np.not_equal(codes[:, 1:], codes[:, :-1], out=keep[:, 1:])
+        buckets.append((out if sel is None else out[sel], codes, keep))
+    if len(buckets) == 1 and buckets[0][2] is None and len(out) == k and is_arange(out):
+        codes = buckets[0][1]                       # one bucket covering rows 0..k-1 in order: the codes as they are
+        check_nnz(codes.size, "the interactions of a value")
+        if codes.shape[1] == 1:  # one pair per row (x², x·y of single inputs): an index part, unions stay lazy
+            return Deps(k, width, [IndexPart(codes.reshape(-1))])
+        indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+        return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+    counts = np.zeros(k, np.int64)
+    for rows, codes, keep in buckets:
+        counts[rows] = codes.shape[1] if keep is None else keep.sum(axis=1)
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]), "the interactions of a value")
+    indices = np.empty(int(indptr[-1]), np.int64)
+    for rows, codes, keep in buckets:
+        if keep is None:
+            slot = indptr[rows][:, None] + np.arange(codes.shape[1], dtype=np.int64)[None, :]
+            indices[slot.reshape(-1)] = codes.reshape(-1)
+        else:
+            slot = np.cumsum(keep, axis=1) - 1
+            slot += indptr[rows][:, None]
+            indices[slot[keep]] = codes[keep]
+    return Deps(k, width, [CsrPart(make_csr(indptr, indices, k, width))])
+
+
+def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right: sp.csr_array, rb: np.ndarray,
+              n: int, one_per_row: bool = False) -> Deps:
+    """The cross term: for each triple ``t``, every pair ``{u, v}`` with ``u ∈ left[la[t]]`` and ``v ∈
+    right[rb[t]]`` goes into output row ``out[t]`` (a product's ``∇a∇bᵀ + ∇b∇aᵀ``).  ``-1`` in ``la``/``rb``:
+    an empty row.  Vectorized: the triples are bucketed by their two row lengths (a handful of buckets in
+    practice: stencils give rows of equal length), and each bucket is one broadcast outer product.
+    ``one_per_row``: ``out`` has no repeated row (elementwise ops), which allows a faster assembly."""
+    width = pair_width(n)
+    la = np.asarray(la, np.int64)
+    rb = np.asarray(rb, np.int64)
+    out = np.asarray(out, np.int64)
+    if len(out) == 1:
+        return _one_triple(int(out[0]), k, left, int(la[0]), right, int(rb[0]), n)
+    lptr = left.indptr.astype(np.int64)
+    rptr = right.indptr.astype(np.int64)
+    len_a = _lengths(lptr, la)
+    len_b = _lengths(rptr, rb)
+    cnt = len_a * len_b
+    live = cnt > 0
+    if not live.any():
+        return Deps.empty(k, width)
+    if not live.all():
+        la, rb, out, len_a, len_b, cnt = la[live], rb[live], out[live], len_a[live], len_b[live], cnt[live]
+    la_s, rb_s = la, rb
+    total = int(cnt.sum())
+    check_nnz(total, "the interactions of a value")
+    combo = len_a * (int(len_b.max()) + 1) + len_b
+    # (np.unique hashes, much slower on NumPy 2; a bincount only while the length pairs are small numbers)
+    kinds = np.flatnonzero(np.bincount(combo)) if int(combo.max()) < 1 << 22 else np.unique(combo)
+    if one_per_row and len(kinds) <= MAX_LENGTH_BUCKETS:
+        return _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n)
+    if len(kinds) <= MAX_LENGTH_BUCKETS:
+        rows_list, codes_list = [], []
+        for c in kinds.tolist():
+            sel = np.flatnonzero(combo == c)
+            a_len, b_len = int(len_a[sel[0]]), int(len_b[sel[0]])
+            u = _row_matrix(left, lptr, la_s[sel], a_len)[:, :, None]
+            v = _row_matrix(right, rptr, rb_s[sel], b_len)[:, None, :]
+            lo, hi = np.minimum(u, v), np.maximum(u, v)
+            codes_list.append((lo * n + hi + n).reshape(-1))
+            rows_list.append(np.repeat(out[sel], a_len * b_len))
+        return _rows_from_entries(np.concatenate(rows_list), np.concatenate(codes_list), k, width)
+    t = np.repeat(np.arange(len(cnt), dtype=np.int64), cnt)
+    first = np.zeros(len(cnt), np.int64)
+    np.cumsum(cnt[:-1], out=first[1:])
+    j = np.arange(total, dtype=np.int64) - first[t]
+    lb = len_b[t]
+    u = left.indices[lptr[la_s[t]] + j // lb].astype(np.int64)
+    v = right.indices[rptr[rb_s[t]] + j % lb].astype(np.int64)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    return _rows_from_entries(out[t], n + lo * n + hi, k, width)
+
+
+def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_array, b: int, n: int) -> Deps:
+    """:func:`pair_rows` of a single triple (a product or a nonlinear op of scalars: the bulk of a program
+    written out term by term), without the bucketing machinery: one outer product of two short rows."""
+    width = pair_width(n)
+    if a < 0 or b < 0:
+        return Deps.empty(k, width)
+    u = left.indices[left.indptr[a]:left.indptr[a + 1]].astype(np.int64)
+    v = right.indices[right.indptr[b]:right.indptr[b + 1]].astype(np.int64)
+    if len(u) == 0 or len(v) == 0:
+        return Deps.empty(k, width)
+    check_nnz(len(u) * len(v), "the interactions of a value")
+    if left is right and a == b:
+        iu, ju = _upper_triangle(len(u))              # S × S of a sorted row: its upper triangle, in code order
+        codes = u[iu] * n + u[ju] + n
+    else:
+        codes = (np.minimum.outer(u, v) * n + np.maximum.outer(u, v) + n).reshape(-1)
+        if len(codes) > 1:
+            codes = _distinct_sorted(np.sort(codes))
+    if k == 1:
+        if len(codes) == 1:  # one pair (x², x·y of single inputs): an index part, as _pairs_one_per_row gives
+            return Deps(1, width, [IndexPart(codes)])
+        return Deps(1, width, [CsrPart(make_csr(np.array([0, len(codes)], np.int64), codes, 1, width))])
+    indptr = np.zeros(k + 1, np.int64)
+    indptr[row + 1:] = len(codes)
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes, k, width))])
+
+
+def _uniform_rows(m: sp.csr_array) -> int | None:
+    """The common length of every row of a CSR, or ``None`` when the lengths differ (or there are no rows)."""
+    k = m.shape[0]
+    total = int(m.indptr[-1]) if k else 0
+    if k == 0 or total % k:
+        return None
+    length = total // k
+    return length if np.array_equal(m.indptr, np.arange(0, total + 1, max(length, 1))[:k + 1]) or total == 0 \
+        else None
+
+
+def elementwise_pairs(left: sp.csr_array, right: sp.csr_array, n: int) -> Deps | None:
+    """Row ``e`` of ``left`` × row ``e`` of ``right`` for every ``e`` (an elementwise op's term), when every row
+    of each has one length and the pairs of a row need no de-duplication (``left is right``: the upper
+    triangle of ``S_e × S_e``; or one entry per row on each side): a ``(k, pairs)`` code matrix, built in a
+    few array passes, without :func:`pair_rows`' per-triple bookkeeping.  ``None``: not that case."""
+    k = left.shape[0]
+    la = _uniform_rows(left)
+    if la is None:
+        return None
+    lb = la if right is left else _uniform_rows(right)
+    if lb is None or (right is not left and la * lb > 1):
+        return None
+    width = pair_width(n)
+    if la == 0 or lb == 0:
+        return Deps.empty(k, width)
+    a = left.indices.reshape(k, la).astype(np.int64, copy=False)
+    if right is left:
+        if la == 1:
+            codes = a * (n + 1) + n
+        else:
+            codes = _triangle_codes(a, n)
+    else:
+        b = right.indices.reshape(k, 1).astype(np.int64, copy=False)
+        codes = np.minimum(a, b) * n + np.maximum(a, b) + n
+    check_nnz(codes.size, "the interactions of a value")
+    if codes.shape[1] == 1:
+        return Deps(k, width, [IndexPart(codes.reshape(-1))])
+    indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+
+
+def full_rows(s: sp.csr_array, n: int) -> Deps:
+    """The full term ``S_e × S_e`` of each row (a nonlinear op's ``g''·∇y∇yᵀ`` with ``g''`` unknown)."""
+    fast = elementwise_pairs(s, s, n)
+    if fast is not None:
+        return fast
+    k = s.shape[0]
+    idx = np.arange(k, dtype=np.int64)
+    return pair_rows(idx, k, s, idx, s, idx, n, one_per_row=True)
+
+
+#: :func:`pairs_to_hessian` assembles patterns of at least this many pair codes with the compiled two-pass
+#: kernel (:mod:`.assembly`, 1.3–2.2× faster than SciPy's ``U + Uᵀ``) when this process has loaded numba already
+#: (a coloring ran: ``sparse_hessian``, or an earlier call) …
+COMPILED_ASSEMBLY = 1 << 16
+#: … or when the pattern has so many codes that the kernel saves more than loading it costs: importing numba
+#: and the cached kernels takes about 0.4 s, what the kernel saves (about 12 ns a code) on 30 million codes.
+#: Below that a one-off detection would pay the import for a few milliseconds.
+COMPILED_ASSEMBLY_WITH_IMPORT = 1 << 25
+
+
+def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
+    """The symmetric ``(n, n)`` pattern of a one-row second-order lattice (its pair columns, both triangles).
+
+    The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
+    is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
+    cols = row.indices.astype(np.int64)
+    code = cols[cols >= n]
+    if len(code) >= COMPILED_ASSEMBLY and ("numba" in sys.modules or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
+        from .assembly import symmetric_pattern
+
+        indptr, indices = symmetric_pattern(code, n)
+        check_nnz(len(indices), "the Hessian pattern")
+        return make_csr(indptr, indices, n, n)
+    u, v = _divmod(code - n, n)
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    upper = make_csr(indptr, v, n, n)
+    full = (upper + upper.T).tocsr()
+    full.sort_indices()
+    return full

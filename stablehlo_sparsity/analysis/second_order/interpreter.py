@@ -1,0 +1,105 @@
+"""The second-order walk: the first-order interpreter over ``n + n²`` columns, plus each op's local term.
+
+:class:`SecondOrderInterpreter` is the first-order :class:`~stablehlo_sparsity.analysis.interpreter.Interpreter`
+(folding, value-aware rules, exact loop iterations, calls) run on the wider rows of :mod:`.encoding`; after
+each op's first-order rule it unions the op's local term (:data:`.registry.LOCAL_TERMS`; the full term for an
+op without an entry) into each result.  Regions run through :meth:`run_op` too, so ops inside loops, branches
+and callees add their terms in every abstract iteration.
+
+One first-order shortcut is turned off: while-loop *summaries* (``rules/control_flow.py``), which run the body
+once on symbols and then replay it as a relation — a relation of first-order moves, which would skip the
+local terms of the body's nonlinear ops.  Loops iterate exactly (with the early stop and fixed point, which
+run the body through this interpreter).
+"""
+
+from __future__ import annotations
+
+import scipy.sparse as sp
+
+from ...errors import PatternTooLargeError, SparsityError
+from ..interpreter import Interpreter
+from ...lattice import Deps
+from ..values import AbstractValue, is_differentiable
+from .encoding import first_order, pair_width
+from .registry import LOCAL_TERMS
+from .terms import full_term
+
+__all__ = ["SecondOrderInterpreter"]
+
+
+class _NoLoopPlans(dict):
+    """The ``while_plans`` memo of the first-order while rule, answering "no plan" for every loop."""
+
+    def __contains__(self, key) -> bool:
+        return True
+
+    def __getitem__(self, key):
+        return None
+
+
+class SecondOrderInterpreter(Interpreter):
+    """Abstract interpretation over first-order and pair columns (``n`` inputs, ``n + n²`` columns)."""
+
+    def __init__(self, module, n_inputs: int, options=None):
+        # Dead values are released (their index sets emptied after their last use in a function body; the
+        # interpreter declines in a module with a float bitcast): a written-out objective's running total is a
+        # new, longer row at every add, and keeping every one alive makes memory quadratic in the terms.
+        super().__init__(module, n_inputs, options, release_dead=True)
+        self.n_first = int(n_inputs)
+        self.n = pair_width(self.n_first)
+        self._no_plans = _NoLoopPlans()
+        self._first_order_cache: dict[int, tuple[Deps, sp.csr_array]] = {}
+        self._first_order_bases: dict = {}
+
+    def memo(self, name: str) -> dict:
+        if name == "while_plans":  # no summaries: see the module docstring
+            return self._no_plans
+        return super().memo(name)
+
+    def first_order(self, av: AbstractValue) -> sp.csr_array:
+        """The ``(k, n)`` first-order rows of a second-order value (cached per lattice object)."""
+        hit = self._first_order_cache.get(id(av.deps))
+        if hit is not None and hit[0] is av.deps:
+            return hit[1]
+        m = first_order(av.deps, self.n_first, self._first_order_bases)
+        self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
+        return m
+
+    def release(self, value: AbstractValue) -> AbstractValue:
+        self._first_order_cache.pop(id(value.deps), None)  # its first-order rows go with it
+        return super().release(value)
+
+    def run_op(self, op) -> list[AbstractValue]:
+        results = super().run_op(op)
+        if all(r.deps.is_empty for r in results):
+            return results
+        name = op.operation.name
+        args = self.operands(op)
+        term = LOCAL_TERMS.get(name, full_term)
+        try:
+            extra = term(self, op, args, results)
+        except PatternTooLargeError as e:
+            if e.location is not None:
+                raise
+            raise PatternTooLargeError(f"'{name}': {e.message}", self.location(op)) from None
+        if len(extra) != len(results):
+            raise SparsityError(f"second-order rule for {name} returned {len(extra)} results for {len(results)}",
+                                self.location(op))
+        out = []
+        for r, d in zip(results, extra):
+            if d is not None and not d.is_empty and r.const is None and is_differentiable(r.dtype):
+                r = r.with_deps(Deps.union(r.deps, d))
+            out.append(r)
+        return out
+
+    def interactions(self, av: AbstractValue) -> sp.csr_array:
+        """The symmetric ``(n, n)`` interaction pattern of a one-element value (a scalar objective)."""
+        from .encoding import pairs_to_hessian
+
+        if av.size != 1:
+            raise ValueError("interactions of a value with more than one element")
+        if av.deps.is_empty:
+            return sp.csr_array((self.n_first, self.n_first), dtype=bool)
+        return pairs_to_hessian(av.deps.to_csr(), self.n_first)
+
+

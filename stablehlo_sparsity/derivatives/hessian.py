@@ -1,0 +1,362 @@
+"""Sparse Hessians: the pattern through the gradient program, star coloring, Hessian-vector products.
+
+    >>> import jax.numpy as jnp
+    >>> from stablehlo_sparsity import hessian_sparsity, sparse_hessian
+    >>> f = lambda x: jnp.sum((x[1:] - x[:-1] ** 2) ** 2)
+    >>> hessian_sparsity(f, jnp.ones(5)).nnz                      # tridiagonal
+    13
+    >>> H = sparse_hessian(f, jnp.ones(5), output="dense")
+    >>> H.num_colors
+    3
+
+Detection.  ``hessian_sparsity`` lowers ``jax.grad(f)`` to StableHLO and analyzes its Jacobian pattern — the
+Hessian's pattern, as a sound superset — then symmetrizes it (``P ∪ Pᵀ``): the analysis may see a
+dependence in one direction only (e.g. through ``stop_gradient``, invisible at the StableHLO level), and the
+symmetric decompression reads each pair from one side, so both sides must be in the pattern.
+
+Evaluation.  With a star coloring ``c`` of the symmetric pattern (see :mod:`stablehlo_sparsity.coloring.star`)
+the compressed ``B = H S`` takes one Hessian-vector product per color — forward-over-reverse,
+``jvp(grad f)``, ``vmap``-ed over the seeds — and every nonzero is read directly: ``H[i, j] = B[i, c[j]]``
+when ``j`` is the only neighbour of ``i`` with its color, else ``B[j, c[i]]`` (one static gather).
+
+``mode="substitution"`` uses an acyclic coloring instead (:mod:`stablehlo_sparsity.coloring.acyclic`):
+often fewer colors (a banded Hessian of half-bandwidth ``w``: ``w + 1`` against about ``2w + 1``), every
+entry recovered by substitution along the two-colored trees — inside the same XLA program, as one
+segmented prefix sum.  Its rounding error grows with the length of those chains
+(:attr:`SparseHessian.longest_chain`), where direct recovery reads each entry from one product.
+``mode="auto"`` substitutes only when that saves products and the longest chain keeps the worst-case
+rounding error within half of the digits of the input dtype (``chain · eps ≤ √eps``: chains up to about
+2,900 in float32); ``"direct"`` (star) is the default.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..analysis.api import arrays_only_aux, lower_and_analyze
+from ..coloring import Coloring, color_star, symmetrize
+from ..coloring.kinds import ColoringKind
+from ..errors import InputError
+from .evaluation import Side
+from .jacobian import ColoringOptions
+from ..analysis.keywords import parse_indices, refuse_library_keywords
+from ..analysis.pattern import SparsityPattern
+from .prepared.base import PreparedDerivative
+from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
+from .prepared.modes import HessianMode, parse_mode
+from .prepared.seeds import hessian_decompression, seed_factory
+from ..analysis import second_order
+
+__all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
+           "HESSIAN_MODES"]
+
+#: ``mode`` of the sparse Hessian: star coloring and direct recovery, acyclic coloring and substitution, or
+#: substitution only when it needs fewer products.
+HESSIAN_MODES = tuple(m.value for m in HessianMode)
+
+
+def _scalar(fn, has_aux: bool):
+    """``fn`` with its (differentiated) output reshaped to a scalar; refuses outputs of size ≠ 1."""
+    import jax.numpy as jnp
+
+    def check(y):
+        y = jnp.asarray(y)
+        if y.size != 1:
+            raise InputError(f"a Hessian needs a scalar function; f returns shape {y.shape}")
+        return jnp.reshape(y, ())
+
+    if has_aux:
+        def g(*a):
+            y, aux = fn(*a)
+            return check(y), aux
+    else:
+        def g(*a):
+            return check(fn(*a))
+    return g
+
+
+def _gradient_program(f, argnums, has_aux, kwargs):
+    import jax
+
+    fn = functools.partial(f, **kwargs) if kwargs else f
+    return jax.grad(_scalar(arrays_only_aux(fn) if has_aux else fn, has_aux), argnums=argnums, has_aux=has_aux)
+
+
+def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                     on_unknown: str = "error", options=None, local: bool = False, derivatives: str = "auto",
+                     method: str = "auto",
+                     **kwargs) -> SparsityPattern:
+    """The (n × n) Hessian sparsity pattern of the scalar function ``f`` at the shapes of ``args``.
+
+    ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  ``options``: an
+    :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
+
+    ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
+    gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
+    symmetrized (see the module docstring); ``"auto"`` (default) — direct, unless ``f`` uses a custom
+    derivative rule of its own, the direct analysis' interactions exceed the nonzero budget, or ``local=True``:
+    then via the gradient.
+
+    ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
+    (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
+    0`` and never exceeds the global pattern (docs/guarantees.md "Local patterns").
+
+    ``derivatives``: which program of the gradient the analysis reads (see
+    :func:`~stablehlo_sparsity.lower_and_analyze`).  Library keywords this function does not take (``mode``,
+    ``output`` …) are refused (:mod:`stablehlo_sparsity.analysis.keywords`).
+    """
+    refuse_library_keywords("hessian_sparsity", kwargs)
+    if method not in ("auto", "direct", "via-gradient"):
+        raise InputError(f"method must be 'auto', 'direct' or 'via-gradient', got {method!r}")
+    if method == "direct" and (local or derivatives != "auto"):
+        raise InputError("method='direct' reads the primal program for the global pattern; local=True and "
+                         "derivatives= are options of method='via-gradient'")
+    if method != "via-gradient" and not local and derivatives == "auto":
+        if not args:
+            raise InputError("hessian_sparsity needs at least one argument to differentiate")
+        from ..analysis.program import resolve_options
+
+        argnums_t = parse_indices(argnums, len(args), unique=True)
+        try:
+            return SparsityPattern(second_order.direct_hessian_sparsity(
+                arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolve_options(options, on_unknown),
+                kwargs))
+        except second_order.FALLBACK_ERRORS:
+            if method == "direct":
+                raise
+    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
+
+
+def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False,
+            derivatives: str = "auto"):
+    if not args:
+        raise InputError("hessian_sparsity needs at least one argument to differentiate")
+    argnums_t = parse_indices(argnums, len(args), unique=True)
+    grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
+    analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
+                                 options=options, local=local, derivatives=derivatives)
+    return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
+
+
+def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                     order: str = "best", recolor: str = "auto", seed: int = 0, mode: str = "direct",
+                     on_unknown: str = "error", options=None, **kwargs) -> Coloring:
+    """Detect the Hessian pattern of ``f`` and color it: star (``mode="direct"``), acyclic
+    (``"substitution"``) or acyclic only when that pays (``"auto"``, see :func:`sparse_hessian`)."""
+    import jax
+    import jax.numpy as jnp
+
+    refuse_library_keywords("hessian_coloring", kwargs)
+    pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
+                               **kwargs)
+    sel = [args[i] for i in parse_indices(argnums, len(args), unique=True)]
+    dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
+    return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
+
+
+def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, options: ColoringOptions, dtype):
+    """``(coloring, substitution plan or None)`` for ``mode`` (see :data:`HESSIAN_MODES`).  A given
+    ``coloring`` must be a star coloring for ``"direct"``, star or acyclic otherwise (a star coloring is
+    acyclic).  ``"auto"`` substitutes when the acyclic coloring needs fewer colors and its longest chain
+    keeps the worst-case rounding error within half the digits of ``dtype`` (``chain · eps ≤ √eps``)."""
+    from ..coloring import DecompressionPlan, check_coloring, color_acyclic
+
+    mode = parse_mode(HessianMode, mode)
+    if coloring is not None:
+        kinds = ((ColoringKind.STAR,) if mode is HessianMode.DIRECT
+                 else (ColoringKind.STAR, ColoringKind.ACYCLIC))
+        if not isinstance(coloring, Coloring) or coloring.kind not in kinds or coloring.shape != pattern.shape:
+            raise InputError(f"coloring must be a {' or '.join(map(str, kinds))} Coloring of the Hessian pattern")
+        check_coloring(pattern, coloring, raise_on_error=True)
+        plan = None if mode is HessianMode.DIRECT else DecompressionPlan(pattern, coloring, "acyclic")
+        return coloring, plan
+    if mode is HessianMode.DIRECT:
+        return color_star(pattern, **options.kwargs()), None
+    acyclic = color_acyclic(pattern, **options.kwargs())
+    plan = DecompressionPlan(pattern, acyclic)
+    if mode is HessianMode.SUBSTITUTION:
+        return acyclic, plan
+    star = color_star(pattern, **options.kwargs())
+    import ml_dtypes  # (np.finfo refuses bfloat16)
+
+    eps = float(ml_dtypes.finfo(dtype).eps)
+    if acyclic.num_colors < star.num_colors and plan.longest_chain * eps <= eps ** 0.5:
+        return acyclic, plan
+    return star, None
+
+
+class SparseHessian(PreparedDerivative):
+    """A prepared sparse Hessian of a scalar ``f``: call it with arguments of the prepared shapes.
+
+    Output formats and attributes as :class:`~stablehlo_sparsity.derivatives.jacobian.SparseJacobian` (``num_colors``
+    Hessian-vector products per evaluation).  With ``has_aux`` it returns ``(H, aux)``; a value-and-Hessian
+    callable returns ``(f(x), H)`` or ``((f(x), aux), H)``.
+    """
+
+    kind = "Hessian"
+    #: the class a saved object is restored as (module derivatives are restored as plain Hessians)
+    saved_as = "SparseHessian"
+
+    def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
+                 with_value: bool = False, coloring: Coloring | None = None,
+                 coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
+                 on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct",
+                 options=None, strategy: str = "auto", chunk_size: int | None = None, devices=None):
+        import jax
+
+        refuse_library_keywords("sparse_hessian", kwargs or {})
+        kwargs = kwargs or {}
+        fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
+        self.bind(fn, args, (), has_aux=has_aux, output=output, with_value=with_value,
+                  argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
+                  strategy=strategy, chunk_size=chunk_size, devices=devices)
+        if not args:
+            raise InputError("sparse_hessian needs at least one argument to differentiate")
+        # the pattern as hessian_sparsity gives it: the second-order analysis of the primal program where it
+        # covers f, else the gradient program's (method="auto"); no analysis object is kept
+        self.argnums = parse_indices(argnums, len(args), unique=True)
+        self.pattern = hessian_sparsity(f, *args, argnums=self.argnums, has_aux=has_aux, on_unknown=on_unknown,
+                                        options=options, **kwargs)
+        self.analysis = None
+        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
+        check_differentiable(sel_leaves, "sparse_hessian")
+        warn_float64(sel_leaves)
+        x_dtype = jax.numpy.result_type(*sel_leaves)
+        coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions(),
+                                                  x_dtype)
+        self.coloring = coloring
+        self.mode = HessianMode.DIRECT if plan is None else HessianMode.SUBSTITUTION
+        rows, cols = self.pattern.to_coo()
+        if self.mode is HessianMode.SUBSTITUTION:
+            # the products are computed by the evaluation plan (stacked) and recovered by substitution along
+            # the two-colored trees of the plan (static index arrays; see DecompressionPlan)
+            self._plan_sub = plan
+            sides = [Side(coloring.colors.astype(np.int32), coloring.num_colors, self.pattern.shape[0], "hvp")]
+            self.set_plan(sides, None, rows, cols)
+        else:
+            sides, source = hessian_decompression(self.pattern, coloring)
+            self.set_plan(sides, source, rows, cols)
+
+    def _row_shapes(self, in_shapes):
+        return in_shapes
+
+    def _row_tree(self, inner):
+        return inner
+
+    def _mode_from_text(self, text: str):
+        return HessianMode(text)
+
+    def _values_on(self, args, shard=None):
+        """``(f(x), aux, nonzeros in CSR order)``: one forward-over-reverse Hessian-vector product per color
+        (``shard``: this device's block of colors inside ``shard_map``)."""
+        import jax
+        import jax.numpy as jnp
+
+        sel = tuple(args[i] for i in self.argnums)
+        sel_leaves, sel_tree = jax.tree_util.tree_flatten(sel)
+        h = bind_selected(self._fn, args, self.argnums)
+        if self.has_aux:
+            h_aux = h
+
+            def h(*s):
+                y, aux = h_aux(*s)
+                return y, self._aux.strip(aux)
+        nsel = len(sel)
+        vg = jax.value_and_grad(h, argnums=tuple(range(nsel)), has_aux=self.has_aux)
+        k = self.num_colors
+        x_dtype = jnp.result_type(*sel_leaves)
+        if k == 0:
+            val, _ = vg(*sel)
+            y, aux = val if self.has_aux else (val, None)
+            return y, aux, jnp.zeros((0,), x_dtype)
+        # One pass of the function and its gradient, tangents through the gradient program: the primal value
+        # only rides along when it is asked for (value_and_…) or aux needs it.
+        argnums = tuple(range(nsel))
+        if self.has_aux or self.with_value:
+            def fun(*s):
+                val, g = vg(*s)
+                y, a = val if self.has_aux else (val, None)
+                return g, (y, a)
+        else:
+            grad = jax.grad(h, argnums=argnums)
+
+            def fun(*s):
+                return grad(*s), (None, None)
+
+        def hvp(t):
+            _g, gdot, primal = jax.jvp(fun, sel, t, has_aux=True)
+            return primal, flat(gdot)
+
+        seeds = seed_factory(self._colors, k, sel_leaves, sel_tree, self.constant_seeds)
+
+        plan = self._plan
+        y = aux = None
+        linear = [None]
+        if plan.strategy == "loop":
+            _g, lin, (y, aux) = jax.linearize(fun, *sel, has_aux=True)
+            linear = [lambda t: flat(lin(*t))]
+        if self.mode is HessianMode.SUBSTITUTION:
+            if shard is not None:
+                stacked, primal = plan.sharded_stacked([hvp], [seeds], x_dtype, *shard)
+            else:
+                stacked, primal = plan.stacked([hvp], [seeds], x_dtype, linear)
+            values = self._plan_sub.jax_values_from_stacked(stacked)
+        elif shard is not None:
+            values, primal = plan.sharded_values([hvp], [seeds], x_dtype, *shard)
+        else:
+            values, primal = plan.values([hvp], [seeds], x_dtype, linear)
+        if primal is not None and y is None:
+            y, aux = primal
+        return y, aux, values
+
+    @property
+    def longest_chain(self) -> int:
+        """The most Hessian-vector-product entries summed into one Hessian entry: 1 for direct recovery, the
+        largest two-colored subtree for substitution (the rounding error grows with it)."""
+        return self._plan_sub.longest_chain if self.mode is HessianMode.SUBSTITUTION else 1
+
+    def __repr__(self) -> str:
+        n = self.shape[0]
+        how = ", by substitution" if self.mode is HessianMode.SUBSTITUTION else ""
+        how += ", forward-only" if self.forward_only else ""
+        return (f"SparseHessian({n}×{n}, nnz={self.pattern.nnz}, {self.num_colors} Hessian-vector products "
+                f"per evaluation{how}, strategy={self.strategy!r}, output={self.output!r})")
+
+
+def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
+                   coloring: Coloring | None = None, on_unknown: str = "error",
+                   constant_seeds: bool | None = None, mode: str = "direct", options=None,
+                   strategy: str = "auto", chunk_size: int | None = None, devices=None,
+                   **kwargs) -> SparseHessian:
+    """Prepare a sparse Hessian of the scalar ``f`` at the shapes of ``args``: detection (through the
+    gradient program) and star coloring run now; each call evaluates ``num_colors`` forward-over-reverse
+    Hessian-vector products in one XLA program and decompresses symmetrically with one static gather.
+    ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
+    ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
+    dtype (see the module docstring).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
+    detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
+    devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
+    arguments of ``f``."""
+    refuse_library_keywords("sparse_hessian", kwargs)
+    return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
+                         coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
+                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options,
+                         strategy=strategy, chunk_size=chunk_size, devices=devices)
+
+
+def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                             output: str = "bcoo", order: str = "best", recolor: str = "auto", seed: int = 0,
+                             coloring: Coloring | None = None, on_unknown: str = "error",
+                             constant_seeds: bool | None = None, mode: str = "direct", options=None,
+                             strategy: str = "auto", chunk_size: int | None = None, devices=None,
+                             **kwargs) -> SparseHessian:
+    """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
+    refuse_library_keywords("value_and_sparse_hessian", kwargs)
+    return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
+                         coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
+                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,
+                         options=options, strategy=strategy, chunk_size=chunk_size, devices=devices)
