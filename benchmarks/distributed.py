@@ -60,7 +60,7 @@ def worker(args) -> None:
     import numpy as np
 
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity.derivatives.sharding import by_rows
+    from stablehlo_sparsity.derivatives.prepared.sharding import by_rows
 
     f, n, _title = problem(args.problem, args.N)
     x = np.random.default_rng(0).uniform(0.5, 1.5, n)
@@ -112,7 +112,7 @@ def index_worker(args) -> None:
     import numpy as np
 
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity.derivatives import evaluation
+    from stablehlo_sparsity.derivatives.prepared import evaluation
 
     f, n, title = problem(args.problem, args.N)
     x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, n))

@@ -209,7 +209,7 @@ def _address_space_cap():
     kernel with the whole benchmark (asdex on the 10,000-step RNN: 4·10⁸ nonzeros as Python sets)."""
     import resource
 
-    from stablehlo_sparsity.analysis.irtools import available_memory
+    from stablehlo_sparsity.lattice.budget import available_memory
 
     with open("/proc/self/statm") as fh:
         mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

@@ -142,7 +142,7 @@ def op_counts() -> list[str]:
 
 def run(name, source, rounds):
     t0 = time.perf_counter()
-    module = ss.api.as_module(source)
+    module = ss.analysis.api.as_module(source)
     module = parse_module(module.operation.get_asm())
     run_pipeline(module, "builtin.module(sparsity-jacobian)")
     t_pass = time.perf_counter() - t0

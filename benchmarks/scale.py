@@ -252,7 +252,8 @@ def stencil3d_run(args) -> int:
     from stablehlo_sparsity.examples import stencil27
 
     try:
-        from stablehlo_sparsity.analysis.streaming import read_pattern_shards, write_pattern_shards
+        from stablehlo_sparsity.derivatives.shard_io import read_pattern_shards
+        from stablehlo_sparsity.analysis.streaming import write_pattern_shards
     except ImportError:  # the streamed detection (issue 23) is not on this branch
         read_pattern_shards = write_pattern_shards = None
     if args.detection == "reference":

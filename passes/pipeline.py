@@ -16,8 +16,8 @@ import re
 from typing import Any
 
 from stablehlo_sparsity.errors import InputError
-from stablehlo_sparsity.analysis.parsing import (Diagnostic, DiagnosticError, diagnostic_error, make_context,
-                                                 parse_source)
+from stablehlo_sparsity.analysis.parsing import (Diagnostic, DiagnosticError, diagnostic_error,  # noqa: F401
+                                                 make_context, parse_source)
 
 from .annotate import AnnotatePass
 from .base import SparsityPass, mlir_message  # noqa: F401

@@ -27,28 +27,49 @@ from .errors import (  # noqa: F401,E402
     UnsupportedOpError,
     UnsupportedTypeError,
 )
-from .analysis.interpreter import AnalysisOptions  # noqa: F401
-from .lattice import Deps  # noqa: F401
-from .analysis.pattern import SparsityPattern  # noqa: F401
-from .analysis.api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401
-
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401,E402
+from .analysis.interpreter import AnalysisOptions  # noqa: F401,E402
+from .lattice import Deps  # noqa: F401,E402
+from .analysis.pattern import SparsityPattern  # noqa: F401,E402
+from .analysis.api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401,E402
 from .coloring import (Bicoloring, Coloring, DecompressionPlan, check_coloring, color_acyclic,  # noqa: F401,E402
                        color_bidirectional, color_columns, color_rows, color_star, decompress, seed_matrix)
-from .derivatives.jacobian import (Float64Warning, SparseJacobian, jacobian_coloring, sparse_jacobian,
-                                   value_and_sparse_jacobian)
-from .derivatives.hessian import (SparseHessian, hessian_coloring, hessian_sparsity, sparse_hessian,
-                                  value_and_sparse_hessian)
+from .derivatives.jacobian import (Float64Warning, SparseJacobian, jacobian_coloring,  # noqa: F401,E402
+                                   sparse_jacobian, value_and_sparse_jacobian)
+from .derivatives.hessian import (SparseHessian, hessian_coloring, hessian_sparsity,  # noqa: F401,E402
+                                  sparse_hessian, value_and_sparse_hessian)
 from .derivatives.saved import ForwardOnlyWarning, load  # noqa: F401,E402
 from .derivatives.checks import CheckReport, DerivativeMismatchError, check_hessian, check_jacobian  # noqa: F401,E402
-from .modules.module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian, check_hessian_module,
-                                         check_jacobian_module, sparse_hessian_module, sparse_jacobian_module)
+from .modules.module_derivatives import (ModuleSparseHessian, ModuleSparseJacobian,  # noqa: F401,E402
+                                         check_hessian_module, check_jacobian_module, sparse_hessian_module,
+                                         sparse_jacobian_module)
 from .modules.injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
+from .analysis import hooks as _hooks  # noqa: E402
+from ._legacy_paths import install as _install_legacy_paths  # noqa: E402
 
 
-#: Detection in row blocks (:mod:`.streaming`), loaded on first use like the importer.
-_STREAMING = ("jacobian_sparsity_blocks", "module_sparsity_blocks", "write_pattern_shards", "read_pattern_shards",
-              "assemble_blocks")
+# The analysis's services from the layers above it (stablehlo_sparsity.analysis.hooks), loaded when first used:
+# the passes for annotate=True, the importer for a module's local pattern (its op tables take a noticeable part
+# of the import time, and users of JAX functions never need it).
+def _annotate(*args, **kwargs):
+    from .passes.annotate import annotate
+
+    return annotate(*args, **kwargs)
+
+
+def _module_local_analysis(*args, **kwargs):
+    from .modules.local import module_local_analysis
+
+    return module_local_analysis(*args, **kwargs)
+
+
+_hooks.provide("annotate", _annotate)
+_hooks.provide("module_local_analysis", _module_local_analysis)
+# Pickles made before the package took its folders name the old module paths: they keep loading.
+_install_legacy_paths()
+
+#: Detection in row blocks (:mod:`.analysis.streaming`), loaded on first use like the importer.
+_STREAMING = ("jacobian_sparsity_blocks", "module_sparsity_blocks", "write_pattern_shards", "assemble_blocks")
 
 
 def __getattr__(name):
@@ -62,7 +83,11 @@ def __getattr__(name):
         from .analysis import streaming
 
         return getattr(streaming, name)
-    if name in ("BlockedJacobian", "blocked_jacobian"):  # evaluation from row blocks (:mod:`.blocked`)
+    if name == "read_pattern_shards":  # shards read back, checked (:mod:`.derivatives.shard_io`)
+        from .derivatives import shard_io
+
+        return shard_io.read_pattern_shards
+    if name in ("BlockedJacobian", "blocked_jacobian"):  # evaluation from row blocks (:mod:`.derivatives.blocked`)
         from .derivatives import blocked
 
         return getattr(blocked, name)

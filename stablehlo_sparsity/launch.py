@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Run N processes of a script in one JAX distributed runtime.")
     parser.add_argument("-n", "--num-processes", type=int, default=2, help="number of processes (default 2)")
     parser.add_argument("--timeout", type=float, default=None, help="stop all processes after this many seconds")
-    parser.add_argument("script", help="the Python script; it calls stablehlo_sparsity.derivatives.distributed.initialize()")
+    parser.add_argument("script",
+                        help="the Python script; it calls stablehlo_sparsity.derivatives.distributed.initialize()")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     ns = parser.parse_args(argv)
     return launch(ns.script, ns.args, ns.num_processes, timeout=ns.timeout)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from stablehlo_sparsity import jacobian_sparsity
-from stablehlo_sparsity.modules.importer.dtypes import is_float
+from stablehlo_sparsity.dtypes import is_float
 
 
 def peer():

@@ -40,7 +40,7 @@ FLOAT_KINDS = "fc"
 
 
 def _is_float(dtype) -> bool:
-    from stablehlo_sparsity.modules.importer.dtypes import is_float
+    from stablehlo_sparsity.dtypes import is_float
 
     return is_float(dtype)
 

@@ -78,7 +78,7 @@ class Outcome:
 def is_float(dtype) -> bool:
     """Floating-point or complex, ``bfloat16`` and the other ``ml_dtypes`` floats included (NumPy gives them
     ``kind`` ``"V"``): the importer's own predicate."""
-    from stablehlo_sparsity.modules.importer.dtypes import is_float as importer_is_float
+    from stablehlo_sparsity.dtypes import is_float as importer_is_float
 
     return importer_is_float(dtype)
 

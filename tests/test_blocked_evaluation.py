@@ -20,8 +20,8 @@ from stablehlo_sparsity import (BlockedJacobian, InputError, blocked_jacobian, c
                                 jacobian_sparsity, lower_and_analyze, sparse_jacobian)
 from stablehlo_sparsity.coloring import color_columns_streamed
 from stablehlo_sparsity.examples import brusselator, stencil27
-from stablehlo_sparsity.analysis.streaming import (jacobian_sparsity_blocks, read_pattern_shards, write_blocks,
-                                                   write_pattern_shards)
+from stablehlo_sparsity.analysis.streaming import jacobian_sparsity_blocks, write_blocks, write_pattern_shards
+from stablehlo_sparsity.derivatives.shard_io import read_pattern_shards
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 

@@ -189,7 +189,8 @@ def test_colors_the_shards_of_the_blocked_detection(tmp_path):
     import jax.numpy as jnp
 
     from stablehlo_sparsity import jacobian_sparsity
-    from stablehlo_sparsity.analysis.streaming import read_pattern_shards, write_pattern_shards
+    from stablehlo_sparsity.derivatives.shard_io import read_pattern_shards
+    from stablehlo_sparsity.analysis.streaming import write_pattern_shards
 
     L = 6
 

@@ -157,7 +157,7 @@ def test_analyze_module_takes_options_and_on_unknown_together():
     text = "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n  return %a : tensor<3xf32>\n}"
     with pytest.raises(PatternTooLargeError):
         ss.analyze_module(text, options=AnalysisOptions(max_pattern_nnz=2))
-    assert ss.api.resolve_options(AnalysisOptions(max_pattern_nnz=5), "conservative").on_unknown == "conservative"
+    assert ss.analysis.api.resolve_options(AnalysisOptions(max_pattern_nnz=5), "conservative").on_unknown == "conservative"
 
 
 # ----------------------------------------------------------------------------------------------- bug 4

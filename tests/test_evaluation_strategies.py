@@ -17,8 +17,9 @@ import pytest
 import stablehlo_sparsity as ss
 from helpers import _flat_jacobian
 from stablehlo_sparsity import InputError
-from stablehlo_sparsity.derivatives.evaluation import (GROUP, UNROLL_PRODUCTS, VJP_VMAP_BYTES, VMAP_PRODUCT_BYTES,
-                                                       EvaluationPlan, Side, choose_strategy)
+from stablehlo_sparsity.derivatives.prepared.evaluation import (GROUP, UNROLL_PRODUCTS, VJP_VMAP_BYTES,
+                                                                VMAP_PRODUCT_BYTES, EvaluationPlan, Side,
+                                                                choose_strategy)
 from stablehlo_sparsity.examples import brusselator
 
 STRATEGIES = ("vmap", "unrolled", "loop")
@@ -181,7 +182,7 @@ def _constant_types(text: str) -> set[str]:
 def test_index_arrays_as_arguments_give_the_same_bits(strategy, monkeypatch):
     """Above ``INDEX_ARGUMENT_ENTRIES`` nonzeros (forced to 0 here) the index arrays are arguments of the compiled
     program, held on the device by the prepared object; the values are those of the constant program bit for bit."""
-    from stablehlo_sparsity.derivatives import evaluation
+    from stablehlo_sparsity.derivatives.prepared import evaluation
 
     chunk = 2 if strategy == "loop" else None
     # kept short: one Jacobian mode per strategy, and a Hessian with the batched products

@@ -32,7 +32,7 @@ import strategies as S
 from helpers import calls_inside_reduction_bodies
 from stablehlo_sparsity.analysis.api import parse_module
 from stablehlo_sparsity.modules.importer import ImportError_, import_module
-from stablehlo_sparsity.modules.importer.dtypes import is_real_float
+from stablehlo_sparsity.dtypes import is_real_float
 from stablehlo_sparsity.modules.importer.xla import run_module
 from stablehlo_sparsity.passes.jacobian import read_pattern
 from stablehlo_sparsity.passes.pipeline import run_pipeline

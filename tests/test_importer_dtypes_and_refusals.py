@@ -13,7 +13,7 @@ import pytest
 
 from stablehlo_sparsity.tools.driver import main
 from stablehlo_sparsity.modules.importer import ImportError_, import_module
-from stablehlo_sparsity.modules.importer.dtypes import is_float
+from stablehlo_sparsity.dtypes import is_float
 from stablehlo_sparsity.modules.importer.xla import run_module
 
 FLOATS = ["bf16"]  # (compared with f32; f16 always worked)

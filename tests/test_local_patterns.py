@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, Phase, event, given, reject, settings
 import strategies as S
 from stablehlo_sparsity import (InputError, SparsityWarning, analyze_module, hessian_sparsity, jacobian_sparsity,
                                 lower_and_analyze)
-from stablehlo_sparsity.analysis.local import _point_pattern
+from stablehlo_sparsity.analysis.local import point_pattern
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
@@ -172,7 +172,7 @@ def test_raw_point_analysis_is_below_global_on_the_programs():
 
     for name, f in sorted(PROGRAMS.items()):
         x = _point(3)
-        raw, _ = _point_pattern(f, (x,), {}, (0,), False, "auto", AnalysisOptions(), None)
+        raw, _ = point_pattern(f, (x,), {}, (0,), False, "auto", AnalysisOptions(), None)
         glob = jacobian_sparsity(f, x).to_scipy()
         assert (raw > glob).nnz == 0, name
 

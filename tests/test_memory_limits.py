@@ -16,7 +16,7 @@ import scipy.io
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity.tools import driver
-from stablehlo_sparsity.analysis import irtools
+from stablehlo_sparsity.lattice import budget
 from stablehlo_sparsity.errors import PatternTooLargeError
 from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
 
@@ -44,40 +44,40 @@ func.func @main(%a: tensor<12xf32>) -> (tensor<12xf32>, tensor<f32>, tensor<3xf3
 
 # ---------------------------------------------------------------------------------------------- the default
 def test_default_limit_follows_the_available_memory(monkeypatch):
-    monkeypatch.setattr(irtools, "available_memory", lambda: 16 * 2**30)
-    want = int(16 * 2**30 * irtools.MEMORY_FRACTION) // irtools.BYTES_PER_NONZERO
-    assert irtools.default_max_pattern_nnz() == want
+    monkeypatch.setattr(budget, "available_memory", lambda: 16 * 2**30)
+    want = int(16 * 2**30 * budget.MEMORY_FRACTION) // budget.BYTES_PER_NONZERO
+    assert budget.default_max_pattern_nnz() == want
     assert AnalysisOptions().max_pattern_nnz == want
     assert AnalysisOptions(max_pattern_nnz=7).max_pattern_nnz == 7  # an explicit limit wins
-    monkeypatch.setattr(irtools, "available_memory", lambda: 1000)
-    assert irtools.default_max_pattern_nnz() == irtools.MIN_DEFAULT_MAX_PATTERN_NNZ
-    monkeypatch.setattr(irtools, "available_memory", lambda: None)
-    assert irtools.default_max_pattern_nnz() == irtools.FALLBACK_MAX_PATTERN_NNZ
+    monkeypatch.setattr(budget, "available_memory", lambda: 1000)
+    assert budget.default_max_pattern_nnz() == budget.MIN_DEFAULT_MAX_PATTERN_NNZ
+    monkeypatch.setattr(budget, "available_memory", lambda: None)
+    assert budget.default_max_pattern_nnz() == budget.FALLBACK_MAX_PATTERN_NNZ
 
 
 def test_default_limit_can_be_set_for_a_block():
-    with irtools.default_pattern_limit(5):
+    with budget.default_pattern_limit(5):
         assert AnalysisOptions().max_pattern_nnz == 5
         with pytest.raises(PatternTooLargeError, match="max_pattern_nnz=5"):
             ss.analyze_module(BROADCAST)
-    assert AnalysisOptions().max_pattern_nnz == irtools.default_max_pattern_nnz()
+    assert AnalysisOptions().max_pattern_nnz == budget.default_max_pattern_nnz()
 
 
 def test_available_memory_is_read_from_the_system():
-    avail = irtools.available_memory()
+    avail = budget.available_memory()
     if avail is None:
         pytest.skip("no /proc/meminfo or sysconf on this system")
     assert 0 < avail < 2**50
 
 
 def test_error_states_the_cost(monkeypatch):
-    monkeypatch.setattr(irtools, "available_memory", lambda: 8 * 2**30)
-    e = irtools.too_large("the outputs have", 10**10, 10**9, unit="elements")
+    monkeypatch.setattr(budget, "available_memory", lambda: 8 * 2**30)
+    e = budget.too_large("the outputs have", 10**10, 10**9, unit="elements")
     text = str(e)
-    per = irtools.BYTES_PER_NONZERO
+    per = budget.BYTES_PER_NONZERO
     assert f"{per} bytes per entry" in text and f"{10**10 * per / 2**30:,.1f} GiB" in text
     assert "8.0 GiB available now" in text and "--max-pattern-nnz" in text and "max_pattern_nnz=1,000,000,000" in text
-    e = irtools.too_large("a value would need", 3 * 2**20, 10, unit="nonzeros")
+    e = budget.too_large("a value would need", 3 * 2**20, 10, unit="nonzeros")
     assert f"{per} bytes per nonzero at its peak: {3 * per} MiB" in str(e)
 
 

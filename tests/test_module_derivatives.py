@@ -24,7 +24,7 @@ import oracle
 import stablehlo_sparsity as ss
 from stablehlo_sparsity.analysis.api import parse_module
 from stablehlo_sparsity.modules.importer import import_module
-from stablehlo_sparsity.modules.importer.dtypes import is_real_float
+from stablehlo_sparsity.dtypes import is_real_float
 from stablehlo_sparsity.modules.importer.xla import run_module
 from stablehlo_sparsity.passes.jacobian import read_pattern
 from stablehlo_sparsity.passes.pipeline import run_pipeline

@@ -63,8 +63,8 @@ def test_sharded_and_module_programs_have_no_host_callback():
     x = _x()
     assert host_callbacks(ss.sparse_jacobian(_f, x, devices=1).as_text()) == []
     assert host_callbacks(ss.sparse_hessian(_g, x, devices=1).as_text()) == []
-    from stablehlo_sparsity.derivatives import evaluation
-    from stablehlo_sparsity.derivatives.sharding import by_rows
+    from stablehlo_sparsity.derivatives.prepared import evaluation
+    from stablehlo_sparsity.derivatives.prepared.sharding import by_rows
 
     # a result sharded by rows (both methods), with the index arrays as arguments of the program
     evaluation.INDEX_ARGUMENT_ENTRIES, keep = 0, evaluation.INDEX_ARGUMENT_ENTRIES

@@ -150,7 +150,7 @@ DEFAULT_FIRSTS = {
 def _orders():
     """(kind, output, first use): all of them with ``SHS_LONG=1`` (each test costs several XLA compilations)."""
     for kind in ("jacobian", "hessian"):
-        for output in ss.jacobian.OUTPUTS:
+        for output in ss.derivatives.jacobian.OUTPUTS:
             for first in USES:
                 if LONG or first in DEFAULT_FIRSTS[kind, output]:
                     yield kind, output, first

@@ -100,7 +100,7 @@ def test_one_device_mesh_and_argument_errors():
 def test_result_by_rows_on_one_device_and_its_errors():
     """``devices=by_rows(...)``: a ``(D, width)`` array of row blocks, here one block holding every nonzero; the
     containers other than ``"values"``, substitution and unknown methods are clear errors."""
-    from stablehlo_sparsity.derivatives.sharding import by_rows
+    from stablehlo_sparsity.derivatives.prepared.sharding import by_rows
 
     x = jnp.linspace(0.3, 1.1, 6)
     f = lambda v: v[1:] * v[:-1]  # noqa: E731

@@ -20,8 +20,9 @@ import strategies as S
 from stablehlo_sparsity import InputError, jacobian_sparsity, lower_and_analyze
 from stablehlo_sparsity.examples import brusselator, stencil27
 from stablehlo_sparsity.analysis.streaming import (BlockedDetection, assemble_blocks, jacobian_sparsity_blocks,
-                                                   module_sparsity_blocks, prepare_blocks, process_rows,
-                                                   read_pattern_shards, write_blocks, write_pattern_shards)
+                                                   module_sparsity_blocks, prepare_blocks, process_rows, write_blocks,
+                                                   write_pattern_shards)
+from stablehlo_sparsity.derivatives.shard_io import read_pattern_shards
 from test_soundness_suite import CASES
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")

@@ -234,7 +234,7 @@ def test_iota_multiplier_zero_is_dropped():
 
 def test_slice_index_map_is_the_sliced_position_map():
     """The slice rule's index map, built from start/limit/stride arithmetic, is the position map sliced."""
-    from stablehlo_sparsity.analysis.attrs import positions
+    from stablehlo_sparsity.lattice.windows import positions
     from stablehlo_sparsity.analysis.rules.structural import slice_index_map
 
     rng = np.random.default_rng(0)

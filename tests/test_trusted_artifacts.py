@@ -32,7 +32,8 @@ from stablehlo_sparsity import InputError
 from stablehlo_sparsity.derivatives.prepared.archive import npy_bytes, read_archive, write_archive
 from stablehlo_sparsity.derivatives.prepared.validation import ALLOWED_CUSTOM_CALLS, program_signature
 from stablehlo_sparsity.derivatives.saved import file_sha256, load, upgrade
-from stablehlo_sparsity.analysis.streaming import read_pattern_shards, write_blocks
+from stablehlo_sparsity.derivatives.shard_io import read_pattern_shards
+from stablehlo_sparsity.analysis.streaming import write_blocks
 
 
 def issue_f(x):

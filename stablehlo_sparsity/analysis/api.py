@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .program import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_keyword, analyze_entry,
+from .program import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_keyword, analyze_entry,  # noqa: F401
                       custom_rule_primitives, lower_and_analyze_global, resolve_options, resolve_wrt)
 from ..errors import InputError
 from .keywords import refuse_library_keywords, refuse_unknown_keywords
-from .local import local_analysis, module_local_analysis
-from ..derivatives.prepared.inputs import AuxSplit
+from . import hooks
+from .local import local_analysis
+from .auxiliary import AuxSplit
 from .options import AnalysisOptions
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
@@ -91,7 +92,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     every argument.  Arguments not in ``wrt`` are unknown values with no columns.
     num_outputs: analyze only the first results (default all).
     local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
-    (see :func:`stablehlo_sparsity.analysis.local.module_local_analysis` and docs/guarantees.md "Local patterns").
+    (see :func:`stablehlo_sparsity.modules.local.module_local_analysis` and docs/guarantees.md "Local patterns").
     """
     refuse_unknown_keywords("analyze_module", unknown)
     module = as_module(module_or_text)
@@ -99,8 +100,9 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
     opts = resolve_options(options, on_unknown)
     if local_point is not None:
-        return module_local_analysis(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs,
-                                     options=opts, observer=observer)
+        local_pattern = hooks.provided("module_local_analysis")  # stablehlo_sparsity.modules.local
+        return local_pattern(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs, options=opts,
+                             observer=observer)
     return analyze_entry(module, entry, wrt, num_outputs, opts, observer)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "dense_attr", "has_attr", "enum_text", "positions",
+__all__ = ["i64_list", "int_attr", "bool_list", "dense_array", "dense_attr", "has_attr", "enum_text",
            "literal_from_text", "scalar_attr", "replica_group_sizes", "dict_attr", "string_attr", "symbol_ref",
            "bool_attr", "function_results", "float_attr", "attr_text", "enum_or", "enum_list",
            "dot_dimension_numbers", "conv_dimension_numbers"]
@@ -153,11 +153,6 @@ def float_attr(op, name: str) -> float:
 def attr_text(op, name: str) -> str:
     """An attribute's printed form (e.g. an opaque ``mhlo.backend_config``); ``""`` when absent."""
     return str(op.attributes[name]) if name in op.attributes else ""
-
-
-def positions(shape) -> np.ndarray:
-    """The position map: ``arange(size).reshape(shape)`` — apply a structural op to it to get its index map."""
-    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
 
 _HEX_LITERAL = re.compile(r'dense<"0x([0-9A-Fa-f]*)">')

@@ -3,7 +3,8 @@
 Both sides evaluate a program the same way and differ only in what a value is and what one op does to it:
 
 * the analysis (:class:`~stablehlo_sparsity.analysis.interpreter.Interpreter`) binds each SSA value to an
-  :class:`~stablehlo_sparsity.analysis.values.AbstractValue` and evaluates an op with its sparsity, fold and range rules;
+  :class:`~stablehlo_sparsity.analysis.values.AbstractValue` and evaluates an op with its sparsity, fold and range
+  rules;
 * the importer (:class:`~stablehlo_sparsity.modules.importer.core.ImportContext`) binds each SSA value to a JAX array
   and evaluates an op with its ``jax.lax`` import rule.
 

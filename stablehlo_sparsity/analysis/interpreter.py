@@ -22,7 +22,8 @@ import numpy as np
 from .engine import TERMINATORS, FunctionTable, RegionEngine, Scope
 from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
 from .folding.exactness import Undecided, result_uncertainties
-from .irtools import nested_ops, region_captures, too_large
+from .irtools import nested_ops, region_captures
+from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable

@@ -46,7 +46,8 @@ where the tangent program's analysis is coarser than the primal's (values the po
 program the same way — ``jvp(grad f)`` at the point, forward over reverse, the program ``jax.hessian``
 evaluates — and symmetrizes.
 
-**Modules.**  :func:`module_local_analysis` (``analyze_module(..., local_point=...)``) imports the module
+**Modules.**  :func:`stablehlo_sparsity.modules.local.module_local_analysis` (``analyze_module(...,
+local_point=...)``) imports the module
 (:func:`~stablehlo_sparsity.modules.importer.import_module`: each op replayed with its ``jax.lax`` twin, so JAX's
 derivative rules define the module's derivative, as in ``check_jacobian_module``) and analyzes its JVP
 program at the point; the global pattern it meets is the module's own analysis.
@@ -63,14 +64,13 @@ import scipy.sparse as sp
 
 from .._compat import release_lowering_caches
 from .program import (norm_argnums, traceable_keyword, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
-                      resolve_options, resolve_wrt)
+                      resolve_options)
 from ..errors import InputError, SparsityError, SparsityWarning
 from .irtools import functions
 from .options import AnalysisOptions
-from .parsing import as_module
 from .pattern import SparsityPattern
 
-__all__ = ["local_analysis", "module_local_analysis"]
+__all__ = ["local_analysis", "point_pattern", "meet_with_global"]
 
 _CUSTOM_VJP = frozenset({"custom_vjp_call", "custom_vjp_call_jaxpr"})
 
@@ -101,51 +101,12 @@ def local_analysis(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
         warnings.simplefilter("ignore", SparsityWarning)
         glob = lower_and_analyze_global(f, *args, argnums=argnums_t, has_aux=has_aux, options=opts,
                                         derivatives=derivatives, **kwargs)
-    raw, point = _point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, observer)
-    return _met(glob, raw, point)
-
-
-def module_local_analysis(module_or_text, point: Sequence, *, entry: str = "main", wrt=None,
-                          num_outputs: int | None = None, options: AnalysisOptions | None = None,
-                          observer: Callable | None = None):
-    """The local pattern of a StableHLO module's entry at ``point`` (one array per entry argument), met with
-    the module's global pattern (``analyze_module(..., wrt=wrt)``); what ``analyze_module(...,
-    local_point=point)`` returns.  The module's derivative is that of its import into JAX (each op's
-    ``jax.lax`` twin), as for ``check_jacobian_module``."""
-    from ..modules.importer import ImportedFunction
-
-    module = as_module(module_or_text)
-    opts = resolve_options(options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SparsityWarning)
-        glob = analyze_entry(module, entry, wrt, num_outputs, opts)
-    fn = ImportedFunction(module, entry)
-    point = list(point)
-    if len(point) != len(fn.arg_types):
-        raise InputError(f"local_point has {len(point)} value(s); @{entry} takes {len(fn.arg_types)} arguments")
-    values = []
-    for i, (p, t) in enumerate(zip(point, fn.arg_types)):
-        arr = np.asarray(p)
-        if arr.shape != tuple(t.shape):
-            raise InputError(f"local_point[{i}] has shape {arr.shape}; @{entry} declares {t.shape}")
-        values.append(arr.astype(t.dtype, copy=False))
-    wrt_list = resolve_wrt(wrt, len(fn.arg_types))
-    if len(set(wrt_list)) != len(wrt_list):
-        raise InputError(f"wrt {wrt!r} repeats an argument, which a local pattern does not support")
-    if num_outputs is None:
-        g = fn
-    else:
-        k = int(num_outputs)
-
-        def g(*a):
-            out = fn(*a)
-            return tuple(out if isinstance(out, tuple) else (out,))[:k]
-    raw, analysis = _point_pattern(g, tuple(values), {}, tuple(wrt_list), False, "jvp", opts, observer)
-    return _met(glob, raw, analysis)
+    raw, point = point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, observer)
+    return meet_with_global(glob, raw, point)
 
 
 # ---------------------------------------------------------------------------------------------- internals
-def _met(glob, raw: sp.csr_array, point):
+def meet_with_global(glob, raw: sp.csr_array, point):
     """``glob`` with the local pattern ``raw ∩ glob.pattern`` and the point program's module and results."""
     if raw.shape != glob.pattern.shape:  # a bookkeeping bug, never a user error: say so loudly
         raise SparsityError(f"local pattern of shape {raw.shape} for a global pattern of shape {glob.pattern.shape}")
@@ -163,7 +124,7 @@ def _inexact(dtype) -> bool:
     return bool(jnp.issubdtype(dtype, jnp.inexact))
 
 
-def _point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, observer):
+def point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, observer):
     """The raw (m × n) local pattern of ``f`` at ``args`` (not yet met with the global one), and the
     :class:`Analysis` of the point program."""
     import jax

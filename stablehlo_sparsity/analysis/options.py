@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .irtools import default_max_pattern_nnz
+from ..lattice.budget import default_max_pattern_nnz
 
 __all__ = ["AnalysisOptions"]
 
@@ -20,7 +20,7 @@ class AnalysisOptions:
         to the fixed point.
     max_pattern_nnz: refuse (before allocating) intermediate patterns with more nonzeros than this.  Default:
         what fits in three quarters of the memory available when the options are made, at the analysis's
-        measured peak cost per nonzero (:func:`.irtools.default_max_pattern_nnz`).
+        measured peak cost per nonzero (:func:`.budget.default_max_pattern_nnz`).
     """
 
     on_unknown: str = "error"

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compat import release_lowering_caches
+from . import hooks
 from .attrs import function_results
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
@@ -63,7 +64,8 @@ class Analysis:
 
 
 def norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
-    """``argnums`` as a tuple of indices (repeats kept; see :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    """``argnums`` as a tuple of indices (repeats kept; see
+    :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
     return parse_indices(argnums, nargs, name="argnums")
 
 
@@ -263,7 +265,7 @@ def lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] = 
 def _annotated_copy(module, wrt, opts, annotate):
     """A copy of ``module`` (JAX caches the lowered one: a pass must not edit it) annotated in place by the
     ``sparsity-annotate`` pass."""
-    from ..passes.annotate import annotate as annotate_pass
+    annotate_pass = hooks.provided("annotate")  # the sparsity-annotate pass (stablehlo_sparsity.passes)
 
     extra = dict(annotate) if isinstance(annotate, dict) else {}
     with module.context:
@@ -400,7 +402,7 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
         rows = [r.deps for r in results]
         m = int(sum(r.size for r in results))
         if m > opts.max_pattern_nnz:  # the (m × n) CSR needs m + 1 row pointers
-            from .irtools import too_large
+            from ..lattice.budget import too_large
 
             raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, loc)
         if rows:

@@ -60,10 +60,10 @@ from .._compat import release_lowering_caches
 from .program import (custom_rule_primitives, entry_layout, lowered_layout, norm_argnums, resolve_options,
                       traceable_keyword)
 from .attrs import function_results, symbol_ref
-from ..derivatives.distributed import process_row_range
 from .engine import single_block
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
+from .rows import process_row_range
 from .irtools import functions, nested_ops, region_captures
 from ..lattice import CsrPart, Deps, IndexPart, nnz_budget
 from ..lattice.core import make_csr
@@ -72,12 +72,11 @@ from .pattern import SparsityPattern
 from .rules.elementwise import ELEMENTWISE
 from .rules.registry import DEPS_RULES
 from .rules.structural import reverse_np, slice_np, transpose_np
-from ..derivatives.shard_io import read_mtx_shard, read_npz_shard, read_shape_manifest
 from .values import AbstractValue, is_differentiable, is_token_type, same_constant, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["BlockedDetection", "prepare_blocks", "jacobian_sparsity_blocks", "module_sparsity_blocks",
-           "write_pattern_shards", "write_blocks", "read_pattern_shards", "assemble_blocks", "process_rows",
+           "write_pattern_shards", "write_blocks", "assemble_blocks", "process_rows",
            "DEFAULT_ROWS_PER_BLOCK"]
 
 #: Rows per block when none is given.
@@ -629,49 +628,11 @@ def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DE
                          options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
     """Detect ``f``'s pattern block by block (this process's rows with ``process=(i, P)``) and write the blocks
     to ``directory`` as NPZ (or MatrixMarket, ``format="mtx"``) shards (:func:`write_blocks`);
-    :func:`read_pattern_shards` reads them back."""
+    :func:`stablehlo_sparsity.derivatives.shard_io.read_pattern_shards` reads them back."""
     if format not in SHARD_FORMATS:
         raise InputError(f"format must be one of {', '.join(SHARD_FORMATS)}, got {format!r}")
     prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
     return write_blocks(directory, prepared.blocks(rows_per_block, process), prepared.shape, format)
-
-
-def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Iterator[tuple[int, sp.csr_array]]:
-    """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order; with ``rows=(lo, hi)``
-    only the shards holding some of those rows are loaded and yielded (whole).  Raises :class:`InputError` when
-    the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row — and when a shard is not a
-    well-formed pattern of the shape its name and ``shape.json`` give (:mod:`.shard_io`: checked before SciPy
-    reads its arrays)."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise InputError(f"no shard directory '{root}'")
-    spans = []
-    for path in [*root.glob("rows-*-*.npz"), *root.glob("rows-*-*.mtx")]:
-        try:
-            _, first, end = path.stem.split("-")
-            spans.append((int(first), int(end), path))
-        except ValueError:
-            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz or .mtx)") from None
-    spans.sort()
-    shape = None
-    if (root / MANIFEST).exists():
-        shape = read_shape_manifest(root / MANIFEST)
-    columns = None if shape is None else shape[1]
-    expect = 0
-    for a, b, path in spans:
-        if a != expect:
-            raise InputError(f"shards of '{root}' {'overlap' if a < expect else 'leave a gap'} at row {min(a, expect)}")
-        if rows is not None and not (a < rows[1] and b > rows[0]):
-            expect = b  # not needed: checked by its name only, never loaded
-            continue
-        # (checked in NumPy before SciPy sees the arrays: shard_io; without shape.json, as wide as the first)
-        read = read_npz_shard if path.suffix == ".npz" else read_mtx_shard
-        block = read(path, b - a, columns)
-        columns = block.shape[1]
-        expect = b
-        yield a, block
-    if shape is not None and expect != shape[0]:
-        raise InputError(f"the shards of '{root}' cover rows [0, {expect}) of {shape[0]}")
 
 
 def assemble_blocks(blocks, n: int | None = None) -> SparsityPattern:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.irtools import index_dtype
+from ..dtypes import index_dtype
 from .bounds import lower_bound
 from .distance2 import color_bipartite, color_columns, color_distance2
 from .graph import Bipartite, as_csr

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis.irtools import index_dtype
+from ..dtypes import index_dtype
 from .check import InvalidColoringError, bidirectional_sources, check_coloring, star_sources
 from .graph import adjacency, as_csr, symmetrize
 from .kinds import ColoringKind
@@ -239,7 +239,7 @@ class DecompressionPlan:
         if self.substitution is None:
             return flat[self.source] if self.nnz else np.zeros(0, flat.dtype)
         s = self.substitution
-        from ..modules.importer.dtypes import is_float  # (bfloat16 products are floats too: NumPy kind "V")
+        from ..dtypes import is_float  # (bfloat16 products are floats too: NumPy kind "V")
 
         dt = flat.dtype if is_float(flat.dtype) else np.dtype(np.float64)
         # accumulate in at least double precision; the result keeps the products' dtype

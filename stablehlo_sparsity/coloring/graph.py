@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis.irtools import index_dtype
+from ..dtypes import index_dtype
 __all__ = ["as_csr", "Bipartite", "Adjacency", "bipartite", "adjacency"]
 
 

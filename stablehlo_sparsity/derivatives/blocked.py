@@ -47,9 +47,10 @@ from ..analysis.program import norm_argnums
 from ..coloring.kinds import ColoringKind
 from ..coloring.result import Bicoloring, Coloring
 from ..errors import InputError, LoweringError
-from .evaluation import color_dtype
+from .prepared.evaluation import color_dtype
 from .prepared.inputs import bind_selected, check_differentiable
-from ..analysis.streaming import process_rows, read_pattern_shards
+from ..analysis.streaming import process_rows
+from .shard_io import read_pattern_shards
 
 __all__ = ["BlockedJacobian", "blocked_jacobian", "OUTPUTS"]
 

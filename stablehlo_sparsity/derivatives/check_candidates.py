@@ -2,9 +2,10 @@
 matrix a user holds, sorted into three kinds.
 
 * a **prepared** object (public ``values``, ``pattern``, ``argnums``, ``shape``) — evaluated at every point;
-* a **wrapper** that returns a matrix at a point (``scipy_interop.ScipyJacobian``; the IPOPT triplet callables,
-  whose ``structure()`` gives the coordinates and whose Lagrangian Hessian holds the lower triangle) — called as
-  its consumer calls it;
+* a **wrapper** that says what it wraps through the protocol method ``__sparse_derivative__()`` (returning a
+  :class:`WrappedDerivative`: :class:`~stablehlo_sparsity.interop.scipy.ScipyJacobian`, the IPOPT triplet
+  callables, whose coordinates are fixed and whose Lagrangian Hessian holds the lower triangle) — called as its
+  consumer calls it.  The checks know no wrapper class: interop sits above them and implements the protocol;
 * a **matrix** (SciPy sparse, JAX ``BCOO``/``BCSR``, dense NumPy/JAX, ``jax.jacfwd``'s ``output + input`` shape,
   a lineax operator) — a value at ``args`` only.
 
@@ -21,7 +22,22 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 
-__all__ = ["Candidate", "WrongShape", "candidate_of", "to_csr"]
+__all__ = ["Candidate", "WrappedDerivative", "WrongShape", "candidate_of", "to_csr"]
+
+
+@dataclass(frozen=True)
+class WrappedDerivative:
+    """What a wrapper of a prepared derivative says of itself (its ``__sparse_derivative__()``): the prepared
+    object it wraps and how its consumer calls it.
+
+    ``coordinates``: ``None`` when a call returns a matrix (SciPy); else the ``(rows, cols)`` of the flat value
+    vector a call returns (IPOPT's triplets), with ``lower_triangle`` when they hold the lower triangle of a
+    symmetric matrix (IPOPT's Lagrangian Hessian)."""
+
+    prepared: Any
+    call: Callable
+    coordinates: tuple[np.ndarray, np.ndarray] | None = None
+    lower_triangle: bool = False
 
 
 # --------------------------------------------------------------------------------------- candidates
@@ -115,28 +131,30 @@ def _lineax_cols(op) -> int:
     return int(sum(np.size(x) for x in jax.tree_util.tree_leaves(op.in_structure())))
 
 
-def _prepared_of(obj):
-    """The prepared object inside a wrapper (``ScipyJacobian.sparse_jacobian`` …), or ``obj`` itself."""
-    for name in ("sparse_jacobian", "sparse_hessian"):
-        inner = getattr(obj, name, None)
-        if inner is not None and hasattr(inner, "argnums") and hasattr(inner, "pattern"):
-            return inner
-    return obj
+def wrapped_of(obj) -> WrappedDerivative | None:
+    """What a wrapper says it wraps (the ``__sparse_derivative__`` protocol), or ``None`` for anything else."""
+    method = getattr(type(obj), "__sparse_derivative__", None)
+    if method is None:
+        return None
+    wrapped = method(obj)
+    if not isinstance(wrapped, WrappedDerivative):
+        raise InputError(f"{type(obj).__name__}.__sparse_derivative__() returned {type(wrapped).__name__}, "
+                         "not a WrappedDerivative")
+    return wrapped
 
 
 def candidate_of(obj, kind: str) -> Candidate:
     """Sort what the user passed into one of the three kinds (prepared, wrapper, matrix)."""
-    from ..interop.ipopt import ConstraintJacobian, LagrangianHessian
-
     name = type(obj).__name__
-    if isinstance(obj, (ConstraintJacobian, LagrangianHessian)):
-        inner = _prepared_of(obj)
-        rows, cols = (np.asarray(a, np.int64) for a in obj.structure())
+    wrapped = wrapped_of(obj)
+    if wrapped is not None and wrapped.coordinates is not None:  # triplets in fixed coordinates (IPOPT)
+        inner, call = wrapped.prepared, wrapped.call
+        rows, cols = (np.asarray(a, np.int64) for a in wrapped.coordinates)
         shape = tuple(inner.shape)
-        lower = isinstance(obj, LagrangianHessian)
+        lower = wrapped.lower_triangle
 
         def ipopt_at(pt):
-            raw = np.asarray(obj(*pt))
+            raw = np.asarray(call(*pt))
             v = raw.astype(np.float64)
             if lower:  # IPOPT holds the lower triangle: mirror it
                 off = rows != cols
@@ -146,7 +164,7 @@ def candidate_of(obj, kind: str) -> Candidate:
             return sp.csr_array((v, (r, c)), shape=shape), raw.dtype
 
         pattern = _ipopt_pattern(rows, cols, shape, lower)
-        return Candidate(f"IPOPT {name}", ipopt_at, pattern, False, tuple(inner.argnums), inner.has_aux,
+        return Candidate(f"{name} triplets", ipopt_at, pattern, False, tuple(inner.argnums), inner.has_aux,
                           int(getattr(inner, "num_colors", 0)), shape)
     if all(hasattr(obj, a) for a in ("values", "pattern", "argnums", "shape")) and callable(obj.values):
         csr = obj.pattern.to_scipy()
@@ -158,13 +176,13 @@ def candidate_of(obj, kind: str) -> Candidate:
 
         return Candidate(f"prepared {kind}", prepared_at, csr, False, tuple(obj.argnums),
                           bool(getattr(obj, "has_aux", False)), int(getattr(obj, "num_colors", 0)), shape)
-    inner = _prepared_of(obj)
-    if inner is not obj and callable(obj):  # a wrapper called as its consumer calls it (ScipyJacobian …)
+    if wrapped is not None:  # a wrapper called as its consumer calls it (ScipyJacobian …), returning a matrix
+        inner, call = wrapped.prepared, wrapped.call
         pat = inner.pattern.to_scipy()
         shape = tuple(pat.shape)
 
         def wrapper_at(pt):
-            csr, _, dtype = to_csr(obj(*pt), *shape)
+            csr, _, dtype = to_csr(call(*pt), *shape)
             return csr, dtype
 
         return Candidate(f"{name} wrapper", wrapper_at, pat, False, tuple(inner.argnums),

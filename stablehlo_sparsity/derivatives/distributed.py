@@ -13,9 +13,11 @@ What differs from one process, for a prepared derivative ``jac`` over a global m
   process) on every device of the mesh;
 * the result is a global array replicated on the mesh; :func:`to_host` reads it back as NumPy in every
   process (``multihost_utils.process_allgather``);
-* with ``devices=stablehlo_sparsity.derivatives.sharding.by_rows(mesh)`` the result is instead sharded by rows: each
+* with ``devices=stablehlo_sparsity.derivatives.prepared.sharding.by_rows(mesh)`` the result is instead sharded by
+rows: each
   device (so each process) holds only its own block of rows' values, a ``(D, width)`` global array (see
-  :class:`~stablehlo_sparsity.derivatives.evaluation.RowBlocks`), and more processes mean less memory per process;
+  :class:`~stablehlo_sparsity.derivatives.prepared.evaluation.RowBlocks`), and more processes mean less memory per
+  process;
 * :func:`row_block` gives this process's block of rows as a SciPy CSR matrix — for a row-sharded result from
   the values this process holds, never gathering the others'.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import os
 
+from ..analysis.rows import process_row_range  # noqa: F401  (public here too)
 from ..errors import InputError
 
 __all__ = ["COORDINATOR", "NUM_PROCESSES", "PROCESS_ID", "initialize", "replicate", "to_host", "row_block",
@@ -110,14 +113,6 @@ def to_host(value):
         return np.asarray(a)
 
     return jax.tree_util.tree_map(one, value)
-
-
-def process_row_range(m: int, process_id: int, num_processes: int) -> tuple[int, int]:
-    """The rows ``[lo, hi)`` of process ``process_id`` of ``num_processes``: ``⌈m/N⌉`` consecutive rows each
-    (the last ones shorter or empty).  The one split of rows among processes: :func:`row_block`, the streamed
-    detection (:func:`stablehlo_sparsity.analysis.streaming.process_rows`) and the blocked evaluation use it."""
-    per = -(-m // num_processes)
-    return min(m, process_id * per), min(m, (process_id + 1) * per)
 
 
 def row_block(prepared, values, process_id: int | None = None, num_processes: int | None = None):

@@ -40,8 +40,8 @@ from ..analysis.api import arrays_only_aux, lower_and_analyze
 from ..coloring import Coloring, color_star, symmetrize
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
-from .evaluation import Side
-from .jacobian import ColoringOptions
+from .prepared.evaluation import Side
+from .prepared.modes import ColoringOptions
 from ..analysis.keywords import parse_indices, refuse_library_keywords
 from ..analysis.pattern import SparsityPattern
 from .prepared.base import PreparedDerivative

@@ -34,7 +34,6 @@ preparation are static (bound into ``f``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -48,7 +47,7 @@ from ..analysis.keywords import parse_indices, refuse_library_keywords
 from ..analysis.pattern import SparsityPattern
 from .prepared.base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative
 from .prepared.inputs import Float64Warning, bind_selected, check_differentiable, flat, float_outputs, warn_float64
-from .prepared.modes import JacobianMode, mode_of, parse_mode
+from .prepared.modes import ColoringOptions, JacobianMode, mode_of, parse_mode  # noqa: F401  (public here too)
 from .prepared.outputs import OUTPUTS as _OUTPUT_TABLE
 from .prepared.saving import STATE_FORMAT
 from .prepared.seeds import SEED_CONSTANT_LIMIT, jacobian_decompression, seed_factory
@@ -60,19 +59,6 @@ __all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "ja
 #: The output names (the containers: :data:`stablehlo_sparsity.derivatives.prepared.outputs.OUTPUTS`).
 OUTPUTS = tuple(_OUTPUT_TABLE)
 MODES = tuple(m.value for m in JacobianMode)
-
-
-
-@dataclass(frozen=True)
-class ColoringOptions:
-    """Options forwarded to the coloring functions (see :mod:`stablehlo_sparsity.coloring`)."""
-
-    order: str = "best"
-    recolor: str = "auto"
-    seed: int = 0
-
-    def kwargs(self) -> dict:
-        return {"order": self.order, "recolor": self.recolor, "seed": self.seed}
 
 
 
@@ -200,7 +186,8 @@ class SparseJacobian(PreparedDerivative):
     # ------------------------------------------------------------------ evaluation
     def _values_on(self, args, shard=None):
         """``(f(x), aux, nonzeros in CSR order)`` — the compressed program; ``shard``: ``(axis name, device
-        count)`` inside ``shard_map`` (this device's block of colors, see :mod:`stablehlo_sparsity.derivatives.sharding`)."""
+        count)`` inside ``shard_map`` (this device's block of colors, see
+        :mod:`stablehlo_sparsity.derivatives.prepared.sharding`)."""
         import jax
         import jax.numpy as jnp
 
@@ -306,11 +293,13 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     size (:data:`SEED_CONSTANT_LIMIT`).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
     detection.
 
-    ``strategy`` lays out the products (see :mod:`stablehlo_sparsity.derivatives.evaluation`): ``"vmap"`` (all colors
+    ``strategy`` lays out the products (see :mod:`stablehlo_sparsity.derivatives.prepared.evaluation`): ``"vmap"``
+    (all colors
     in one batch), ``"unrolled"`` (one product per color, each read only where the pattern needs it),
     ``"loop"`` (a ``lax.fori_loop`` over chunks of ``chunk_size`` colors), or ``"auto"`` (by size).
     ``devices`` spreads the colors over several devices (a list of devices, a count, or a one-axis
-    ``jax.sharding.Mesh``; see :mod:`stablehlo_sparsity.derivatives.sharding`).  ``kwargs`` are static arguments of
+    ``jax.sharding.Mesh``; see :mod:`stablehlo_sparsity.derivatives.prepared.sharding`).  ``kwargs`` are static
+    arguments of
     ``f`` (bind one whose name is also a keyword here, e.g. ``mode`` or ``options``, with
     ``functools.partial``).
     """

@@ -1,8 +1,10 @@
 """Prepared derivatives read back from disk: ``SparseJacobian.save(path)`` / ``SparseHessian.save(path)`` write
 one ``.npz`` (the pattern, the coloring, the decompression tables and the serialized XLA program, under a
 manifest of SHA-256 digests); :func:`load` returns the object, ready to call without detection, coloring or
-compilation.  The container lives in :mod:`stablehlo_sparsity.derivatives.prepared.archive`, the checks of what it holds in
-:mod:`stablehlo_sparsity.derivatives.prepared.validation`; :func:`load` is here, above both prepared classes (the base class
+compilation.  The container lives in :mod:`stablehlo_sparsity.derivatives.prepared.archive`, the checks of what it
+holds in
+:mod:`stablehlo_sparsity.derivatives.prepared.validation`; :func:`load` is here, above both prepared classes (the base
+class
 below them does not import them back).
 
 ``.save`` / :func:`load` is the format meant for exchange.  ``pickle`` of a prepared object is as unsafe as any

@@ -1,7 +1,9 @@
-"""Reading pattern shards back (:func:`~stablehlo_sparsity.analysis.streaming.read_pattern_shards`), checked before SciPy
+"""Reading pattern shards back (:func:`read_pattern_shards`; written by
+:func:`stablehlo_sparsity.analysis.streaming.write_pattern_shards`), checked before SciPy
 sees them.
 
-A shard is a block of rows of a pattern, written by :func:`~stablehlo_sparsity.analysis.streaming.write_blocks` as SciPy's
+A shard is a block of rows of a pattern, written by :func:`~stablehlo_sparsity.analysis.streaming.write_blocks` as
+SciPy's
 ``save_npz`` (CSR) or as a MatrixMarket coordinate file, beside an optional ``shape.json``.  A shard is data
 from a file: its index arrays are checked in NumPy (:mod:`.prepared.validation`) before a SciPy constructor or a
 compiled kernel reads them, and every problem is an :class:`~stablehlo_sparsity.errors.InputError` naming the
@@ -19,15 +21,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..analysis.streaming import MANIFEST
 from ..errors import InputError
 from .prepared.archive import read_members
 from .prepared.validation import check_coordinates, check_csr
 
-__all__ = ["read_shape_manifest", "read_npz_shard", "read_mtx_shard"]
+__all__ = ["read_pattern_shards", "read_shape_manifest", "read_npz_shard", "read_mtx_shard"]
 
 
 def read_shape_manifest(path: Path) -> tuple[int, int]:
@@ -157,3 +161,40 @@ def read_mtx_shard(path: Path, rows: int, columns: int | None) -> sp.csr_array:
     block = sp.csr_array((np.ones(len(r), bool), (r, c)), shape=(m, n))
     block.sum_duplicates()
     return block
+
+
+def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Iterator[tuple[int, sp.csr_array]]:
+    """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order; with ``rows=(lo, hi)``
+    only the shards holding some of those rows are loaded and yielded (whole).  Raises :class:`InputError` when
+    the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row — and when a shard is not a
+    well-formed pattern of the shape its name and ``shape.json`` give (checked before SciPy reads its arrays)."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise InputError(f"no shard directory '{root}'")
+    spans = []
+    for path in [*root.glob("rows-*-*.npz"), *root.glob("rows-*-*.mtx")]:
+        try:
+            _, first, end = path.stem.split("-")
+            spans.append((int(first), int(end), path))
+        except ValueError:
+            raise InputError(f"'{path}' is not a shard name (rows-<first>-<end>.npz or .mtx)") from None
+    spans.sort()
+    shape = None
+    if (root / MANIFEST).exists():
+        shape = read_shape_manifest(root / MANIFEST)
+    columns = None if shape is None else shape[1]
+    expect = 0
+    for a, b, path in spans:
+        if a != expect:
+            raise InputError(f"shards of '{root}' {'overlap' if a < expect else 'leave a gap'} at row {min(a, expect)}")
+        if rows is not None and not (a < rows[1] and b > rows[0]):
+            expect = b  # not needed: checked by its name only, never loaded
+            continue
+        # (checked in NumPy before SciPy sees the arrays: shard_io; without shape.json, as wide as the first)
+        read = read_npz_shard if path.suffix == ".npz" else read_mtx_shard
+        block = read(path, b - a, columns)
+        columns = block.shape[1]
+        expect = b
+        yield a, block
+    if shape is not None and expect != shape[0]:
+        raise InputError(f"the shards of '{root}' cover rows [0, {expect}) of {shape[0]}")

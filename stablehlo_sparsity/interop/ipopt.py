@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from ..analysis.keywords import refuse_library_keywords
+from ..derivatives.check_candidates import WrappedDerivative
 from ..derivatives.prepared.inputs import flat
 
 __all__ = ["ConstraintJacobian", "LagrangianHessian", "sparse_constraint_jacobian", "sparse_lagrangian_hessian",
@@ -59,6 +60,10 @@ class ConstraintJacobian:
     def structure(self) -> tuple[np.ndarray, np.ndarray]:
         """Row and column indices of the nonzeros (0-based, CSR order); IPOPT's ``jacobianstructure``."""
         return self._rows, self._cols
+
+    def __sparse_derivative__(self) -> WrappedDerivative:
+        """For :func:`~stablehlo_sparsity.check_jacobian`: the prepared Jacobian and the triplets a call returns."""
+        return WrappedDerivative(self.sparse_jacobian, self, (self._rows, self._cols))
 
     def __call__(self, x) -> np.ndarray:
         """The nonzeros at ``x`` in :meth:`structure` order; IPOPT's ``jacobian``."""
@@ -105,6 +110,10 @@ class LagrangianHessian:
     def structure(self) -> tuple[np.ndarray, np.ndarray]:
         """Rows and columns of the lower triangle (``row ≥ col``); IPOPT's ``hessianstructure``."""
         return self._rows, self._cols
+
+    def __sparse_derivative__(self) -> WrappedDerivative:
+        """For :func:`~stablehlo_sparsity.check_hessian`: the prepared Hessian and the lower-triangle triplets."""
+        return WrappedDerivative(self.sparse_hessian, self, (self._rows, self._cols), lower_triangle=True)
 
     def __call__(self, x, lagrange=None, obj_factor=1.0) -> np.ndarray:
         """The lower-triangle values at ``x`` for multipliers ``lagrange`` and objective factor

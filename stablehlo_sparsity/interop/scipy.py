@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from ..derivatives.check_candidates import WrappedDerivative
 from ..errors import InputError
 from ..analysis.keywords import refuse_library_keywords
 
@@ -68,6 +69,10 @@ class ScipyJacobian:
     @property
     def pattern(self):
         return self.sparse_jacobian.pattern
+
+    def __sparse_derivative__(self) -> WrappedDerivative:
+        """For :func:`~stablehlo_sparsity.check_jacobian`: the prepared Jacobian, called as SciPy calls it."""
+        return WrappedDerivative(self.sparse_jacobian, self)
 
     def values(self, *args) -> np.ndarray:
         """The nonzeros (CSR order of :attr:`pattern`) as a NumPy array."""

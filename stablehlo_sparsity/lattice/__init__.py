@@ -16,7 +16,7 @@ from .core import (MAX_LAZY_PARTS, SMALL_ROWS, CsrPart, Deps, IndexPart, check_n
                    gather_csr_rows, nnz_budget, register_compact_moves)
 from .groups import Groups, group_union  # noqa: F401
 from .runs import RunPart, cheap_nnz, compact_union, deps_equal, stack_runs  # noqa: F401
-from .windows import prefix_union, reduce_dims, relation_along, slice_union, window_union  # noqa: F401
+from .windows import positions, prefix_union, reduce_dims, relation_along, slice_union, window_union  # noqa: F401
 
 # The plug-in point of the core: run-length rows take part in unions and stacks (lattice/runs.py).
 register_compact_moves(union=compact_union, vstack=stack_runs)

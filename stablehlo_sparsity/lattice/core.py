@@ -42,7 +42,8 @@ import contextvars
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis.irtools import INT32_LIMIT, index_dtype, too_large
+from ..dtypes import INT32_LIMIT, index_dtype
+from .budget import too_large
 
 __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "materialize", "RowSource",
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",

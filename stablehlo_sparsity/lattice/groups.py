@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis.irtools import index_dtype
+from ..dtypes import index_dtype
 from .core import (MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, RowSource, _dedup_sorted_rows, _gather_block,
                    _rowmap_lengths, check_nnz, materialize)
 

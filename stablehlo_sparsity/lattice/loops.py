@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.irtools import index_dtype
+from ..dtypes import index_dtype
 from .core import CsrPart, Deps, IndexPart, check_nnz, make_csr
 from .groups import Groups, group_union
 from .runs import cheap_nnz, deps_equal

@@ -27,7 +27,7 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis.irtools import index_dtype
+from ..dtypes import index_dtype
 from .core import SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, gather_csr_rows, make_csr
 
 __all__ = ["RunPart", "MAX_RUNS", "compact_union", "stack_runs", "merge_runs", "compacted", "csr_runs", "same_runs",

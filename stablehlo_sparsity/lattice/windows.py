@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis.attrs import positions
 from .core import CsrPart, Deps, check_nnz
 from .groups import DENSE_CELLS, Groups, group_union
 
@@ -27,6 +26,11 @@ __all__ = ["relation_along", "window_union", "reduce_dims", "slice_union", "pref
 
 #: Windows with at most this many taps along a dimension stay lazy unions of row maps.
 LAZY_TAPS = 8
+
+
+def positions(shape) -> np.ndarray:
+    """The position map: ``arange(size).reshape(shape)`` — apply a structural op to it to get its index map."""
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
 
 def _is_identity(r: sp.csr_array) -> bool:

@@ -45,7 +45,8 @@ from ..errors import InputError
 from ..derivatives.hessian import SparseHessian
 from ..analysis.interpreter import AnalysisOptions
 from ..analysis.keywords import parse_indices, refuse_unknown_keywords
-from ..derivatives.jacobian import ColoringOptions, SparseJacobian
+from ..derivatives.prepared.modes import ColoringOptions
+from ..derivatives.jacobian import SparseJacobian
 from ..derivatives.prepared.inputs import check_differentiable
 from ..derivatives.prepared.modes import JacobianMode
 
@@ -55,7 +56,8 @@ __all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_mo
 
 def normalize_wrt(wrt, nargs: int, owner: str = "the entry function") -> tuple[int, ...]:
     """``None`` → ``(0,)``; ``"all"`` → every argument; an int, ``"0,2"`` or a sequence of ints (negative from
-    the end); repeats dropped, an empty selection refused (:func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    the end); repeats dropped, an empty selection refused
+    (:func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
     return parse_indices(wrt, nargs, name="wrt", owner=owner, unique=True, allow_text=True, allow_empty=False)
 
 

@@ -499,7 +499,7 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
 
 def _run(argv: list[str]) -> int:
     from stablehlo_sparsity.errors import InputError, SparsityError
-    from stablehlo_sparsity.analysis.irtools import default_pattern_limit
+    from stablehlo_sparsity.lattice.budget import default_pattern_limit
     from stablehlo_sparsity.analysis.keywords import parse_wrt_text
 
     rest, flags, marker = _split_argv(argv)
@@ -508,7 +508,7 @@ def _run(argv: list[str]) -> int:
     if args.version:
         import jaxlib
 
-        from stablehlo_sparsity import __version__
+        from stablehlo_sparsity._version import __version__
 
         print(f"{PROG} (stablehlo_sparsity {__version__}, jaxlib {jaxlib.__version__})")
         return 0

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import bool_list, dense_attr, i64_list, int_attr, positions
+from ..attrs import bool_list, dense_attr, i64_list, int_attr
+from ...lattice.windows import positions
 from ...errors import InputError
 from ...lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust

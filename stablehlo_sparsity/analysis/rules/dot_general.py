@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import enum_list, positions
+from ..attrs import enum_list
+from ...lattice.windows import positions
 from ...lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule

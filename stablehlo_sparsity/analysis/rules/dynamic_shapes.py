@@ -12,7 +12,8 @@ from typing import NoReturn
 
 import numpy as np
 
-from ..attrs import int_attr, positions
+from ..attrs import int_attr
+from ...lattice.windows import positions
 from ...errors import DynamicShapeError
 from ...lattice import Deps
 from ..values import AbstractValue

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_attr, i64_list, int_attr, literal_from_text, positions
+from ..attrs import dense_attr, i64_list, int_attr, literal_from_text
+from ...lattice.windows import positions
 from ...lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,

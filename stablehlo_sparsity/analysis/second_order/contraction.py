@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import positions
+from ...lattice.windows import positions
 from ...lattice.core import check_nnz
 from .encoding import pair_rows
 from .registry import CROSS, local_term

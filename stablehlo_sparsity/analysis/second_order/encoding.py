@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ...errors import PatternTooLargeError
 from ...lattice import Deps
-from ..irtools import index_dtype
+from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
                              distinct_entries, is_arange, make_csr, sorted_columns)
 

@@ -264,7 +264,8 @@ def read_archive(path, sha256: str | None = None, *, legacy: bool = False,
     """The members of a saved derivative at ``path`` as ``{"meta": manifest, name: array}`` (``program`` as
     bytes), every digest checked (see the module docstring); ``sha256``: the expected digest of the whole file.
     ``legacy=True`` also reads a format-1 file (no digests: only the zip's CRCs) for
-    :func:`stablehlo_sparsity.derivatives.saved.upgrade`; ``members``: the names (without ``.npy``) the manifest must list,
+    :func:`stablehlo_sparsity.derivatives.saved.upgrade`; ``members``: the names (without ``.npy``) the manifest must
+    list,
     no more and no fewer."""
     source = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
     source = str(source)

@@ -16,9 +16,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...errors import InputError
-from ..evaluation import STRATEGIES, EvaluationPlan, static_gather
+from .evaluation import STRATEGIES, EvaluationPlan, static_gather
 from ...analysis.pattern import SparsityPattern
-from .inputs import AuxSplit, check_call_arguments, index_dtype, struct
+from ...analysis.auxiliary import AuxSplit
+from .inputs import check_call_arguments, struct
+from ...dtypes import index_dtype
 from .outputs import Layout, host_container, output_named
 from .saving import STATE_FORMAT, export_program, register_pytree, restored_call, warn_forward_only, write_npz
 from .validation import check_state, deserialize_program, program_signature
@@ -54,7 +56,8 @@ class PreparedDerivative:
     strategy_requested: str = "auto"
     chunk_size: int | None = None
     devices = None
-    #: ``None``, or how a result sharded by rows is computed (see :func:`~stablehlo_sparsity.derivatives.sharding.by_rows`)
+    #: ``None``, or how a result sharded by rows is computed (see
+    #: :func:`~stablehlo_sparsity.derivatives.prepared.sharding.by_rows`)
     row_method: str | None = None
     constant_seeds: bool | None = None
     _argnums_int = True
@@ -84,26 +87,29 @@ class PreparedDerivative:
 
     def set_devices(self, devices) -> None:
         """Check and keep ``devices`` (``None``: one device; else a sequence of devices, a count, a one-axis
-        :class:`jax.sharding.Mesh`, or :func:`~stablehlo_sparsity.derivatives.sharding.by_rows` of one for a result
-        sharded by rows) — see :mod:`stablehlo_sparsity.derivatives.sharding`."""
+        :class:`jax.sharding.Mesh`, or :func:`~stablehlo_sparsity.derivatives.prepared.sharding.by_rows` of one for a
+        result
+        sharded by rows) — see :mod:`stablehlo_sparsity.derivatives.prepared.sharding`."""
         self.row_method = None
         if devices is None:
             self.devices = None
             return
-        from .. import sharding
+        from . import sharding
 
         if isinstance(devices, sharding.ByRows):
             if self.output != "values":
                 raise InputError("a result sharded by rows is returned as output='values' (a (devices, width) "
                                  f"array of row blocks), not output={self.output!r}; "
-                                 "stablehlo_sparsity.derivatives.distributed.row_block gives a process's rows as SciPy CSR")
+                                 "stablehlo_sparsity.derivatives.distributed.row_block gives a process's rows as "
+                                 "SciPy CSR")
             self.row_method = sharding.ROW_METHOD if devices.method == "auto" else devices.method
             devices = devices.devices
         self.devices = sharding.resolve_devices(devices)
 
     @property
     def row_blocks(self):
-        """The :class:`~stablehlo_sparsity.derivatives.evaluation.RowBlocks` of a result sharded by rows (``None``: the
+        """The :class:`~stablehlo_sparsity.derivatives.prepared.evaluation.RowBlocks` of a result sharded by rows
+        (``None``: the
         result is replicated)."""
         return None if self._plan is None else self._plan.rows
 
@@ -165,7 +171,7 @@ class PreparedDerivative:
     @property
     def strategy(self) -> str:
         """The evaluation strategy in use (``"vmap"``, ``"unrolled"`` or ``"loop"``; see
-        :mod:`stablehlo_sparsity.derivatives.evaluation`)."""
+        :mod:`stablehlo_sparsity.derivatives.prepared.evaluation`)."""
         plan = self._plan
         return plan.strategy if plan is not None else getattr(self, "_strategy_restored", "vmap")
 
@@ -181,7 +187,7 @@ class PreparedDerivative:
     def index_arguments(self) -> bool:
         """Whether the decompression's index arrays are arguments of the compiled program (held on the device
         by this object) rather than constants: above
-        :data:`~stablehlo_sparsity.derivatives.evaluation.INDEX_ARGUMENT_ENTRIES` nonzeros."""
+        :data:`~stablehlo_sparsity.derivatives.prepared.evaluation.INDEX_ARGUMENT_ENTRIES` nonzeros."""
         return self._plan is not None and self._plan.index_arguments
 
     def _index_arguments(self) -> dict:
@@ -193,7 +199,7 @@ class PreparedDerivative:
         if self._device_tables is None:
             import jax
 
-            from ..evaluation import PER_DEVICE
+            from .evaluation import PER_DEVICE
 
             plan = self._plan
             if self.devices is None:
@@ -220,14 +226,14 @@ class PreparedDerivative:
     def _values_with(self, tables: dict, *args):
         """``(f(x) or None, aux leaves, nonzeros in CSR order)``, reading the index arrays from ``tables``
         (``{}``: constants): on one device, or spread over :attr:`devices` with ``shard_map`` (see
-        :mod:`stablehlo_sparsity.derivatives.sharding`)."""
+        :mod:`stablehlo_sparsity.derivatives.prepared.sharding`)."""
         plan = self._plan
         if plan is None:  # restored from its serialized program
             return self._values(*args)
         if self.devices is None:
             with plan.bound(tables):
                 return self._values_on(args)
-        from ..sharding import sharded_call
+        from .sharding import sharded_call
 
         return sharded_call(self._values_on, args, self.devices, tables, plan.bound, plan.rows is not None)
 

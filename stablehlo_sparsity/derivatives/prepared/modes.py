@@ -8,12 +8,14 @@ product), ``substitution`` (an acyclic coloring, entries solved along two-colore
 
 from __future__ import annotations
 
+
+from dataclasses import dataclass
 from enum import StrEnum
 
 from ...coloring.kinds import ColoringKind
 from ...errors import InputError
 
-__all__ = ["JacobianMode", "HessianMode", "ColoringKind", "mode_of", "parse_mode"]
+__all__ = ["JacobianMode", "HessianMode", "ColoringKind", "mode_of", "parse_mode", "ColoringOptions"]
 
 
 class JacobianMode(StrEnum):
@@ -46,3 +48,15 @@ _MODE_OF_KIND = {ColoringKind.COLUMN: JacobianMode.FORWARD, ColoringKind.ROW: Ja
 def mode_of(coloring) -> JacobianMode:
     """The products a Jacobian coloring asks for: JVPs (column), VJPs (row) or both (bidirectional)."""
     return _MODE_OF_KIND[ColoringKind(coloring.kind)]
+
+
+@dataclass(frozen=True)
+class ColoringOptions:
+    """Options forwarded to the coloring functions (see :mod:`stablehlo_sparsity.coloring`)."""
+
+    order: str = "best"
+    recolor: str = "auto"
+    seed: int = 0
+
+    def kwargs(self) -> dict:
+        return {"order": self.order, "recolor": self.recolor, "seed": self.seed}

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...errors import InputError
-from .inputs import index_dtype
+from ...dtypes import index_dtype
 
 __all__ = ["Layout", "Output", "OUTPUTS", "output_named"]
 

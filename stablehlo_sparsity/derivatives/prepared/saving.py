@@ -164,7 +164,7 @@ def write_npz(path, state: dict) -> None:
     import jax
     import jaxlib
 
-    from ... import __version__
+    from ..._version import __version__
 
     meta = dict(state["meta"], library=f"stablehlo_sparsity {__version__}", jax=jax.__version__,
                 jaxlib=jaxlib.__version__)

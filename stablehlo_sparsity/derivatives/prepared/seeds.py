@@ -6,7 +6,8 @@ into ``B = J S`` and ``J[i, j] = B[i, c[j]]``; with a row coloring ``r``, ``C = 
 j]``; a bicoloring reads each nonzero from one side (:class:`~stablehlo_sparsity.coloring.DecompressionPlan`).
 A star coloring of a symmetric pattern reads ``H[i, j]`` from ``B[i, c[j]]`` or ``B[j, c[i]]``
 (:func:`~stablehlo_sparsity.coloring.star_sources`).  The sources are flat indices into the stacked products
-(``color · length + entry``), the layout :class:`~stablehlo_sparsity.derivatives.evaluation.EvaluationPlan` computes.
+(``color · length + entry``), the layout :class:`~stablehlo_sparsity.derivatives.prepared.evaluation.EvaluationPlan`
+computes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from ...coloring.kinds import ColoringKind
 from ...errors import InputError
-from ..evaluation import Side, colors_constant, seed_leaves
+from .evaluation import Side, colors_constant, seed_leaves
 from .modes import JacobianMode
 
 __all__ = ["SEED_CONSTANT_LIMIT", "seed_factory", "constant_seeds", "jacobian_decompression",

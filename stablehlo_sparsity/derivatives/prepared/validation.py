@@ -6,7 +6,7 @@ is an :class:`~stablehlo_sparsity.errors.InputError` naming the member and the p
 
 * :func:`check_csr` — a CSR pattern: ``indptr`` starts at 0, never decreases and ends at nnz; every column
   index is in range and the indices of a row increase strictly.  Used by :func:`~stablehlo_sparsity.load`,
-  :func:`~stablehlo_sparsity.analysis.streaming.read_pattern_shards` (NPZ shards) and
+  :func:`~stablehlo_sparsity.derivatives.shard_io.read_pattern_shards` (NPZ shards) and
   :func:`~stablehlo_sparsity.read_injected` (the ``sparsity.derivative`` record);
 * :func:`check_coordinates` — COO coordinates in range (MatrixMarket shards);
 * :func:`check_colors` — the colors are a valid coloring of the pattern for the saved mode, checked with

@@ -32,9 +32,9 @@ from ...analysis.attrs import function_results
 from ...errors import InputError
 from ...analysis.irtools import functions
 from ...analysis.values import TensorType, tensor_type
-from .dtypes import is_real_float
+from ...dtypes import is_real_float
 from .core import IMPORT_RULES, NOT_IMPORTABLE, ImportContext, ImportError_, import_rule
-from . import (calls, chlo, control_flow, convolution, custom_call, distribution, dot_general, dynamic_shapes,
+from . import (calls, chlo, control_flow, convolution, custom_call, distribution, dot_general, dynamic_shapes,  # noqa: F401
                elementwise, indexing, linalg, normalization, random_numbers, reduction, sorting, structural, windows)
 
 __all__ = ["import_module", "ImportedFunction", "IMPORT_RULES", "NOT_IMPORTABLE", "ImportError_", "import_rule",

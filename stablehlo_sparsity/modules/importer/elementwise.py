@@ -13,7 +13,7 @@ import numpy as np
 
 from ...analysis.attrs import enum_or, enum_text, int_attr
 from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
-from .dtypes import is_float, is_real_float
+from ...dtypes import is_float, is_real_float
 
 
 def _is_bool(x: Any) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from ...analysis.attrs import i64_list
 from .bodies import binary_body
 from .core import ImportContext, Op, Values, import_rule, jax_lax
-from .dtypes import is_float
+from ...dtypes import is_float
 
 
 _MONOIDS = {"stablehlo.add": ("add", "bitwise_or"), "stablehlo.multiply": ("mul", "bitwise_and"),

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .dtypes import is_float
+from ...dtypes import is_float
 from .platforms import ensure_lapack_kernels
 
 __all__ = ["replay", "REPLAY_JVPS", "replay_p", "JvpRule"]

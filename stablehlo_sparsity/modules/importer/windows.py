@@ -13,7 +13,7 @@ import numpy as np
 from ...analysis.attrs import dense_attr, enum_or, enum_text, has_attr, i64_list
 from .bodies import binary_body, captures
 from .core import ImportContext, Op, Values, import_rule, jax_lax
-from .dtypes import is_float
+from ...dtypes import is_float
 from .reduction import computation, monoid
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import InputError
+from ...errors import InputError
 
 __all__ = ["resolve_devices", "sharded_call", "AXIS", "ByRows", "by_rows"]
 
@@ -59,7 +59,7 @@ def by_rows(devices, method: str = "auto") -> ByRows:
     ``sparse_jacobian(f, x, devices=by_rows(jax.devices()), output="values")`` returns, instead of all ``nnz``
     values on every device, a ``(D, width)`` global array sharded over the mesh's axis whose row ``d`` holds
     the nonzeros of the ``d``-th block of ``ceil(m / D)`` rows (then zeros): each device keeps its own rows only
-    (see :class:`~stablehlo_sparsity.derivatives.evaluation.RowBlocks`, ``prepared.row_blocks``, and
+    (see :class:`~stablehlo_sparsity.derivatives.prepared.evaluation.RowBlocks`, ``prepared.row_blocks``, and
     :func:`stablehlo_sparsity.derivatives.distributed.row_block` for a process's rows as SciPy CSR).
 
     ``method``: ``"exchange"`` (each device its block of colors, one ``all_to_all`` of the values each other
@@ -113,7 +113,8 @@ def sharded_call(values_on: Callable, args: tuple, mesh, tables: dict | None = N
     """``values_on(args, shard=(axis, D))`` under ``jax.shard_map`` over ``mesh``: arguments and results
     replicated, the products split by color blocks (see the module docstring).
 
-    ``tables``: index arrays passed as arguments (see :meth:`~stablehlo_sparsity.derivatives.evaluation.EvaluationPlan.
+    ``tables``: index arrays passed as arguments (see
+    :meth:`~stablehlo_sparsity.derivatives.prepared.evaluation.EvaluationPlan.
     index_tables`): those named with the per-device prefix are split over the mesh's axis (each device gets its
     own row), the others replicated; ``bound(local tables)`` is the context in which ``values_on`` reads them.
     ``by_rows``: the values come out as one row block per device, sharded over the axis."""

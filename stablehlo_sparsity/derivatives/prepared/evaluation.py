@@ -51,7 +51,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 
 __all__ = ["STRATEGIES", "VMAP_PRODUCT_BYTES", "VMAP_HVP_BYTES", "VJP_VMAP_BYTES", "UNROLL_PRODUCTS", "UNROLL_BYTES",
            "GROUP", "INDEX_ARGUMENT_ENTRIES", "PER_DEVICE", "ROW_METHODS", "RowBlocks", "EvaluationPlan", "Side",

@@ -1,6 +1,9 @@
-"""Element-type predicates the importer shares: ``bfloat16`` and the other ``ml_dtypes`` floats (``float8_*``,
-``float4_e2m1fn`` …) are floats, although NumPy gives them ``kind`` ``"V"`` — ``np.dtype(d).kind in "fc"``
-misses them."""
+"""Element types, decided once for the whole library: which types are floats (differentiable), and which
+integer type holds an index.
+
+``ml_dtypes`` floats (``bfloat16``, the ``float8`` and ``float4`` types) are floats although NumPy gives them
+``kind`` ``"V"``; complex types are floats too (they are differentiable).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_float", "is_real_float", "is_complex"]
+__all__ = ["INT32_LIMIT", "index_dtype", "is_float", "is_real_float", "is_complex"]
+
+#: Indices below this fit in ``int32``.
+INT32_LIMIT = 2**31 - 1
+
+
+def index_dtype(*limits: int) -> type:
+    """``int32`` if every index below the given limits fits, else ``int64``."""
+    return np.int32 if max((int(x) for x in limits), default=0) < INT32_LIMIT else np.int64
 
 
 def is_real_float(dtype: Any) -> bool:

@@ -1,0 +1,135 @@
+"""The package's layout is its architecture: subsystems as folders, and imports that point one way only.
+
+    tools  →  the public face (__init__)  →  interop, passes  →  modules  →  derivatives  →  coloring  →  analysis
+    →  lattice  →  errors, dtypes, _compat
+
+Every ``import`` of every module (at the top or inside a function: a lazy import is still a dependency) is
+resolved and checked against that order, so an arrow that runs back up fails here, naming the two files.  The
+root holds the public face and at most a few entry points."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PKG = "stablehlo_sparsity"
+
+#: Each subsystem's rank: a module may import its own subsystem and any of a lower rank, never a higher one.
+LAYERS = {
+    "errors": 0, "_compat": 0, "examples": 0,
+    "lattice": 1,
+    "analysis": 2,
+    "coloring": 3,
+    "derivatives": 4,
+    "modules": 5,
+    "interop": 6,
+    "passes": 6,
+    "__init__": 7, "_version": 0, "_legacy_paths": 7, "dtypes": 0,
+    "tools": 8, "launch": 8,
+}
+#: Subsystems that sit side by side (neither imports the other).
+SIDE_BY_SIDE = [("interop", "passes"), ("interop", "modules")]
+MAX_ROOT_MODULES = 8
+
+
+def _modules():
+    """(dotted name, path, is_package) of every module of the package (``passes/`` is ``stablehlo_sparsity.passes``)."""
+    for base, dotted in ((os.path.join(ROOT, PKG), PKG), (os.path.join(ROOT, "passes"), PKG + ".passes")):
+        for dirpath, dirs, files in os.walk(base):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            rel = os.path.relpath(dirpath, base)
+            pkg = dotted if rel == "." else dotted + "." + rel.replace(os.sep, ".")
+            for fn in files:
+                if fn.endswith(".py"):
+                    name = pkg if fn == "__init__.py" else pkg + "." + fn[:-3]
+                    yield name, os.path.join(dirpath, fn), fn == "__init__.py"
+
+
+def _imports(name: str, path: str, is_pkg: bool):
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith(PKG):
+                    yield a.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith(PKG):
+                continue
+            for a in node.names:  # `from pkg import module` depends on that module
+                yield target + "." + a.name, node.lineno
+
+
+def subsystem(dotted: str) -> str:
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+MODULES = {name: (path, is_pkg) for name, path, is_pkg in _modules()}
+
+
+def _edges():
+    for name, (path, is_pkg) in MODULES.items():
+        for target, line in _imports(name, path, is_pkg):
+            while target not in MODULES and "." in target:  # an attribute of a module
+                target = target.rsplit(".", 1)[0]
+            yield name, target, f"{os.path.relpath(path, ROOT)}:{line}"
+
+
+def test_every_subsystem_has_a_rank():
+    assert {subsystem(m) for m in MODULES} <= set(LAYERS)
+
+
+def test_imports_point_down():
+    up = []
+    for src, dst, where in _edges():
+        a, b = subsystem(src), subsystem(dst)
+        if a == b or dst == PKG + ".errors" or b in ("errors", "_compat"):
+            continue
+        if LAYERS[b] > LAYERS[a] or (a, b) in SIDE_BY_SIDE or (b, a) in SIDE_BY_SIDE:
+            up.append(f"{where}: {src} imports {dst} ({a} → {b})")
+    assert not up, "imports that run against the layering:\n" + "\n".join(up)
+
+
+def test_no_import_cycle_between_modules():
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for src, dst, _ in _edges():
+        if dst in graph and dst != src and not MODULES[dst][1]:  # a package's face is not a dependency of its own
+            graph[src].add(dst)
+    color: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n):
+        color[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if color.get(m) == 1:
+                raise AssertionError("import cycle: " + " → ".join(stack[stack.index(m):] + [m]))
+            if m not in color:
+                visit(m)
+        stack.pop()
+        color[n] = 2
+
+    for n in sorted(graph):
+        if n not in color:
+            visit(n)
+
+
+def test_the_root_holds_the_public_face_and_few_modules():
+    flat = sorted(f for f in os.listdir(os.path.join(ROOT, PKG)) if f.endswith(".py"))
+    assert len(flat) <= MAX_ROOT_MODULES, flat
+
+
+@pytest.mark.parametrize("core", ["lattice", "analysis", "coloring", "derivatives", "modules"])
+def test_no_core_module_imports_a_pass_or_an_interop_module(core):
+    bad = [f"{where}: {src} imports {dst}" for src, dst, where in _edges()
+           if subsystem(src) == core and subsystem(dst) in ("passes", "interop", "tools")]
+    assert not bad, "\n".join(bad)
