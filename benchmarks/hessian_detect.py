@@ -57,7 +57,7 @@ def local_terms(n):
 
 
 def suite_objective(name, n):
-    """The Hessian objectives of tests/test_sparse_hessian.py, at size n."""
+    """The Hessian objectives of tests/derivatives/test_sparse_hessian.py, at size n."""
     import jax
     import jax.numpy as jnp
 

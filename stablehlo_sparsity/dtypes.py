@@ -7,6 +7,7 @@ integer type holds an index.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -22,13 +23,9 @@ def index_dtype(*limits: int) -> type:
     return np.int32 if max((int(x) for x in limits), default=0) < INT32_LIMIT else np.int64
 
 
-def is_real_float(dtype: Any) -> bool:
-    """A real floating-point type: NumPy's and every ``ml_dtypes`` float."""
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return True
-    if dt.kind != "V":
-        return False
+@functools.lru_cache(maxsize=None)
+def _is_ml_float(dt: np.dtype) -> bool:
+    """An ``ml_dtypes`` float (``bfloat16``, ``float8_*``, ``float4_e2m1fn`` …: NumPy kind ``"V"``)."""
     import ml_dtypes
 
     try:
@@ -38,10 +35,18 @@ def is_real_float(dtype: Any) -> bool:
     return True
 
 
+def is_real_float(dtype: Any) -> bool:
+    """A real floating-point type: NumPy's and every ``ml_dtypes`` float."""
+    dt = np.dtype(dtype)
+    return dt.kind == "f" or (dt.kind == "V" and _is_ml_float(dt))
+
+
 def is_complex(dtype: Any) -> bool:
     return bool(np.dtype(dtype).kind == "c")
 
 
 def is_float(dtype: Any) -> bool:
-    """A differentiable element type: real floating-point (``ml_dtypes`` floats included) or complex."""
-    return is_complex(dtype) or is_real_float(dtype)
+    """A differentiable element type: real floating-point (``ml_dtypes`` floats included) or complex — the one
+    float predicate of the library (the analysis, the folding trust model, the importer, the checks)."""
+    dt = np.dtype(dtype)
+    return dt.kind in "fc" or (dt.kind == "V" and _is_ml_float(dt))

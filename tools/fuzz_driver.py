@@ -2,7 +2,7 @@
 
     python tools/fuzz_driver.py --inputs 2000 --seconds 600 --seed 0 [--timeout 20] [--save DIR]
 
-Seeds: every ``tests/hostile/*.mlir`` and every ``// -----`` chunk of ``lit_tests/*.mlir``.  Each input is a
+Seeds: every ``tests/support/hostile/*.mlir`` and every ``// -----`` chunk of ``lit_tests/*.mlir``.  Each input is a
 seed put through one to four random mutations — byte flips, byte insertions and deletions, line deletions,
 duplications and swaps, token swaps, "interesting" token substitutions (types such as ``f8E4M3FN``, ``i4``,
 ``tensor<?x``; numbers such as ``0``, ``-1``, ``2147483648``, ``100000``), truncation, and splices of two
@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FINDINGS = ("internal", "traceback", "crash", "hang", "oom")
 #: Seeds of known, reported problems (they would be re-found by every run): the analysis takes minutes on
-#: this one (tests/test_regressions.py, xfail).
+#: this one (tests/analysis/test_regressions.py, xfail).
 SKIP_SEEDS = {"long_known_loop.mlir"}
 
 INTERESTING_TOKENS = [
@@ -138,7 +138,7 @@ if os.environ.get("FUZZ_MEMORY_BYTES"):
     import resource
     lim = int(os.environ["FUZZ_MEMORY_BYTES"])
     resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
-from stablehlo_sparsity import driver
+from stablehlo_sparsity.tools import driver
 out_stream = sys.stdout
 for line in sys.stdin:
     job = json.loads(line)

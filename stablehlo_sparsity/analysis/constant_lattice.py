@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from ..dtypes import is_float
 from ..errors import SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .irtools import nested_ops
@@ -54,7 +55,7 @@ def trusted_constant(av) -> np.ndarray | None:
     if not av.is_exact:
         return None
     c = np.asarray(av.const)
-    if c.dtype.kind in "fc" or c.dtype.name == "bfloat16":
+    if is_float(c.dtype):
         if np.isnan(c.astype(np.complex128 if c.dtype.kind == "c" else np.float64)).any():
             return None
     return c

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..dtypes import is_float
 from ..errors import DynamicShapeError, UnsupportedTypeError
 from ..lattice import Deps
 
@@ -53,8 +54,9 @@ def element_dtype(elem: str, location: str | None = None) -> np.dtype:
 
 
 def is_differentiable(dtype: np.dtype) -> bool:
-    """Floating-point and complex values carry derivatives; integers and booleans do not."""
-    return dtype.kind in "fc" or (_BF16 is not None and dtype == _BF16)
+    """Floating-point and complex values carry derivatives; integers and booleans do not
+    (:func:`stablehlo_sparsity.dtypes.is_float`)."""
+    return is_float(dtype)
 
 
 @dataclass(frozen=True)

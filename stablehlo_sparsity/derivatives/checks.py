@@ -70,7 +70,7 @@ __all__ = ["check_jacobian", "check_hessian", "CheckReport", "DerivativeMismatch
 
 #: ``rtol = RTOL_EPS · eps``: the per-entry rounding allowance (in units of the dtype's epsilon) relative to the
 #: magnitudes of the entry's row and column.  Measured worst ratio of correct float32 Jacobians/Hessians on the
-#: soundness suite: see ``tests/test_checks.py::test_correct_derivatives_pass_with_margin``.
+#: soundness suite: see ``tests/derivatives/test_checks.py::test_correct_derivatives_pass_with_margin``.
 RTOL_EPS = 64.0
 #: The dense-AD spread (forward vs reverse, or ``|H - Hᵀ|``) is multiplied by this in the tolerance (and capped
 #: at ``√eps`` of the entry's magnitudes).

@@ -65,6 +65,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from ...dtypes import is_float  # noqa: F401  (the rules import it from here too)
 
 __all__ = [
     "K_TRANSCENDENTAL",
@@ -132,12 +133,6 @@ def _real_dtype(dtype: np.dtype) -> np.dtype:
     if dtype.kind == "c":
         return np.dtype(np.float32 if dtype.itemsize == 8 else np.float64)
     return dtype
-
-
-def is_float(dtype) -> bool:
-    """Floating point (incl. bfloat16) or complex: the types whose folded values may be rounded."""
-    dtype = np.dtype(dtype)
-    return dtype.kind in "fc" or dtype.name == "bfloat16"
 
 
 _BITS = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "float64": (53, -1022)}

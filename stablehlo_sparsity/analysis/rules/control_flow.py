@@ -37,7 +37,7 @@ writes land — integer programs evaluated for every iteration at once.  Then (:
 * past ``max_loop_iterations`` (exact and summary steps together), the summary's fixed point
   ``J ← J ⊔ R ⊗ J`` (as below).
 
-The summary gives the same index sets as exact iteration (tests/test_loops.py checks both ways on every
+The summary gives the same index sets as exact iteration (tests/analysis/rules/test_loops.py checks both ways on every
 loop shape they generate).  With an observer (the annotate and fold-constants passes record each op's
 values in every execution), the body runs once more on a state covering every skipped iteration (the
 counters unknown, each carry the union of its iterates), so what they record still holds everywhere.

@@ -4,7 +4,7 @@ Every elementwise op maps element ``e`` of each operand to element ``e`` of the 
 the union of the operands' rows ``e`` — restricted to the operands through which the derivative can be
 nonzero.  The table :data:`ELEMENTWISE` says, per op, which operands carry derivatives and gives the NumPy
 function that folds it (StableHLO semantics, checked against the reference interpreter and XLA in
-``tests/test_elementwise.py``).  Results of integer or boolean type get empty index sets from the
+``tests/analysis/rules/test_elementwise.py``).  Results of integer or boolean type get empty index sets from the
 interpreter whatever the rule says.
 
 Derivative kinds::
@@ -294,7 +294,7 @@ def _is_one(v):
 
 
 def _is_inf(v):
-    return np.isinf(v) if v.dtype.kind in "fc" or v.dtype.name == "bfloat16" else np.zeros(v.shape, bool)
+    return np.isinf(v) if is_float(v.dtype) else np.zeros(v.shape, bool)
 
 
 #: op -> {operand i: (operand j, predicate)}: the derivative in operand ``i`` is zero wherever operand ``j``
@@ -537,13 +537,13 @@ def _convert(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     (a,) = args
     (t,) = ctx.result_types(op)
     deps = a.deps
-    if a.const is None and a.dtype == np.bool_ and _is_floaty(t.dtype) and op.operation.name == "stablehlo.convert":
+    if a.const is None and a.dtype == np.bool_ and is_float(t.dtype) and op.operation.name == "stablehlo.convert":
         partial = decided_predicate(ctx, op.operands[0])  # e.g. a max-reduction's JVP: [x == max] as a float
         if partial is not None and partial[0].any() and t.dtype.kind != "c":
             decided, truth = (np.ravel(x) for x in partial)
             one, zero = np.ones(t.size, t.dtype), np.zeros(t.size, t.dtype)
             return [_either(t, ctx.empty(t.size), truth, decided, one, 0.0, zero, 0.0)]
-    if a.const is None and not _is_floaty(a.dtype) and _is_floaty(t.dtype):
+    if a.const is None and not is_float(a.dtype) and is_float(t.dtype):
         deps = Deps.union(deps, _float_bits_provenance(ctx, op.operands[0], a.size))
     if a.size == t.size:
         return [deps]
@@ -552,10 +552,6 @@ def _convert(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
         return [group_union(deps, Groups.from_table(np.arange(a.size, dtype=np.int64).reshape(t.size, ratio)))]
     ratio = t.size // a.size  # e.g. f64 -> 2 x f32: each operand element feeds `ratio` result elements
     return [deps.gather_rows(np.repeat(np.arange(a.size, dtype=np.int64), ratio))]
-
-
-def _is_floaty(dt: np.dtype) -> bool:
-    return dt.kind in "fc" or dt.name == "bfloat16"
 
 
 #: Integer ops that keep elements in place (same shape in and out): provenance stays per element through them.
@@ -629,7 +625,7 @@ class _BitsWalk:
     def _integer_inputs(self, src, name: str) -> list:
         """The integer values to walk on from ``src``; float-to-integer bitcasts become sources."""
         first = self.ctx.value(src.operands[0]) if len(src.operands) else None
-        floaty_first = first is not None and _is_floaty(first.dtype)
+        floaty_first = first is not None and is_float(first.dtype)
         if name in _NO_BITS or (name == "stablehlo.convert" and floaty_first):
             return []
         if name == "stablehlo.bitcast_convert" and floaty_first:
@@ -649,7 +645,7 @@ class _BitsWalk:
             av = self.ctx.value(operand)
             if av.const is not None:
                 continue
-            if not _is_floaty(av.dtype):
+            if not is_float(av.dtype):
                 out.append(operand)
             elif inside:
                 self.sources.append(av)
@@ -657,11 +653,11 @@ class _BitsWalk:
         return out
 
 
-def _elem_is_floaty(mlir_type) -> bool:
+def _elemis_float(mlir_type) -> bool:
     from ..values import tensor_type
 
     try:
-        return _is_floaty(tensor_type(mlir_type).dtype)
+        return is_float(tensor_type(mlir_type).dtype)
     except Exception:  # tokens, tuples …: not a float tensor
         return False
 
@@ -677,8 +673,8 @@ def _has_float_bitcast(ctx: RuleContext, op: Op, visited: set) -> bool:
         visited.add(callee)
         ops = nested_ops(ctx.function(callee))
     for inner in ops:
-        if inner.operation.name == "stablehlo.bitcast_convert" and _elem_is_floaty(inner.operands[0].type) \
-                and not _elem_is_floaty(inner.results[0].type):
+        if inner.operation.name == "stablehlo.bitcast_convert" and _elemis_float(inner.operands[0].type) \
+                and not _elemis_float(inner.results[0].type):
             return True
         if inner.operation.name == "func.call" and _has_float_bitcast(ctx, inner, visited):
             return True

@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ...dtypes import is_float
 from ...analysis.custom_calls import FAMILIES
 from ...errors import InputError
 
@@ -255,7 +256,7 @@ def _aval_pairs(avals) -> list[list]:
 
 def _cotangents(pairs: list[list]) -> list[list]:
     """The cotangent avals of ``pairs``: the same shapes, ``float0`` for integers and booleans."""
-    return [[s, d if np.dtype(d).kind in "fc" else "float0"] if d != "float0" else [s, d] for s, d in pairs]
+    return [[s, d if is_float(d) else "float0"] if d != "float0" else [s, d] for s, d in pairs]
 
 
 def program_signature(exp) -> dict:

@@ -176,7 +176,7 @@ def test_two_processes_write_shards_that_assemble_to_the_whole_pattern(tmp_path)
     side read back as the whole pattern."""
     script = textwrap.dedent(f"""
         import jax.numpy as jnp
-        from stablehlo_sparsity.streaming import write_pattern_shards
+        from stablehlo_sparsity.analysis.streaming import write_pattern_shards
 
         def _shift_product(x):
             return jnp.roll(x, 2) * x + jnp.sin(x[::-1])

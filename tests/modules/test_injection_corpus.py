@@ -1,9 +1,9 @@
-"""The differential corpus of injected derivatives (``tests/injection_corpus.py``): ``--sparsity-jacobian`` on
+"""The differential corpus of injected derivatives (``tests/support/injection_corpus.py``): ``--sparsity-jacobian`` on
 each module, ``@main_jacobian`` compiled by XLA directly in a fresh process, its values against central
 finite differences of XLA's execution of the original module at two points, and no platform-specific
 custom call the input lacked.
 
-* the hand-written modules of ``tests/injection_inputs/`` (issue 24's four cases, issue 25's bf16 ones) and a
+* the hand-written modules of ``tests/support/injection_inputs/`` (issue 24's four cases, issue 25's bf16 ones) and a
   stride sample of JAX's shipped back-compat modules (CPU and platform-neutral ones) run in one worker;
 * openxla/stablehlo's testdata (2,331 modules, not in this repository) runs with ``SHS_LONG=1`` and
   ``SHS_STABLEHLO_TESTDATA=/path/to/stablehlo/testdata``.
@@ -17,9 +17,9 @@ import os
 import pytest
 
 from injection_corpus import backcompat_cases, run_workers, summarize
+import paths
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-INPUTS = sorted(glob.glob(os.path.join(HERE, "injection_inputs", "*.mlir")))
+INPUTS = sorted(glob.glob(os.path.join(paths.INJECTION_INPUTS, "*.mlir")))
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 TESTDATA = os.environ.get("SHS_STABLEHLO_TESTDATA", "")
 

@@ -23,8 +23,9 @@ from stablehlo_sparsity import parse_module
 from stablehlo_sparsity.errors import SparsityError
 from stablehlo_sparsity.passes.fold_constants import fold_constants
 from stablehlo_sparsity.analysis.values import tensor_type
+import paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
 WHILE_SIGNED_ZERO = """
@@ -142,7 +143,7 @@ def _corpus() -> list[tuple[str, str]]:
     sources = [("while_signed_zero", WHILE_SIGNED_ZERO), ("rounding", ROUNDING)]
     for path in sorted((ROOT / "lit_tests").glob("*.mlir")):
         sources += [(f"lit/{path.name}#{k}", chunk) for k, chunk in enumerate(_chunks(path))]
-    for path in sorted((ROOT / "tests" / "hostile").glob("*.mlir")):
+    for path in sorted(paths.HOSTILE.glob("*.mlir")):
         if path.stat().st_size < 20_000 and path.name not in _TOO_LONG_TO_RUN:
             sources.append((f"hostile/{path.name}", path.read_text(encoding="utf-8", errors="replace")))
     import test_folding
@@ -254,5 +255,5 @@ def test_random_programs_materialize_bit_for_bit(prog):
     except Exception:  # noqa: BLE001
         return
     if calls_inside_reduction_bodies(lowered.compiler_ir("stablehlo")):
-        return  # XLA segfaults compiling these (tests/xla_crashes/)
+        return  # XLA segfaults compiling these (tests/support/xla_crashes/)
     _check_module("random program", lowered.as_text(), seeds=(0, 1))

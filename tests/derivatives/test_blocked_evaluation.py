@@ -22,6 +22,7 @@ from stablehlo_sparsity.coloring import color_columns_streamed
 from stablehlo_sparsity.examples import brusselator, stencil27
 from stablehlo_sparsity.analysis.streaming import jacobian_sparsity_blocks, write_blocks, write_pattern_shards
 from stablehlo_sparsity.derivatives.shard_io import read_pattern_shards
+import paths
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
@@ -117,7 +118,7 @@ def test_two_processes_from_a_shard_directory(tmp_path):
     here = os.path.dirname(os.path.abspath(__file__))
     script = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {here!r})
+        sys.path[:0] = [{here!r}, {str(paths.SUPPORT)!r}]
         import jax
         jax.config.update("jax_enable_x64", True)
         import scipy.sparse as sp

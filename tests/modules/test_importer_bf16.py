@@ -180,7 +180,7 @@ def test_random_programs_are_faithful_in_bf16(prog):
     except Exception:
         reject()
     if calls_inside_reduction_bodies(m) or not _has_bf16(m):
-        reject()  # (the first: XLA segfaults compiling it — tests/xla_crashes/)
+        reject()  # (the first: XLA segfaults compiling it — tests/support/xla_crashes/)
     oracle.check_faithful(m, "main", seeds=(0,), what=prog.source())
 
 

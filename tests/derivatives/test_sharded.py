@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent("""
         np.testing.assert_allclose(np.asarray(jac.values(x)), np.asarray(one.values(x)), rtol=1e-13, atol=1e-15)
         assert len(d.sharding.device_set) == len(jac.devices.devices.flat)  # replicated on the mesh
         # the index tables as arguments, each device holding its own row: the same bits as constants
-        from stablehlo_sparsity import evaluation
+        from stablehlo_sparsity.derivatives.prepared import evaluation
         evaluation.INDEX_ARGUMENT_ENTRIES, default = 0, evaluation.INDEX_ARGUMENT_ENTRIES
         arg = ss.value_and_sparse_jacobian(f, x, mode=mode, output="dense", coloring=one.coloring, devices=devices)
         evaluation.INDEX_ARGUMENT_ENTRIES = default

@@ -1,6 +1,6 @@
 """The StableHLO → JAX importer: coverage of every analyzed op, clear refusals, and faithfulness.
 
-Faithfulness oracle (``tests/oracle.py``): the module compiled directly by XLA versus ``jax.jit`` of its
+Faithfulness oracle (``tests/support/oracle.py``): the module compiled directly by XLA versus ``jax.jit`` of its
 import, on random arguments — bit for bit for integer results and for modules whose float ops are exact,
 to 64 ulps otherwise — over every lit-test function the analysis accepts, every hostile file it accepts,
 the soundness suite's lowered modules and random programs (a bounded Hypothesis profile; ``SHS_LONG=1`` for
@@ -26,9 +26,10 @@ from stablehlo_sparsity import UnsupportedOpError, analyze_module
 from stablehlo_sparsity.analysis.api import parse_module
 from stablehlo_sparsity.modules.importer import IMPORT_RULES, NOT_IMPORTABLE, ImportError_, import_module
 from stablehlo_sparsity.analysis.rules import DEPS_RULES
+import paths
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
-HOSTILE = os.path.join(os.path.dirname(__file__), "hostile")
+HOSTILE = str(paths.HOSTILE)
 
 
 # ---------------------------------------------------------------------- coverage
@@ -304,7 +305,7 @@ def test_random_programs_are_faithful(prog):
         reject()
     if calls_inside_reduction_bodies(m):
         # XLA (jaxlib 0.10.2, CPU) segfaults compiling a reduction whose body calls a function (what JAX
-        # emits for a jnp.where in a lax.reduce body): see tests/xla_crashes/.  Not ours to test.
+        # emits for a jnp.where in a lax.reduce body): see tests/support/xla_crashes/.  Not ours to test.
         reject()
     oracle.check_faithful(m, "main", seeds=(0,), what=prog.source())
 

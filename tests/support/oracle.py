@@ -13,8 +13,9 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+import paths
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(paths.REPO)
 
 #: Ops whose floating-point results are exactly determined by their operands' bits (no rounding).
 EXACT_OPS = frozenset("stablehlo." + n for n in (

@@ -1,4 +1,4 @@
-"""Hostile ``.mlir`` inputs (``tests/hostile/``): a clear error, never a crash, hang, traceback or wrong answer.
+"""Hostile ``.mlir`` inputs (``tests/support/hostile/``): a clear error, never a crash, hang, traceback or wrong answer.
 
 For every file of the corpus the expectation is written down here (the corpus and this table must match):
 
@@ -30,8 +30,9 @@ import stablehlo_sparsity as ss
 from stablehlo_sparsity import (AnalysisOptions, DynamicShapeError, InputError, PatternTooLargeError,
                                 UnsupportedOpError, UnsupportedTypeError)
 from stablehlo_sparsity.tools import driver
+import paths
 
-HOSTILE = Path(__file__).parent / "hostile"
+HOSTILE = paths.HOSTILE
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,7 @@ def test_fuzz_smoke():
     through the real driver in a worker process): no crash, traceback, internal error or hang."""
     import importlib.util
 
-    path = Path(__file__).parent.parent / "tools" / "fuzz_driver.py"
+    path = paths.REPO / "tools" / "fuzz_driver.py"
     spec = importlib.util.spec_from_file_location("fuzz_driver", path)
     fuzz_driver = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fuzz_driver)

@@ -928,7 +928,7 @@ def _carry_step(p: Pool, c: str, shape, closure: str, counter: str | None) -> st
 
 
 #: Largest trip count of the loop generators.  The random-program CI keeps 4 (the same programs every run);
-#: tests/test_loops.py raises it, and then scans also run over tiled (longer) sequences.
+#: tests/analysis/rules/test_loops.py raises it, and then scans also run over tiled (longer) sequences.
 LOOP_TRIPS = 4
 
 

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+import paths
 from injection_corpus import backcompat_cases
 
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
@@ -55,7 +56,7 @@ def _lapack_cases(every_dtype: bool) -> list[str]:
 def test_every_replayed_lapack_target_runs_in_a_fresh_process():
     names = _lapack_cases(every_dtype=LONG)
     assert len(names) >= 11
-    script = _RUN.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    script = _RUN.format(tests=str(paths.SUPPORT))
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", script, json.dumps(names)], capture_output=True, text=True,
                           timeout=600, env=env)

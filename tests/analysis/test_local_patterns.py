@@ -11,7 +11,7 @@ piecewise models, max / where / argmax / sort / gather / loop programs) the loca
 numerical one at generic points.  Ties and kinks follow JAX's conventions (``relu'(0) = 0``, both sides of a
 tied ``max``), and values within rounding of a decision keep both sides.
 
-Random programs from ``tests/strategies.py``: a bounded, derandomized Hypothesis profile in CI, at a generic
+Random programs from ``tests/support/strategies.py``: a bounded, derandomized Hypothesis profile in CI, at a generic
 point and at a point full of ties and zeros; ``SHS_LONG=1`` runs many more, fresh.
 """
 

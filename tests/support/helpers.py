@@ -216,7 +216,7 @@ def assert_same_values(got, want, rtol=0.0):
 
 def calls_inside_reduction_bodies(module) -> bool:
     """Whether a reduction/sort/scatter body calls a function: XLA (jaxlib 0.10.2, CPU) segfaults compiling
-    such a module directly (tests/xla_crashes/); oracles that compile modules skip them."""
+    such a module directly (tests/support/xla_crashes/); oracles that compile modules skip them."""
     from stablehlo_sparsity.analysis.irtools import nested_ops, region_ops
 
     for op in nested_ops(module.operation):

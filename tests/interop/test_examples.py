@@ -4,12 +4,12 @@ skipped cleanly: lineax/optimistix/diffrax, matplotlib, cyipopt)."""
 from __future__ import annotations
 
 import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
+import paths
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = paths.REPO / "examples"
 
 
 def load(name):

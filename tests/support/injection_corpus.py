@@ -15,8 +15,8 @@ Sources: openxla/stablehlo's testdata (``@main`` calls ``@inputs()`` / ``@expect
 ``check.expect_*``: :func:`testdata_function` turns the inputs into arguments and drops the checks) and JAX's
 export back-compat modules (:func:`backcompat_cases`).
 
-    python tests/injection_corpus.py FILE.mlir... BACKCOMPAT_NAME...     # one JSON line per module
-    python tests/injection_corpus.py --run-all DIR [STRIDE]            # the long run: workers, a summary
+    python tests/support/injection_corpus.py FILE.mlir... BACKCOMPAT_NAME...     # one JSON line per module
+    python tests/support/injection_corpus.py --run-all DIR [STRIDE]            # the long run: workers, a summary
 
 Each line: ``{"name", "status", "detail", "ops", "injected_ops"}``; status ``ok``, ``nondiff``, ``mismatch``,
 ``foreign``, ``refused``, ``skipped``, ``error`` (an unexpected exception), ``crash`` (the worker died).
@@ -34,6 +34,7 @@ import sys
 import traceback
 
 import numpy as np
+import paths
 
 BACKCOMPAT_PACKAGE = "jax._src.internal_test_util.export_back_compat_test_data"
 FLOAT_KINDS = "fc"
@@ -376,7 +377,7 @@ def summarize(results: list[dict]) -> str:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, str(paths.REPO))
     if sys.argv[1] == "--run-all":
         paths = sorted(glob.glob(os.path.join(sys.argv[2], "*.mlir")))
         stride = int(sys.argv[3]) if len(sys.argv) > 3 else 1

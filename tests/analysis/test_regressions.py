@@ -29,15 +29,15 @@ known-open problems, marked ``xfail(strict=True)`` so that a fix turns them into
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import stablehlo_sparsity as ss
 import strategies as S
+import paths
 
-HOSTILE = Path(__file__).parent / "hostile"
+HOSTILE = paths.HOSTILE
 
 
 def _check(inputs, lines, outputs):
@@ -126,7 +126,7 @@ class _TooManyIterations(Exception):
 
 @pytest.mark.parametrize("observed", [True, False], ids=["observed", "plain"])
 def test_periodic_loop_with_known_huge_trip_count_settles_quickly(observed):
-    """``tests/hostile/long_known_loop.mlir``: ``for i < 10^9: x = roll(sin(x))``.  Once an open problem (the
+    """``tests/support/hostile/long_known_loop.mlir``: ``for i < 10^9: x = roll(sin(x))``.  Once an open problem (the
     analysis ran 10^5 exact iterations, minutes, then took the fixed point: every element on every input).
     Now the body's summary is a row map (a rotation) raised to the power 10^9 — and 10^9 ≡ 0 (mod 4), so the
     exact answer is the identity.  With an observer (which must see every execution, as the annotate pass

@@ -480,7 +480,7 @@ def test_injected_jacobian_on_random_programs(prog):
         m = jax.jit(prog.function(), keep_unused=True).lower(*prog.example_args()).compiler_ir("stablehlo")
     except Exception:
         reject()
-    if LONG:  # XLA itself may crash the process (tests/xla_crashes): leave the program where it can be found
+    if LONG:  # XLA itself may crash the process (tests/support/xla_crashes): leave the program where it can be found
         with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "shs_last_random_program.py"), "w") as fh:
             fh.write(prog.source())
     try:

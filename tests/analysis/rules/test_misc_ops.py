@@ -21,6 +21,7 @@ from stablehlo_sparsity import (
     analyze_module,
     jacobian_sparsity,
 )
+import paths
 
 RNG = np.random.default_rng(0)
 
@@ -332,7 +333,7 @@ def test_tuples_tokens_and_quantized_types_are_refused(text):
 
 def test_ordered_effects_tokens_are_not_arguments_or_outputs():
     """``io_callback(..., ordered=True)`` adds a token argument and result to the entry (before the data):
-    they are skipped, so argument 0 is still ``x`` and the rows are ``f``'s outputs (tests/test_callbacks.py
+    they are skipped, so argument 0 is still ``x`` and the rows are ``f``'s outputs (tests/analysis/test_callbacks.py
     covers the callbacks themselves)."""
     from jax.experimental import io_callback
 
@@ -349,11 +350,10 @@ def test_ordered_effects_tokens_are_not_arguments_or_outputs():
 # ============================================================ the coverage table
 def test_coverage_table_lists_every_spec_op_and_rule():
     import importlib.util
-    from pathlib import Path
 
     from stablehlo_sparsity.analysis.rules import DEPS_RULES
 
-    path = Path(__file__).resolve().parents[1] / "tools" / "coverage_table.py"
+    path = paths.REPO / "tools" / "coverage_table.py"
     spec = importlib.util.spec_from_file_location("coverage_table", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -136,7 +136,7 @@ def test_host_callbacks():
     def calling_back(x):
         return jax.pure_callback(np.cos, jax.ShapeDtypeStruct(x.shape, x.dtype), x) + x
 
-    # a supported op since issue 16: results depend on every operand element (tests/test_callbacks.py)
+    # a supported op since issue 16: results depend on every operand element (tests/analysis/test_callbacks.py)
     with pytest.warns(SparsityWarning, match="Python callback 'xla_ffi_python_cpu_callback'"):
         pat = jacobian_sparsity(calling_back, jnp.ones(3))
     assert pat.todense().all()

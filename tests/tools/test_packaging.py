@@ -4,9 +4,9 @@ install (the source tree is on the path) and fails in a regular one."""
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
+import paths
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.REPO
 
 
 def _declared():

@@ -7,7 +7,7 @@ scratch.  The custom-call table (:mod:`stablehlo_sparsity.analysis.custom_calls`
 importer read.
 
 The derivative against central finite differences of XLA's execution of the original module, in a fresh
-process, is ``tests/test_injection_corpus.py`` (its sample includes the ``gesdd``, ``gtsv`` and ``gees``
+process, is ``tests/modules/test_injection_corpus.py`` (its sample includes the ``gesdd``, ``gtsv`` and ``gees``
 back-compat modules).
 """
 

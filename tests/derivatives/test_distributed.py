@@ -22,7 +22,7 @@ from stablehlo_sparsity.derivatives.distributed import COORDINATOR
 SCRIPT = textwrap.dedent("""
     import os, sys
     out, size = sys.argv[1], int(sys.argv[2])
-    from stablehlo_sparsity import distributed
+    from stablehlo_sparsity.derivatives import distributed
     if distributed.COORDINATOR in os.environ:
         pid, count = distributed.initialize()
     else:  # the single-process reference: the same mesh size, on virtual devices of one process
@@ -31,9 +31,9 @@ SCRIPT = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     jax.config.update("jax_enable_x64", True)
     import stablehlo_sparsity as ss
-    from stablehlo_sparsity import evaluation
+    from stablehlo_sparsity.derivatives.prepared import evaluation
     from stablehlo_sparsity.examples import brusselator
-    from stablehlo_sparsity.sharding import by_rows
+    from stablehlo_sparsity.derivatives.prepared.sharding import by_rows
     DEFAULT = evaluation.INDEX_ARGUMENT_ENTRIES
 
     assert len(jax.devices()) == size and len(jax.local_devices()) == size // count, jax.devices()

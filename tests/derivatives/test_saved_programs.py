@@ -73,8 +73,8 @@ def _prepared():
     out = []
     for name in names:
         case = CASES[name]
-        if any(op not in DEPS_RULES for op in case.needs):
-            continue
+        missing = [op for op in case.needs if op not in DEPS_RULES]
+        assert not missing, f"{name} needs ops without a rule: {', '.join(missing)}"
         jac = ss.sparse_jacobian(case.f, *case.args, argnums=case.argnums, has_aux=case.has_aux, output="dense",
                                  **case.kwargs)
         out.append((name, jac, _point(case.args, 1)))
@@ -96,7 +96,7 @@ CHILD = textwrap.dedent("""
     import numpy as np
     import stablehlo_sparsity as ss
     from stablehlo_sparsity import InputError
-    from stablehlo_sparsity.saved import ForwardOnlyWarning
+    from stablehlo_sparsity.derivatives.saved import ForwardOnlyWarning
 
     folder = sys.argv[1]
     todo = json.load(open(folder + "/todo.json"))
