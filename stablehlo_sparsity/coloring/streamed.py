@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ..dtypes import index_dtype
 from ..errors import InputError
 from ..analysis.compiled import njit
 from .kinds import ColoringKind
@@ -285,7 +286,7 @@ class _Horizons:
 
     def __init__(self, blocks, m: int, n: int, span: int | None, max_span: int, report):
         # int32 per-column arrays while rows fit: they are the O(n) part of the memory
-        dtype = np.int32 if m < 2**31 - 1 else np.int64
+        dtype = index_dtype(m)
         self.m = m
         self.first: np.ndarray = np.full(n, -1, dtype)
         self.span = -1 if span is None else int(span)
@@ -438,7 +439,7 @@ def _color_streamed(blocks, shape, side: ColoringKind, span, max_span, progress)
     nfar = int(hz.far.sum())
     note = f", {nfar} far columns on colors of their own" if nfar else ""
     order = "streamed natural" + ("" if span is None else f" (span {int(span)})")
-    slot = np.full(n, -1, np.int32 if n < 2**31 - 1 else np.int64)
+    slot = np.full(n, -1, index_dtype(n))
     stamps = _Stamps()
     window = _empty_window()
     end = 0
@@ -514,7 +515,7 @@ def stencil27_blocks(L: int, block_rows: int):
         raise InputError(f"L and block_rows must be positive, got {L} and {block_rows}")
     n = L ** 3
     offsets = [(da, db, dc) for da in (-1, 0, 1) for db in (-1, 0, 1) for dc in (-1, 0, 1)]  # sorted flat offsets
-    dtype = np.int32 if n < 2**31 else np.int64
+    dtype = index_dtype(n)
 
     def block(r0: int) -> sp.csr_array:
         r = np.arange(r0, min(n, r0 + block_rows), dtype=np.int64)
