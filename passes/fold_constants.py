@@ -22,7 +22,7 @@ a Python-defined MLIR pass (:class:`FoldConstantsPass`)::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -54,7 +54,8 @@ def _dense_attr(arr: np.ndarray, mlir_type):
 
     try:
         rt = ir.RankedTensorType(mlir_type)
-        attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr), type=rt.element_type, shape=list(rt.shape))
+        attr = cast(Any, ir.DenseElementsAttr).get(np.ascontiguousarray(arr), type=rt.element_type,
+                                                   shape=list(rt.shape))
     except Exception:  # noqa: BLE001 — e.g. element types the bindings cannot encode
         return None
     return attr if attr.type == mlir_type else None
@@ -100,6 +101,7 @@ def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_
                 continue
             consts = [lattice.value(r) for r in op.results]
             if materialize:
+                assert rewritable is not None
                 consts = [c if r in rewritable else None for r, c in zip(op.results, consts)]
             if all(c is None for c in consts):
                 continue

@@ -30,7 +30,7 @@ with a dozen separate discardable attributes):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -118,8 +118,9 @@ def _i64_dense(values) -> object:
     from jaxlib.mlir import ir
 
     arr = np.ascontiguousarray(np.asarray(values, dtype=np.int64))
-    return ir.DenseElementsAttr.get(arr, type=ir.IntegerType.get_signless(64)) if arr.size else \
-        ir.DenseElementsAttr.get(np.zeros((0,), np.int64))
+    dense = cast(Any, ir.DenseElementsAttr)
+    return dense.get(arr, type=ir.IntegerType.get_signless(64)) if arr.size else \
+        dense.get(np.zeros((0,), np.int64))
 
 
 def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, helpers, extra: dict | None = None):
@@ -131,7 +132,7 @@ def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, helper
     m, n = csr.shape
     i64 = ir.IntegerType.get_signless(64)
     colors = np.ascontiguousarray(np.asarray(coloring.colors, np.int32))
-    fields = {
+    fields: dict[str, Any] = {
         "kind": ir.StringAttr.get(kind),
         "entry": ir.StringAttr.get(entry),
         "wrt": _i64_dense(list(wrt)),
@@ -141,7 +142,7 @@ def _record(fn, kind: str, entry: str, wrt, pattern, coloring, mode: str, helper
         "column_indices": _i64_dense(csr.indices),
         "mode": ir.StringAttr.get(mode),
         "num_colors": ir.IntegerAttr.get(i64, int(coloring.num_colors)),
-        "colors": ir.DenseElementsAttr.get(colors if colors.size else np.zeros((0,), np.int32)),
+        "colors": cast(Any, ir.DenseElementsAttr).get(colors if colors.size else np.zeros((0,), np.int32)),
         "helpers": ir.ArrayAttr.get([ir.StringAttr.get(h) for h in helpers]),
     }
     for k, v in (extra or {}).items():
@@ -178,7 +179,7 @@ def _x64_if_needed(module, entry: str):
 
     from stablehlo_sparsity.modules.importer import ImportedFunction
 
-    if ImportedFunction(module, entry)._needs_x64 and not jax.config.jax_enable_x64:
+    if ImportedFunction(module, entry)._needs_x64 and not cast(Any, jax.config).jax_enable_x64:
         return jax.enable_x64(True)
     return contextlib.nullcontext()
 

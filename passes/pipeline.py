@@ -47,6 +47,7 @@ PASSES: dict[str, type[SparsityPass]] = {
 # --------------------------------------------------------------------------- pipelines
 def _split_top(text: str) -> list[str]:
     """Split at commas outside parentheses, braces and quotes."""
+    cur: list[str]
     parts, depth, cur, quote = [], 0, [], False
     for ch in text:
         if ch == '"':

@@ -43,7 +43,7 @@ def parse_version(text: str) -> tuple[int, ...]:
 
 def installed_versions() -> tuple[str | None, str | None]:
     """The installed ``jax`` and ``jaxlib`` distribution versions (``None`` for one that is not installed)."""
-    found = []
+    found: list[str | None] = []
     for name in ("jax", "jaxlib"):
         try:
             found.append(importlib.metadata.version(name))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -34,7 +36,7 @@ class SparsityPattern:
     # ------------------------------------------------------------------ basics
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(int(s) for s in self._csr.shape)
+        return cast("tuple[int, int]", tuple(int(s) for s in self._csr.shape))
 
     @property
     def nnz(self) -> int:

@@ -439,7 +439,7 @@ def _color_streamed(blocks, shape, side: ColoringKind, span, max_span, progress)
     nfar = int(hz.far.sum())
     note = f", {nfar} far columns on colors of their own" if nfar else ""
     order = "streamed natural" + ("" if span is None else f" (span {int(span)})")
-    slot = np.full(n, -1, index_dtype(n))
+    slot: np.ndarray = np.full(n, -1, index_dtype(n))
     stamps = _Stamps()
     window = _empty_window()
     end = 0
@@ -520,7 +520,7 @@ def stencil27_blocks(L: int, block_rows: int):
     def block(r0: int) -> sp.csr_array:
         r = np.arange(r0, min(n, r0 + block_rows), dtype=np.int64)
         coord = (r // (L * L), (r // L) % L, r % L)
-        cols = np.empty((len(r), 27), dtype)
+        cols: np.ndarray = np.empty((len(r), 27), dtype)
         ok = np.empty((len(r), 27), np.bool_)
         for t, d in enumerate(offsets):
             inside = np.ones(len(r), np.bool_)
@@ -528,7 +528,7 @@ def stencil27_blocks(L: int, block_rows: int):
                 inside &= (x + dx >= 0) & (x + dx < L)
             ok[:, t] = inside
             cols[:, t] = r + (d[0] * L + d[1]) * L + d[2]
-        indptr = np.zeros(len(r) + 1, dtype)
+        indptr: np.ndarray = np.zeros(len(r) + 1, dtype)
         np.cumsum(ok.sum(axis=1), out=indptr[1:])
         return sp.csr_array((np.ones(int(indptr[-1]), np.bool_), cols[ok], indptr), shape=(len(r), n))
 

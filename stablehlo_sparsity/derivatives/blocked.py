@@ -277,6 +277,7 @@ class BlockedJacobian:
                         self._capacity *= 2
                     cc_buf = np.zeros(self._capacity, self._ctype)
                     rr_buf = np.zeros(self._capacity, np.int32)
+                assert rr_buf is not None  # allocated with cc_buf
                 cc_buf[:k], cc_buf[k:] = cc, 0
                 rr_buf[:k], rr_buf[k:] = local, 0
                 values = np.asarray(self._gather(B, jnp.asarray(cc_buf), jnp.asarray(rr_buf)))[:k]

@@ -23,7 +23,8 @@ from .prepared.saving import ForwardOnlyWarning, read_npz
 
 __all__ = ["load", "upgrade", "file_sha256", "ForwardOnlyWarning"]
 
-_CLASSES = {"SparseJacobian": SparseJacobian, "SparseHessian": SparseHessian}
+_CLASSES: dict[str, type[SparseJacobian] | type[SparseHessian]] = {"SparseJacobian": SparseJacobian,
+                                                                   "SparseHessian": SparseHessian}
 
 
 def _source(path) -> str:

@@ -261,6 +261,7 @@ def sparse_jacobian_operator(fn: Callable, y, args=None, *, tags=frozenset(), op
     refuse_library_keywords("sparse_jacobian_operator", prepare_kwargs)
     dyn, static = eqx.partition(args, eqx.is_array)
     code = getattr(fn, "__code__", None)
+    key: tuple[Any, ...]
     key = (code if code is not None else _static_key(fn),
            jax.tree_util.tree_structure((y, dyn)),
            tuple((tuple(np.shape(a)), str(jnp.result_type(a))) for a in jax.tree_util.tree_leaves((y, dyn))),

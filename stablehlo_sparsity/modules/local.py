@@ -44,6 +44,7 @@ def module_local_analysis(module_or_text, point: Sequence, *, entry: str = "main
     wrt_list = resolve_wrt(wrt, len(fn.arg_types))
     if len(set(wrt_list)) != len(wrt_list):
         raise InputError(f"wrt {wrt!r} repeats an argument, which a local pattern does not support")
+    g: Callable
     if num_outputs is None:
         g = fn
     else:

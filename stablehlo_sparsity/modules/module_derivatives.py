@@ -32,7 +32,7 @@ flattened selected arguments in ``wrt`` order; rows the flattened results in ord
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import numpy as np
 
@@ -93,6 +93,12 @@ def _has_while(module) -> bool:
 class _KeepUnused:
     """Lowering keeps every entry argument (``jax.jit`` would prune unused ones): the compressed program has
     the entry's exact signature, which the injection pass relies on."""
+
+    function: ImportedFunction | None
+    module: Any
+    entry: str
+    wrt: tuple[int, ...]
+    argnums: tuple[int, ...]
 
     def _lower_jit(self, fn):
         import jax
@@ -199,7 +205,7 @@ def _points(f: ImportedFunction, args, points: int, seed: int):
     if not isinstance(points, (int, np.integer)) or isinstance(points, bool):  # explicit argument tuples
         if args is not None:
             raise InputError("pass either args= or a list of points=, not both")
-        pts = [tuple(p) for p in points]
+        pts = [tuple(p) for p in cast(Sequence, points)]
         return [(pts[0], pts)] if pts else []
     if args is not None:
         return [(tuple(args), points)]
@@ -222,10 +228,11 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
     f = _imported(module, entry)  # the reference: this module's function, whatever ``jacobian`` was prepared from
     sj = jacobian if jacobian is not None else ModuleSparseJacobian(f, entry, wrt, mode=mode, output="values")
     argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
-    return _worst([check_jacobian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
-                                  seed=seed, dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)
-                   for pt, k in _points(f, args, points, seed)], args is None and isinstance(points, int), seed,
-                  raise_on_error)
+    return cast(CheckReport, _worst(
+        [check_jacobian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
+                        dense_limit=dense_limit, raise_on_error=False, jacobian=sj, points=k)
+         for pt, k in _points(f, args, points, seed)],
+        args is None and isinstance(points, int), seed, raise_on_error))  # (None for an empty list of points)
 
 
 def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequence | None = None, points: int = 3,
@@ -238,10 +245,11 @@ def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequenc
     f = _imported(module, entry)  # the reference: this module's function, whatever ``hessian`` was prepared from
     sh = hessian if hessian is not None else ModuleSparseHessian(f, entry, wrt, output="values", mode=mode)
     argnums = None if wrt is None else normalize_wrt(wrt, len(f.arg_types))
-    return _worst([check_hessian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol,
-                                 seed=seed, dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)
-                   for pt, k in _points(f, args, points, seed)], args is None and isinstance(points, int), seed,
-                  raise_on_error)
+    return cast(CheckReport, _worst(
+        [check_hessian(f, *pt, argnums=argnums, method=method, probes=probes, rtol=rtol, atol=atol, seed=seed,
+                       dense_limit=dense_limit, raise_on_error=False, hessian=sh, points=k)
+         for pt, k in _points(f, args, points, seed)],
+        args is None and isinstance(points, int), seed, raise_on_error))  # (None for an empty list of points)
 
 
 def _worst(reports, random: bool, seed: int, raise_on_error: bool) -> CheckReport | None:

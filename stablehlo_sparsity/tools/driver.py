@@ -31,6 +31,7 @@ import os
 import re
 import sys
 import warnings
+from typing import Any
 
 __all__ = ["main"]
 
@@ -171,7 +172,7 @@ def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]
 def _pipeline_from_flags(flags, args) -> list:
     from stablehlo_sparsity.passes.pipeline import PASSES
 
-    elements = []
+    elements: list[tuple[Any, ...]] = []
     for name, value in flags:
         if name in PASSES:
             info = PASSES[name]
@@ -245,6 +246,7 @@ def _split_chunks(text: str, marker: str | None) -> list[tuple[str, int]]:
     if marker is None:
         return [(text, 1)]
     lines = text.splitlines(keepends=True)
+    cur: list[str]
     chunks, cur, start = [], [], 1
     for i, line in enumerate(lines, start=1):
         if line.strip() == marker:
@@ -378,7 +380,7 @@ def _format_rows_json_inner(indptr, indices) -> str:
     return buf.tobytes().decode("ascii")
 
 
-def _row_blocks(indptr, chunk: int = None):
+def _row_blocks(indptr, chunk: int | None = None):
     """``(lo, hi)`` row ranges holding about ``chunk`` nonzeros (and at most ``chunk`` rows) each."""
     import numpy as np
 
@@ -493,7 +495,7 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
         # (pattern and json: a generator of text chunks, written as they come: see _run)
         return {"pattern": _emit_pattern, "json": _emit_json, "picture": _emit_picture}[args.emit](analysis)
     except Exception as e:
-        e.module_loc = module_loc  # type: ignore[attr-defined]
+        e.module_loc = module_loc
         raise
 
 
@@ -566,6 +568,7 @@ def _run(argv: list[str]) -> int:
 
     # Outputs are written as they are produced (the pattern emitters stream their text in chunks): the driver
     # never holds more than the pattern itself and one chunk of text.
+    out: Any  # a text or a binary stream (--emit-bytecode)
     if args.output == "-":
         out = sys.stdout.buffer if args.emit_bytecode else sys.stdout
     else:
@@ -574,6 +577,7 @@ def _run(argv: list[str]) -> int:
         except OSError as e:
             print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
             return 1
+    seen: set[str]
     failed, seen, written = False, set(), 0
     sep = f"{args.split_input_file}\n" if args.split_input_file is not None else ""
     try:

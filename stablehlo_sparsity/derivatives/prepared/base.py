@@ -10,7 +10,7 @@ core, output containers (:mod:`.outputs`), pytree blocks, lowering, export, pick
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,7 +55,8 @@ class PreparedDerivative:
     forward_only: str | None = None
     strategy_requested: str = "auto"
     chunk_size: int | None = None
-    devices = None
+    #: ``None`` (one device) or a one-axis :class:`jax.sharding.Mesh` (see :meth:`set_devices`)
+    devices: Any = None
     #: ``None``, or how a result sharded by rows is computed (see
     #: :func:`~stablehlo_sparsity.derivatives.prepared.sharding.by_rows`)
     row_method: str | None = None
@@ -63,6 +64,8 @@ class PreparedDerivative:
     _argnums_int = True
     _layout = None
     _plan: EvaluationPlan | None = None
+    _rows: np.ndarray
+    _cols: np.ndarray
 
     # ------------------------------------------------------------------ preparation
     def bind(self, fn, args, argnums, *, has_aux: bool, output: str, with_value: bool, argnums_int: bool = True,
@@ -202,6 +205,7 @@ class PreparedDerivative:
             from .evaluation import PER_DEVICE
 
             plan = self._plan
+            assert plan is not None  # index_arguments is False without a plan
             if self.devices is None:
                 tables = plan.index_tables()
                 # a first call may come under jit: the arrays must be concrete, never that trace's tracers
@@ -218,7 +222,8 @@ class PreparedDerivative:
                     sharding = NamedSharding(mesh, P(axis) if k.startswith(PER_DEVICE) else P())
                     # every process builds only the rows its devices hold (the mesh may span processes)
                     with jax.ensure_compile_time_eval():
-                        placed[k] = jax.make_array_from_callback(v.shape, sharding, lambda i, v=v: v[i])
+                        placed[k] = jax.make_array_from_callback(v.shape, sharding,
+                                                                 cast(Any, lambda i, v=v: v[i]))
                 self._device_tables = placed
                 plan.drop_host_tables()
         return self._device_tables
@@ -252,7 +257,7 @@ class PreparedDerivative:
         import jax
 
         leaves, tree = jax.tree_util.tree_flatten(args)
-        if tree != self._in_tree:
+        if cast(Any, tree) != self._in_tree:
             raise InputError(f"arguments have structure {tree}, the {self.kind} was prepared for {self._in_tree}")
         examples = jax.tree_util.tree_leaves(self._example)
         check_call_arguments(leaves, examples, self.kind)
@@ -518,6 +523,7 @@ class PreparedDerivative:
         if fmt != STATE_FORMAT:
             raise InputError(f"not a saved sparse Jacobian/Hessian of this version (format {fmt!r:.80}, expected "
                              f"{STATE_FORMAT!r}): prepare it again with this version", source)
+        assert isinstance(meta, dict)  # fmt == STATE_FORMAT was read from it
         checked = check_state(state, source)
         m, n = checked.shape
         self.pattern = SparsityPattern(sp.csr_array(
@@ -541,7 +547,7 @@ class PreparedDerivative:
         self._in_tree = exp.in_tree.children()[0]
         self._example = jax.tree_util.tree_unflatten(
             self._in_tree, [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in exp.in_avals])
-        self._values = restored_call(exp, self.forward_only, self.kind)
+        cast(Any, self)._values = restored_call(exp, self.forward_only, self.kind)
         out_tree = exp.out_tree.children()[0]  # (y, aux, values) → y
         self._out_tree = out_tree
         self._out_shapes = [tuple(a.shape) for a in exp.out_avals[:out_tree.num_leaves]]

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -294,7 +294,7 @@ class EvaluationPlan:
         # nonzero of a kept table is a gigabyte
         t = np.int32 if starts[-1] < 2**31 - 1 else np.int64
         self.source = None if source is None else np.asarray(source).astype(t, copy=False)
-        self.nnz = 0 if source is None else len(self.source)
+        self.nnz = 0 if source is None else len(cast(np.ndarray, self.source))
         self.chunk_sizes = []
         for s in self.sides:
             if chunk_size is not None:
@@ -633,8 +633,10 @@ class EvaluationPlan:
             if s.k == 0:
                 continue
             kb = -(-s.k // devices)
-            src = self._device_row(f"{PER_DEVICE}{i}.src", lambda i=i: self._shard_tables(i, devices)[1], d)
-            pos = self._device_row(f"{PER_DEVICE}{i}.pos", lambda i=i: self._shard_tables(i, devices)[2], d)
+            src = self._device_row(f"{PER_DEVICE}{i}.src",
+                                   cast(Callable[[], np.ndarray], lambda i=i: self._shard_tables(i, devices)[1]), d)
+            pos = self._device_row(f"{PER_DEVICE}{i}.pos",
+                                   cast(Callable[[], np.ndarray], lambda i=i: self._shard_tables(i, devices)[2]), d)
             p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)
@@ -689,8 +691,10 @@ class EvaluationPlan:
             if s.k == 0:
                 continue
             kb = -(-s.k // devices)
-            send = self._device_row(f"{PER_DEVICE}{i}.send", lambda i=i: self._exchange_tables(i, devices)[0], d)
-            recv = self._device_row(f"{PER_DEVICE}{i}.recv", lambda i=i: self._exchange_tables(i, devices)[1], d)
+            send = self._device_row(f"{PER_DEVICE}{i}.send",
+                                    cast(Callable[[], np.ndarray], lambda i=i: self._exchange_tables(i, devices)[0]), d)
+            recv = self._device_row(f"{PER_DEVICE}{i}.recv",
+                                    cast(Callable[[], np.ndarray], lambda i=i: self._exchange_tables(i, devices)[1]), d)
             p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
             primal = p if primal is None else primal
             flat = jnp.ravel(comp).astype(dtype)

@@ -5,6 +5,8 @@ binding of the selected arguments, integer outputs cast to float, and auxiliary 
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 
 from ...analysis.auxiliary import AuxSplit  # noqa: F401  (prepared objects and their pickles hold one)
@@ -80,7 +82,7 @@ def warn_float64(leaves) -> None:
         return
     import jax
 
-    if jax.config.jax_enable_x64:
+    if cast(Any, jax.config).jax_enable_x64:
         return
     if any(getattr(leaf, "dtype", None) == np.float64 for leaf in leaves if not isinstance(leaf, jax.Array)):
         _WARNED_FLOAT64.append(True)
