@@ -206,7 +206,9 @@ def _points(f: ImportedFunction, args, points: int, seed: int):
         if args is not None:
             raise InputError("pass either args= or a list of points=, not both")
         pts = [tuple(p) for p in cast(Sequence, points)]
-        return [(pts[0], pts)] if pts else []
+        if not pts:
+            raise InputError("points=[] gives no point to check at: pass at least one argument tuple")
+        return [(pts[0], pts)]
     if args is not None:
         return [(tuple(args), points)]
     return [(f.random_args(seed + k), 1) for k in range(points)]

@@ -299,6 +299,9 @@ def test_module_api_agrees_with_the_jax_callable_api():
     exp = sj.export(platforms=("cpu",))
     assert np.allclose(exp.call(x), sj.values(x))
     assert ss.check_jacobian_module(text, points=1).ok
+    assert ss.check_jacobian_module(text, points=[(x,)]).ok
+    with pytest.raises(ss.InputError, match="no point to check"):  # (it returned None before)
+        ss.check_jacobian_module(text, points=[])
     g = lambda x: jnp.sum(f(x) ** 2)  # noqa: E731
     h = ss.sparse_hessian_module(jax.jit(g).lower(x).as_text(), output="dense")
     assert h.pattern == ss.sparse_hessian(g, x).pattern
