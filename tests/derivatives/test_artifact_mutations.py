@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import stablehlo_sparsity as ss
+from shared_modules import WHILE_MODULE
 
 LONG = os.environ.get("SHS_LONG") == "1"
 SEED = 31
@@ -35,22 +36,6 @@ MEMBERS = ("meta.npy", "meta_sha256.npy", "program.npy", "indptr.npy", "indices.
            "cols.npy")
 CHANGES = ("flip", "zero", "truncate", "extend")
 
-WHILE_MODULE = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %r:2 = stablehlo.while(%a = %x, %i = %c0) : tensor<4xf32>, tensor<i32>
-    cond {
-      %c3 = stablehlo.constant dense<3> : tensor<i32>
-      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %lt : tensor<i1>
-    } do {
-      %s = stablehlo.sine %a : tensor<4xf32>
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %j = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %s, %j : tensor<4xf32>, tensor<i32>
-    }
-  %m = stablehlo.multiply %r#0, %x : tensor<4xf32>
-  func.return %m : tensor<4xf32>
-}"""
 
 
 def newton_cos(x):

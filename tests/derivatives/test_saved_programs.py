@@ -26,6 +26,7 @@ import pytest
 import stablehlo_sparsity as ss
 from stablehlo_sparsity.analysis.rules import DEPS_RULES
 from test_soundness_suite import CASES
+from shared_modules import WHILE_MODULE
 
 LONG = os.environ.get("SHS_LONG") == "1"
 SAMPLE = ("fori_euler", "scan_recurrence", "has_aux", "nested_dict_out")
@@ -42,22 +43,6 @@ def arrowhead(x):
     return x * x[0] + jnp.concatenate([jnp.sum(x)[None], jnp.zeros(x.shape[0] - 1)])
 
 
-WHILE_MODULE = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %r:2 = stablehlo.while(%a = %x, %i = %c0) : tensor<4xf32>, tensor<i32>
-    cond {
-      %c3 = stablehlo.constant dense<3> : tensor<i32>
-      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %lt : tensor<i1>
-    } do {
-      %s = stablehlo.sine %a : tensor<4xf32>
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %j = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %s, %j : tensor<4xf32>, tensor<i32>
-    }
-  %m = stablehlo.multiply %r#0, %x : tensor<4xf32>
-  func.return %m : tensor<4xf32>
-}"""
 
 
 def _point(args, seed):
