@@ -1,9 +1,11 @@
-"""Indexing ops: §gather, §scatter, §dynamic_slice, §dynamic_update_slice — constants are values.
+"""Indexing ops: §gather, §scatter, §dynamic_slice, §dynamic_update_slice (and MHLO's legacy
+``stablehlo.torch_index_select``, a gather along one dim) — constants are values.
 
 With known start indices (the constant lattice resolves JAX's index normalization chains) every rule is
 exact, built from the NumPy index maps of :mod:`..folding.index_maps`:
 
-* gather / dynamic_slice: *rows by index map* — result element ``i`` copies operand element ``map[i]``;
+* gather / dynamic_slice / torch_index_select: *rows by index map* — result element ``i`` copies operand
+  element ``map[i]``;
 * dynamic_update_slice: rows by index map over the operand and the update;
 * scatter: *group union* of the update elements landing on each result element (an index map when no two
   land on the same one), combined with the input according to the update computation (below).
@@ -36,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..irtools import num_elements
-from ..attrs import i64_list
+from ..attrs import i64_list, int_attr
 from ...lattice.windows import positions
 from ..folding.index_maps import (GatherDims, ScatterDims, box_matrix, clamp_starts, dynamic_slice_index_map,
                                   gather_index_map, scatter_targets, window_union_matrix)
@@ -48,6 +50,7 @@ from .structural import moved_uncertainty
 from .registry import VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 from ..values import AbstractValue
+from ...errors import InputError
 
 
 
@@ -149,6 +152,132 @@ def _gather_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResu
     (t,) = ctx.result_types(op)
     m = gather_index_map(operand.shape, indices, GatherDims.from_op(op), t.shape)
     return [np.ascontiguousarray(operand).ravel()[m]]
+
+
+# ====================================================================== torch_index_select
+def torch_index_select_dims(op: Op, operand_shape, index_shape, result_shape, index_dtype,
+                            location: str | None) -> tuple[int, int]:
+    """``(dim, batch_dims)`` of a ``stablehlo.torch_index_select``, normalized (negative values count from the
+    end: ``dim`` of the operand's rank, ``batch_dims`` of the index's) and checked against the shapes — the
+    dialect verifies none of this: ``0 <= batch_dims <= dim < rank(operand)``, ``batch_dims <= rank(index)``,
+    leading batch dims equal, an integer index, and the result shape
+    ``operand[:dim] + index[batch_dims:] + operand[dim + 1:]``.  Anything else is an :class:`InputError`."""
+    operand_shape, index_shape, result_shape = (tuple(int(s) for s in x)
+                                                for x in (operand_shape, index_shape, result_shape))
+    dim, batch = int_attr(op, "dim"), int_attr(op, "batch_dims")
+    dim += len(operand_shape) if dim < 0 else 0
+    batch += len(index_shape) if batch < 0 else 0
+    expected = operand_shape[:dim] + index_shape[batch:] + operand_shape[dim + 1:]
+    why = None
+    if not 0 <= dim < len(operand_shape):
+        why = f"dim = {int_attr(op, 'dim')} is not a dimension of the operand {operand_shape}"
+    elif not 0 <= batch <= min(dim, len(index_shape)):
+        why = f"batch_dims = {int_attr(op, 'batch_dims')} is not in [0, min(dim, rank(index))]"
+    elif operand_shape[:batch] != index_shape[:batch]:
+        why = f"the batch dims of the operand {operand_shape} and the index {index_shape} differ"
+    elif not np.issubdtype(index_dtype, np.integer):
+        why = f"the index has element type {np.dtype(index_dtype).name}, not an integer"
+    elif result_shape != expected:
+        why = (f"the result shape {result_shape} is not operand[:dim] + index[batch_dims:] + operand[dim+1:] "
+               f"= {expected}")
+    if why is not None:
+        raise InputError(f"stablehlo.torch_index_select: {why}", location)
+    return dim, batch
+
+
+def _torch_index_select_map(operand_shape, index, dim: int, batch: int) -> np.ndarray:
+    """Flat operand element read by each result element (row-major), ``-1`` where ``index`` is out of
+    ``[0, operand_shape[dim])``: result ``(b, p, i, q)`` reads operand ``(b, p, index[b, i], q)`` (``b`` the
+    ``batch`` leading dims, ``p`` the operand dims before ``dim``, ``i`` the index's other dims, ``q`` the
+    operand dims after ``dim``).  Broadcast sums of ``arange``s: no loop over elements."""
+    shape = tuple(int(s) for s in operand_shape)
+    index = np.asarray(index)
+    q = index.ndim
+    out_shape = shape[:dim] + index.shape[batch:] + shape[dim + 1:]
+    strides = np.cumprod((1,) + shape[:0:-1], dtype=np.int64)[::-1]
+    # the index's dims sit at result dims [0, batch) and [dim, dim + q - batch): a reshape inserting unit dims
+    idx = index.astype(np.int64).reshape(index.shape[:batch] + (1,) * (dim - batch) + index.shape[batch:]
+                                         + (1,) * (len(shape) - dim - 1))
+    flat = idx * strides[dim]
+    for k, size in enumerate(shape):
+        if k == dim:
+            continue
+        axes = [1] * len(out_shape)
+        axes[k if k < dim else k + q - batch - 1] = size
+        flat = flat + (np.arange(size, dtype=np.int64) * strides[k]).reshape(axes)
+    flat = np.where((idx >= 0) & (idx < shape[dim]), flat, -1)
+    return np.broadcast_to(flat, out_shape).ravel()
+
+
+@deps_rule("stablehlo.torch_index_select", kind=VALUE_AWARE,
+           note="known in-range indices: exact index map; bounded in range (integer ranges): the elements they "
+                "reach; unknown or out of range: any element along `dim` (warns)")
+def _torch_index_select(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
+    """``stablehlo.torch_index_select`` (MHLO's legacy op, not in the spec; ``jnp.take(operand, index,
+    axis=dim)`` with ``batch_dims`` leading dims shared by operand and index):
+    ``result[b, p, i, q] = operand[b, p, index[b, i], q]``, result shape
+    ``operand[:dim] + index[batch_dims:] + operand[dim + 1:]``.
+
+    Known indices: rows by index map (each result element copies one operand element).  Out-of-range
+    indices have no agreed meaning: XLA's ``TorchIndexSelect`` (a gather) clamps 32-bit indices but first
+    converts 64-bit ones to ``u32`` (``-1`` reads the *last* element), other lowerings leave it undefined — so
+    the result elements of an out-of-range index read any operand element along ``dim`` (warns).  Unknown
+    indices: every element along ``dim`` (conservative, warns), or the ones their integer ranges reach when
+    those lie within ``[0, operand.shape[dim])``."""
+    operand, index = args
+    (t,) = ctx.result_types(op)
+    dim, batch = torch_index_select_dims(op, operand.shape, index.shape, t.shape, index.dtype, ctx.location(op))
+    if operand.deps.is_empty or operand.shape[dim] == 0:
+        return [ctx.empty(t.size)]
+    size = operand.shape[dim]
+    if index.const is not None:
+        c = np.asarray(index.const)
+        out = operand.deps.gather_rows(_torch_index_select_map(operand.shape, c, dim, batch))
+        bad = (c < 0) | (c > size - 1) if c.dtype.kind != "u" else c > size - 1
+        if not bad.any():
+            return [out]
+        ctx.warn(op, f"torch_index_select: {int(bad.sum())} index value(s) outside [0, {size}) (XLA clamps or "
+                     f"wraps them depending on the index type): their result elements may read any operand "
+                     f"element along dimension {dim}")
+        return [Deps.union(out, _along_dim(operand, dim).gather_rows(
+            _torch_index_select_map(_red_shape(operand.shape, dim), np.where(bad, 0, -1), dim, batch)))]
+    b = known_bounds(index)
+    if b is not None and b[0].size and int(b[0].min()) >= 0 and int(b[1].max()) < size:
+        choices = _index_choices(index, len(index.shape))
+        if choices is not None:
+            ctx.warn(op, "torch_index_select indices are not known constants: each result element reads the "
+                         "elements its index may reach within its integer range")
+            return [Deps.union(*[operand.deps.gather_rows(_torch_index_select_map(operand.shape, c, dim, batch))
+                                 for c in choices])]
+    ctx.warn(op, f"torch_index_select indices are not known constants: each result element may read any "
+                 f"operand element along dimension {dim} (conservative)")
+    zeros = np.zeros(index.shape, np.int64)
+    return [_along_dim(operand, dim).gather_rows(
+        _torch_index_select_map(_red_shape(operand.shape, dim), zeros, dim, batch))]
+
+
+def _red_shape(shape, dim: int) -> tuple[int, ...]:
+    return tuple(1 if d == dim else int(s) for d, s in enumerate(shape))
+
+
+def _along_dim(operand: AbstractValue, dim: int) -> Deps:
+    """The operand's lattice unioned along ``dim`` (shape :func:`_red_shape`)."""
+    sizes = _red_shape(operand.shape, dim)
+    return group_union(operand.deps, Groups.from_matrix(window_union_matrix(operand.shape, sizes, [dim])))
+
+
+@fold_rule("stablehlo.torch_index_select")
+def _torch_index_select_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
+    """In-range indices only (out of range the backends disagree, see the index-set rule)."""
+    operand, index = consts
+    (t,) = ctx.result_types(op)
+    dim, batch = torch_index_select_dims(op, operand.shape, index.shape, t.shape, index.dtype, ctx.location(op))
+    m = _torch_index_select_map(operand.shape, index, dim, batch)
+    if operand.size == 0 or np.any(m < 0):
+        if t.size:
+            raise NotFoldable
+        return [np.zeros(t.shape, operand.dtype)]
+    return [np.ascontiguousarray(operand).ravel()[m].reshape(t.shape)]
 
 
 # ====================================================================== dynamic_slice
@@ -448,7 +577,8 @@ def _check_exact_accumulation(res, t, u, ufunc):
 
 
 # ====================================================================== trust (folding/exactness.py)
-@error_rule("stablehlo.gather", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice")
+@error_rule("stablehlo.gather", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice",
+            "stablehlo.torch_index_select")
 def _moved(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """Gathers and slices copy elements (their indices are integers, hence exact)."""
     data = (0, 1) if op.operation.name == "stablehlo.dynamic_update_slice" else (0,)

@@ -19,7 +19,7 @@ STRUCTURAL = ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_i
               "stablehlo.real_dynamic_slice", "stablehlo.set_dimension_size", "stablehlo.dynamic_iota",
               "stablehlo.get_dimension_size", "chlo.constant", "chlo.constant_like")
 INDEXING = ("stablehlo.gather", "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice",
-            "stablehlo.dynamic_gather")
+            "stablehlo.dynamic_gather", "stablehlo.torch_index_select")
 ORDERING = ("stablehlo.sort", "chlo.top_k")
 REGIONS = ("stablehlo.while", "stablehlo.case", "stablehlo.if", "func.call", "stablehlo.composite",
            "stablehlo.optimization_barrier")

@@ -1,4 +1,5 @@
-"""§gather, §scatter, §dynamic_slice, §dynamic_update_slice with full dimension numbers.
+"""§gather, §scatter, §dynamic_slice, §dynamic_update_slice with full dimension numbers (and MHLO's
+legacy ``torch_index_select``, as the gather XLA makes of it).
 
 ``jax.lax`` wants the index vector in the last dimension of the indices; StableHLO allows any
 ``index_vector_dim`` (equal to the rank: an implicit trailing 1), so the indices are transposed first.
@@ -22,6 +23,7 @@ import numpy as np
 
 from ...analysis.attrs import bool_attr, i64_list
 from ...analysis.folding.index_maps import GatherDims, ScatterDims
+from ...analysis.rules.indexing import torch_index_select_dims
 from .bodies import binary_body, captures, returns_argument
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
@@ -122,3 +124,25 @@ def _dynamic_update_slice(ctx: ImportContext, op: Op, args: Values) -> Values:
     """§dynamic_update_slice (start indices clamped into range)."""
     x, upd, *starts = args
     return [jax_lax().dynamic_update_slice(x, upd, starts, allow_negative_indices=False)]
+
+
+@import_rule("stablehlo.torch_index_select")
+def _torch_index_select(ctx: ImportContext, op: Op, args: Values) -> Values:
+    """MHLO's legacy ``torch_index_select`` as XLA's ``TorchIndexSelect`` computes it: a ``lax.gather`` of
+    one-element slices along ``dim``, the ``batch_dims`` leading dims as gather batching dims, ``mode=CLIP``
+    (XLA clamps; it converts 64-bit indices to ``u32`` first, so a negative one reads the last element)."""
+    lax = jax_lax()
+    operand, index = args
+    (t,) = ctx.result_types(op)
+    shape, ishape = tuple(np.shape(operand)), tuple(np.shape(index))
+    dim, batch = torch_index_select_dims(op, shape, ishape, t.shape, np.dtype(index.dtype), ctx.location(op))
+    if np.dtype(index.dtype).itemsize == 8 and shape[dim] < 2**32 - 1:
+        index = lax.convert_element_type(index, np.uint32)
+        index = lax.min(index, np.uint32(max(shape[dim] - 1, 0)))
+    q = len(ishape)
+    offset = tuple(i if i < dim else i + q - batch - 1 for i in range(len(shape)) if i >= batch and i != dim)
+    dn = lax.GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(dim,), start_index_map=(dim,),
+                                    operand_batching_dims=tuple(range(batch)),
+                                    start_indices_batching_dims=tuple(range(batch)))
+    sizes = tuple(min(s, 1) if i < batch or i == dim else s for i, s in enumerate(shape))
+    return [lax.gather(operand, lax.expand_dims(index, (q,)), dn, sizes, mode=lax.GatherScatterMode.CLIP)]

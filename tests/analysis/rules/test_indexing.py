@@ -341,3 +341,188 @@ def test_random_2d_indices_with_duplicates_and_out_of_bounds(seed):
     assert_sound(lambda x: x.at[rows, cols].set(src(x), mode="drop") * x, x)
     assert_sound(lambda x: jnp.sin(x.at[rows, cols].get(mode="fill", fill_value=0.0)) + x.ravel()[:k], x, exact=True)
     assert_sound(lambda x: x.at[rows].get(mode="clip") ** 2, x, exact=True)
+
+
+# ---------------------------------------------------------------------- torch_index_select (MHLO's legacy op)
+def _shape_text(shape, elem):
+    return "tensor<" + "".join(f"{s}x" for s in shape) + f"{elem}>"
+
+
+def _tis_module(S, I, dim, batch, index=None, it="i32", index_body=""):
+    """``@main(%a: S×f64[, %i: I×it])``: torch_index_select of ``%a`` by a constant ``index`` (or the argument
+    ``%i``, optionally transformed by ``index_body`` ending in ``%j``)."""
+    d = dim % len(S)
+    b = batch % len(I) if batch < 0 else batch
+    R = S[:d] + I[b:] + S[d + 1:]
+    ta, ti, tr = _shape_text(S, "f64"), _shape_text(I, it), _shape_text(R, "f64")
+    if index is None:
+        head, body, j = f"%a: {ta}, %i: {ti}", index_body, "%j" if index_body else "%i"
+    else:
+        lit = np.asarray(index).tolist()
+        head, body, j = f"%a: {ta}", f"%c = stablehlo.constant dense<{lit}> : {ti}", "%c"
+    return (f"func.func @main({head}) -> {tr} {{\n  {body}\n"
+            f'  %0 = "stablehlo.torch_index_select"(%a, {j}) {{dim = {dim} : i64, batch_dims = {batch} : i64}} '
+            f": ({ta}, {ti}) -> {tr}\n  return %0 : {tr}\n}}\n")
+
+
+def _tis_reference(a, index, dim, batch):
+    """NumPy oracle: ``result[b, p, i, q] = a[b, p, index[b, i], q]`` (in-range indices)."""
+    index = np.asarray(index)
+    flat_b = int(np.prod(a.shape[:batch], dtype=np.int64))
+    a2 = a.reshape((flat_b,) + a.shape[batch:])
+    i2 = index.reshape((flat_b,) + index.shape[batch:])
+    out = np.stack([np.take(a2[k], i2[k], axis=dim - batch) for k in range(flat_b)])
+    return out.reshape(a.shape[:dim] + index.shape[batch:] + a.shape[dim + 1:])
+
+
+def _replay_pattern(text, index_args=(), points=2, seed=0):
+    """Union over random points (and the given index arguments) of ``|jax.jacfwd|`` of the importer's replay
+    with respect to argument 0."""
+    from stablehlo_sparsity.modules.importer import import_module
+
+    f = import_module(text)
+    rng = np.random.default_rng(seed)
+    jac = jax.jit(jax.jacfwd(lambda a, *i: f(a, *i)))
+    acc = None
+    for extra in (index_args or [()]):
+        for _ in range(points):
+            a = rng.standard_normal(f.arg_types[0].shape)
+            J = np.asarray(jac(a, *extra)).reshape(-1, a.size) != 0
+            acc = J if acc is None else acc | J
+    return acc
+
+
+TIS_CASES = [  # operand shape, index shape, dim, batch_dims
+    ((5,), (7,), 0, 0),
+    ((4, 3), (6,), 0, 0),
+    ((3, 5, 2), (2, 4), 1, 0),  # dim > 0, 2-d index
+    ((3, 5, 2), (), 1, 0),  # a scalar index drops the dim
+    ((3, 5, 4), (3, 2), 2, 1),  # one batch dim
+    ((3, 5, 4), (3, 6), 1, 1),  # batch dim right before dim
+    ((2, 3, 4, 5), (2, 3, 2), 3, 2),  # two batch dims, dim last
+    ((2, 3, 4, 5), (2, 2, 2), 2, 1),  # a batch dim, then an operand dim, then dim
+    ((3, 5, 4), (3, 2), -1, -1),  # negative: dim from the operand's rank, batch_dims from the index's
+]
+
+
+@pytest.mark.parametrize("S, I, dim, batch", TIS_CASES)
+def test_torch_index_select_constant_indices_exact(S, I, dim, batch):
+    d = dim % len(S)
+    b = batch % len(I) if batch < 0 else batch
+    index = RNG.integers(0, S[d], size=I)
+    text = _tis_module(S, I, dim, batch, index=index)
+    p = _dense(_no_warning_module(text))
+    assert np.array_equal(p, _replay_pattern(text))
+    a = RNG.standard_normal(S)  # each result element copies exactly one operand element: the map itself
+    pos = _tis_reference(np.arange(a.size, dtype=np.int64).reshape(S), index, d, b).ravel()
+    assert np.array_equal(p, np.eye(a.size, dtype=bool)[pos])
+    from stablehlo_sparsity.modules.importer import import_module
+
+    assert np.array_equal(np.asarray(import_module(text)(a)), _tis_reference(a, index, d, b))
+
+
+def _no_warning_module(text, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SparsityWarning)
+        return analyze_module(text, **kw).pattern
+
+
+@pytest.mark.parametrize("S, I, dim, batch", TIS_CASES)
+def test_torch_index_select_unknown_indices_read_along_dim(S, I, dim, batch):
+    d = dim % len(S)
+    text = _tis_module(S, I, dim, batch)
+    with pytest.warns(SparsityWarning, match="torch_index_select indices are not known constants"):
+        p = _dense(analyze_module(text).pattern)
+    draws = [(RNG.integers(-2, S[d] + 2, size=I).astype(np.int32),) for _ in range(4)]
+    num = _replay_pattern(text, draws)
+    assert not (num & ~p).any()  # sound for every index, in range or not
+    # and exactly "any element along dim": the pattern of the zero index, widened along dim
+    zero = _dense(_no_warning_module(_tis_module(S, I, dim, batch, index=np.zeros(I, np.int64))))
+    zero = zero.reshape(-1, int(np.prod(S[:d], dtype=np.int64)), S[d], int(np.prod(S[d + 1:], dtype=np.int64)))
+    widened = np.broadcast_to(zero.any(axis=2, keepdims=True), zero.shape).reshape(p.shape)
+    assert np.array_equal(p, widened)
+
+
+def test_torch_index_select_bounded_indices_read_their_range():
+    """An index clamped into [1, 2] by the program reads rows 1 and 2 only (integer ranges)."""
+    S, I = (5, 3), (4,)
+    body = ("%lo = stablehlo.constant dense<1> : tensor<i32>\n  %hi = stablehlo.constant dense<2> : tensor<i32>\n"
+            "  %j = stablehlo.clamp %lo, %i, %hi : (tensor<i32>, tensor<4xi32>, tensor<i32>) -> tensor<4xi32>")
+    text = _tis_module(S, I, 0, 0, index_body=body)
+    with pytest.warns(SparsityWarning, match="within its integer range"):
+        p = _dense(analyze_module(text).pattern)
+    exp = np.zeros((4, 3, 5, 3), bool)
+    for c in range(3):
+        exp[:, c, 1:3, c] = True
+    assert np.array_equal(p, exp.reshape(12, 15))
+    assert not (_replay_pattern(text, [(RNG.integers(-3, 7, size=I).astype(np.int32),) for _ in range(4)])
+                & ~p).any()
+
+
+@pytest.mark.parametrize("it", ["i32", "i64"])
+def test_torch_index_select_out_of_range_constant_is_conservative(it):
+    """XLA clamps an i32 index but reads -1 of an i64 index as u32 (the last element): an out-of-range index
+    reads any element along dim (warns); the in-range ones stay exact."""
+    S, I = (4, 2), (5,)
+    index = np.array([0, 3, -1, 7, 2])
+    text = _tis_module(S, I, 0, 0, index=index, it=it)
+    with pytest.warns(SparsityWarning, match="2 index value"):
+        p = _dense(analyze_module(text).pattern).reshape(5, 2, 4, 2)
+    assert not (_replay_pattern(text).reshape(p.shape) & ~p).any()
+    for r, k in ((0, 0), (1, 3), (4, 2)):
+        exp = np.zeros((2, 4, 2), bool)
+        exp[[0, 1], k, [0, 1]] = True
+        assert np.array_equal(p[r], exp)
+    for r in (2, 3):
+        assert np.array_equal(p[r], np.einsum("ac,b->abc", np.eye(2, dtype=bool), np.ones(4, bool)))
+    from stablehlo_sparsity.modules.importer import import_module
+
+    a = np.arange(8.0).reshape(S)  # the replay is XLA's: -1 is 0 (i32) or 3 (i64, read as u32), 7 clamps to 3
+    want = a[[0, 3, 0 if it == "i32" else 3, 3, 2]]
+    assert np.array_equal(np.asarray(import_module(text)(a)), want)
+
+
+def test_torch_index_select_fold_and_hessian():
+    from helpers import one_op, run_fold, run_xla
+    from stablehlo_sparsity.analysis.second_order.api import hessian_pattern_of_entry
+    from stablehlo_sparsity.analysis.program import resolve_options
+    from stablehlo_sparsity import parse_module
+
+    a = RNG.standard_normal((3, 5, 4))
+    index = RNG.integers(0, 5, size=(3, 2)).astype(np.int32)
+    body = one_op("torch_index_select", [a, index], "tensor<3x2x4xf64>", "dim = 1 : i64, batch_dims = 1 : i64")
+    (got,) = run_fold(body, [a, index], ["tensor<3x2x4xf64>"])
+    assert np.array_equal(got, _tis_reference(a, index, 1, 1))
+    assert np.array_equal(got, run_xla(body, [a, index], ["tensor<3x2x4xf64>"])[0])
+    bad = index.copy()
+    bad[0, 0] = 9
+    assert run_fold(body, [a, bad], ["tensor<3x2x4xf64>"]) == [None]  # out of range: not folded
+    # second order: a move, linear in the operand: sum(select(x)^2) has a diagonal Hessian
+    text = """func.func @main(%a: tensor<6xf64>) -> tensor<f64> {
+  %c = stablehlo.constant dense<[5, 0, 5]> : tensor<3xi32>
+  %0 = "stablehlo.torch_index_select"(%a, %c) {dim = 0 : i64, batch_dims = 0 : i64} : (tensor<6xf64>, tensor<3xi32>) -> tensor<3xf64>
+  %1 = stablehlo.multiply %0, %0 : tensor<3xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %2 = stablehlo.reduce(%1 init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3xf64>, tensor<f64>) -> tensor<f64>
+  return %2 : tensor<f64>
+}"""
+    h, _ = hessian_pattern_of_entry(parse_module(text), "main", [0], resolve_options(None, "error"))
+    assert np.array_equal(h.toarray() != 0, np.diag([1, 0, 0, 0, 0, 1]).astype(bool))
+
+
+@pytest.mark.parametrize("attrs, ishape, rtype, match", [
+    ("dim = 2 : i64, batch_dims = 0 : i64", "3xi32", "tensor<3x2xf32>", "not a dimension of the operand"),
+    ("dim = 0 : i64, batch_dims = 1 : i64", "3xi32", "tensor<3x2xf32>", "batch_dims = 1 is not in"),
+    ("dim = 1 : i64, batch_dims = 1 : i64", "3x2xi32", "tensor<4x2xf32>", "batch dims of the operand"),
+    ("dim = 0 : i64, batch_dims = 0 : i64", "3xi32", "tensor<2x3xf32>", "is not operand"),
+    ("dim = 0 : i64, batch_dims = 0 : i64", "3xf32", "tensor<3x2xf32>", "not an integer"),
+])
+def test_torch_index_select_malformed_is_an_input_error(attrs, ishape, rtype, match):
+    from stablehlo_sparsity import InputError
+
+    text = (f"func.func @main(%a: tensor<4x2xf32>, %i: tensor<{ishape}>) -> {rtype} {{\n"
+            f'  %0 = "stablehlo.torch_index_select"(%a, %i) {{{attrs}}} : (tensor<4x2xf32>, tensor<{ishape}>) -> {rtype}\n'
+            f"  return %0 : {rtype}\n}}\n")
+    with pytest.raises(InputError, match=match) as e:
+        analyze_module(text)
+    assert e.value.location == "-:2:8"
