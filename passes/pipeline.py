@@ -13,7 +13,8 @@ they cannot be nested inside ``func.func(...)``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Union
 
 from stablehlo_sparsity.errors import InputError
 from stablehlo_sparsity.analysis.parsing import (Diagnostic, DiagnosticError, diagnostic_error,  # noqa: F401
@@ -27,6 +28,9 @@ from .strip import StripPass
 
 __all__ = [
     "PASSES",
+    "MlirPass",
+    "SparsityStep",
+    "PipelineElement",
     "DiagnosticError",
     "make_context",
     "parse_source",
@@ -42,6 +46,29 @@ __all__ = [
 PASSES: dict[str, type[SparsityPass]] = {
     cls.argument: cls for cls in (FoldConstantsPass, AnnotatePass, StripPass, JacobianPass, HessianPass)
 }
+
+
+# --------------------------------------------------------------------------- pipeline elements
+@dataclass(frozen=True)
+class MlirPass:
+    """A builtin MLIR pass (or a nested pipeline such as ``func.func(cse)``), as text for ``pm.add``, with its
+    ``{options}``; ``flag`` is the command-line flag it came from (``--canonicalize``), or None."""
+
+    text: str
+    flag: str | None = None
+
+
+@dataclass(frozen=True)
+class SparsityStep:
+    """One of our passes: ``info`` is its :class:`~.base.SparsityPass` class (from :data:`PASSES`), ``options``
+    its parsed options (``info.parse_options``)."""
+
+    info: type[SparsityPass]
+    options: dict[str, Any]
+
+
+#: One element of a pipeline, as :func:`split_pipeline` returns and :func:`build_pass_manager` takes.
+PipelineElement = Union[MlirPass, SparsityStep]
 
 
 # --------------------------------------------------------------------------- pipelines
@@ -76,8 +103,9 @@ def _split_top(text: str) -> list[str]:
 _ELEMENT = re.compile(r"^([A-Za-z_][\w.\-]*)\s*(?:\{(.*)\}|\((.*)\))?\s*$", re.S)
 
 
-def split_pipeline(text: str) -> list[tuple[str, Any]]:
-    """Elements of a textual pipeline, in order: ``("ours", (pass class, options))`` or ``("mlir", text)``.
+def split_pipeline(text: str) -> list[PipelineElement]:
+    """Elements of a textual pipeline, in order: a :class:`SparsityStep` for each of our passes, a
+    :class:`MlirPass` for anything else.
 
     Accepts ``builtin.module(...)`` or a bare comma-separated list."""
     text = text.strip()
@@ -88,7 +116,7 @@ def split_pipeline(text: str) -> list[tuple[str, Any]]:
         text = m.group(3).strip()
         if not text:
             return []
-    out: list[tuple[str, Any]] = []
+    out: list[PipelineElement] = []
     for el in _split_top(text):
         m = _ELEMENT.match(el)
         if m is None:
@@ -97,7 +125,7 @@ def split_pipeline(text: str) -> list[tuple[str, Any]]:
         if name in PASSES:
             if nested is not None:
                 raise InputError(f"pass '{name}' takes options in braces: {name}{{key=value ...}}")
-            out.append(("ours", (PASSES[name], PASSES[name].parse_options(opts or ""))))
+            out.append(SparsityStep(PASSES[name], PASSES[name].parse_options(opts or "")))
         else:
             if nested is not None:
                 for inner in _split_top(nested) if nested.strip() else []:
@@ -105,32 +133,31 @@ def split_pipeline(text: str) -> list[tuple[str, Any]]:
                     if inner_name and inner_name.group(1) in PASSES:
                         raise InputError(f"pass '{inner_name.group(1)}' works on the whole module and cannot "
                                          f"be nested in '{name}(...)'")
-            out.append(("mlir", el))
+            out.append(MlirPass(el))
     return out
 
 
-def build_pass_manager(elements: list[tuple[str, Any]], context=None):
+def build_pass_manager(elements: list[PipelineElement], context=None):
     """A ``PassManager`` on ``builtin.module`` running ``elements`` (from :func:`split_pipeline`) in order."""
     from jaxlib.mlir import ir, passmanager
 
     ctx = context or ir.Context.current
     pm = passmanager.PassManager("builtin.module", context=ctx)
-    for kind, payload in elements:
-        if kind == "ours":
-            cls, opts = payload
-            cls.from_options(opts).add_to(pm)
+    for el in elements:
+        if isinstance(el, SparsityStep):
+            el.info.from_options(el.options).add_to(pm)
         else:
             try:
-                pm.add(payload)
+                pm.add(el.text)
             except ValueError as e:
                 msg = str(e).strip().splitlines()
                 detail = msg[-1] if msg else ""
-                raise InputError(f"unknown pass or bad pipeline element '{payload}'"
+                raise InputError(f"unknown pass or bad pipeline element '{el.text}'"
                                  + (f": {detail}" if detail else "")) from None
     return pm
 
 
-def run_pipeline(module, pipeline: str | list[tuple[str, Any]]) -> None:
+def run_pipeline(module, pipeline: str | list[PipelineElement]) -> None:
     """Run a textual pipeline (or :func:`split_pipeline` elements) on ``module`` in place.
 
     MLIR errors (including our passes' failures) raise :class:`DiagnosticError`; other Python exceptions

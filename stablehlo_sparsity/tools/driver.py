@@ -31,6 +31,7 @@ import os
 import re
 import sys
 import warnings
+from dataclasses import replace
 from typing import Any
 
 __all__ = ["main"]
@@ -170,48 +171,52 @@ def _split_argv(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]
 
 
 def _pipeline_from_flags(flags, args) -> list:
-    from stablehlo_sparsity.passes.pipeline import PASSES
+    from stablehlo_sparsity.passes.pipeline import PASSES, MlirPass, PipelineElement, SparsityStep
 
-    elements: list[tuple[Any, ...]] = []
+    elements: list[PipelineElement] = []
     for name, value in flags:
         if name in PASSES:
             info = PASSES[name]
             text = (value or "").strip()
             if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
                 text = text[1:-1]
-            elements.append(("ours", (info, info.parse_options(text))))
+            elements.append(SparsityStep(info, info.parse_options(text)))
         else:
-            elements.append(("mlir", name if not value else f"{name}{{{value}}}", f"--{name}"))
+            elements.append(MlirPass(name if not value else f"{name}{{{value}}}", f"--{name}"))
     return elements
+
+
+_DERIVATIVE_PASSES = ("sparsity-jacobian", "sparsity-hessian")
+
+
+def _driver_options(argument: str, args, wrt) -> dict[str, Any]:
+    """The options the driver's --entry/--wrt/--on-unknown (and --platform, for the derivative passes) give the
+    annotate or derivative pass named ``argument``, in the order they are filled in."""
+    derivative = argument in _DERIVATIVE_PASSES
+    given: dict[str, Any] = {}
+    if args.entry is not None:
+        given["entry"] = args.entry
+    if wrt is not None:  # the driver's --wrt, when given, also selects what the passes differentiate
+        given["wrt"] = ",".join(str(i) for i in wrt) if derivative and not isinstance(wrt, str) else wrt
+    if args.on_unknown != "error":
+        given["on-unknown"] = args.on_unknown
+    if derivative and args.platform is not None:
+        given["platform"] = args.platform
+    return given
 
 
 def _apply_defaults(elements, args, wrt) -> list:
     """Driver-level --entry/--wrt/--on-unknown (and --platform for the derivative passes) fill in pass options
     not given explicitly."""
+    from stablehlo_sparsity.passes.pipeline import SparsityStep
+
     out = []
     for el in elements:
-        if el[0] == "ours" and el[1][0].argument in ("sparsity-jacobian", "sparsity-hessian"):
-            info, opts = el[1]
-            opts = dict(opts)
-            if args.entry is not None:
-                opts.setdefault("entry", args.entry)
-            if wrt is not None:  # the driver's --wrt, when given, also selects what the passes differentiate
-                opts.setdefault("wrt", wrt if isinstance(wrt, str) else ",".join(str(i) for i in wrt))
-            if args.on_unknown != "error":
-                opts.setdefault("on-unknown", args.on_unknown)
-            if args.platform is not None:
-                opts.setdefault("platform", args.platform)
-            el = ("ours", (info, opts))
-        if el[0] == "ours" and el[1][0].argument == "sparsity-annotate":
-            info, opts = el[1]
-            opts = dict(opts)
-            if args.entry is not None:
-                opts.setdefault("entry", args.entry)
-            if wrt is not None:
-                opts.setdefault("wrt", wrt)
-            if args.on_unknown != "error":
-                opts.setdefault("on-unknown", args.on_unknown)
-            el = ("ours", (info, opts))
+        if isinstance(el, SparsityStep) and el.info.argument in (*_DERIVATIVE_PASSES, "sparsity-annotate"):
+            opts = dict(el.options)
+            for key, value in _driver_options(el.info.argument, args, wrt).items():
+                opts.setdefault(key, value)
+            el = replace(el, options=opts)
         out.append(el)
     return out
 
@@ -222,11 +227,12 @@ def _resolve_wrt_all(elements, module) -> list:
     from stablehlo_sparsity.analysis.attrs import function_type
     from stablehlo_sparsity.analysis.irtools import functions
     from stablehlo_sparsity.passes.annotate import resolve_entry
+    from stablehlo_sparsity.passes.pipeline import SparsityStep
 
     out = []
     for el in elements:
-        if el[0] == "ours" and el[1][1].get("wrt") == "all":
-            info, opts = el[1]
+        if isinstance(el, SparsityStep) and el.options.get("wrt") == "all":
+            opts = el.options
             try:
                 entry = opts.get("entry") or resolve_entry(module, None)
             except Exception:
@@ -235,7 +241,7 @@ def _resolve_wrt_all(elements, module) -> list:
                 fn = functions(module).get(entry) if entry is not None else None
                 if fn is not None:
                     opts = {**opts, "wrt": list(range(len(function_type(fn).inputs)))}
-            el = ("ours", (info, opts))
+            el = replace(el, options=opts)
         out.append(el)
     return out
 
@@ -499,63 +505,141 @@ def _process_chunk(text, first_line, name, elements, args, wrt, ctx):
         raise
 
 
-def _run(argv: list[str]) -> int:
-    from stablehlo_sparsity.errors import InputError, SparsityError
-    from stablehlo_sparsity.lattice.budget import default_pattern_limit
+def _print_version() -> None:
+    import jaxlib
+
+    from stablehlo_sparsity._version import __version__
+
+    print(f"{PROG} (stablehlo_sparsity {__version__}, jaxlib {jaxlib.__version__})")
+
+
+def _parse_wrt(args):
+    """The driver's ``--wrt``: None when not given, else argument indices or ``"all"``."""
     from stablehlo_sparsity.analysis.keywords import parse_wrt_text
+    from stablehlo_sparsity.errors import InputError
+
+    if args.wrt is None:
+        return None
+    try:
+        return parse_wrt_text(args.wrt)
+    except InputError:
+        raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'") from None
+
+
+def _build_pipeline(args, flags, wrt) -> list:
+    """The pipeline of ``--pass-pipeline`` or of the pass flags, with the driver's defaults filled in."""
+    from stablehlo_sparsity.errors import InputError
+    from stablehlo_sparsity.passes.pipeline import split_pipeline
+
+    if args.pass_pipeline is not None and flags:
+        raise InputError("--pass-pipeline cannot be combined with individual pass flags "
+                         f"({', '.join('--' + n for n, _ in flags)})")
+    if args.pass_pipeline is not None:
+        elements = split_pipeline(args.pass_pipeline)
+    else:
+        elements = _pipeline_from_flags(flags, args)
+    return _apply_defaults(elements, args, wrt)
+
+
+def _check_mlir_passes(elements, ctx) -> None:
+    """Reject unknown MLIR passes before reading the input (as mlir-opt does); one given as a flag is named by
+    its flag."""
+    from stablehlo_sparsity.errors import InputError
+    from stablehlo_sparsity.passes.pipeline import MlirPass, build_pass_manager
+
+    with ctx:
+        for el in elements:
+            if not isinstance(el, MlirPass):
+                continue
+            try:
+                build_pass_manager([el], ctx)
+            except InputError:
+                if el.flag:
+                    raise InputError(f"unknown command line option or pass '{el.flag}'") from None
+                raise
+
+
+def _quiet_xla(elements) -> None:
+    """The derivative passes start XLA's CPU client: keep its INFO lines off stderr (unless the user set the
+    logging level)."""
+    from stablehlo_sparsity.passes.pipeline import SparsityStep
+
+    if any(isinstance(el, SparsityStep) and el.info.argument in _DERIVATIVE_PASSES for el in elements) \
+            and "JAX_LOGGING_LEVEL" not in os.environ and "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+        import jax
+
+        jax.config.update("jax_logging_level", "WARNING")
+
+
+def _prepare(args, flags):
+    """Everything checked before the input is read: ``--wrt``, the output options and the pipeline (its
+    unknown passes rejected).  Returns ``(wrt, elements, ctx)``; raises :class:`InputError`."""
+    from stablehlo_sparsity.passes.pipeline import make_context
+
+    wrt = _parse_wrt(args)
+    _bytecode_output(args)
+    elements = _build_pipeline(args, flags, wrt)
+    ctx = make_context()
+    if args.allow_unregistered_dialect:
+        ctx.allow_unregistered_dialects = True
+    _check_mlir_passes(elements, ctx)
+    _quiet_xla(elements)
+    return wrt, elements, ctx
+
+
+def _open_output(args):
+    """The output stream (text, or binary for --emit-bytecode), or None (after the error) if it cannot be
+    opened."""
+    if args.output == "-":
+        return sys.stdout.buffer if args.emit_bytecode else sys.stdout
+    try:
+        return io.open(args.output, "wb") if args.emit_bytecode else io.open(args.output, "w", encoding="utf-8")
+    except OSError as e:
+        print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
+        return None
+
+
+def _run_chunks(text, name, elements, args, wrt, ctx, out) -> bool:
+    """Process each chunk of the input, writing its output as it is produced and reporting its errors and
+    warnings; True if a chunk failed."""
+    from stablehlo_sparsity.errors import SparsityError
+
+    seen: set[str]
+    failed, seen, written = False, set(), 0
+    sep = f"{args.split_input_file}\n" if args.split_input_file is not None else ""
+    chunks = _split_chunks(text, args.split_input_file) if isinstance(text, str) else [(text, 1)]
+    for chunk, first_line in chunks:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _process_chunk(chunk, first_line, name, elements, args, wrt, ctx)
+                pieces = [result] if isinstance(result, (str, bytes)) else result
+                for i, piece in enumerate(pieces):
+                    if i == 0 and written:
+                        out.write(sep)
+                    out.write(piece)
+                written += 1
+            except SparsityError as e:
+                _print_warnings(caught, seen)
+                _print_error(e, getattr(e, "module_loc", f"{name}:{first_line}:1"))
+                failed = True
+                continue
+        _print_warnings(caught, seen)
+    return failed
+
+
+def _run(argv: list[str]) -> int:
+    from stablehlo_sparsity.errors import SparsityError
+    from stablehlo_sparsity.lattice.budget import default_pattern_limit
 
     rest, flags, marker = _split_argv(argv)
     args = _make_parser().parse_args(rest)
     args.split_input_file = marker
     if args.version:
-        import jaxlib
-
-        from stablehlo_sparsity._version import __version__
-
-        print(f"{PROG} (stablehlo_sparsity {__version__}, jaxlib {jaxlib.__version__})")
+        _print_version()
         return 0
-
-    from stablehlo_sparsity.passes.pipeline import make_context, split_pipeline
-
     try:
-        wrt = None
-        if args.wrt is not None:
-            try:
-                wrt = parse_wrt_text(args.wrt)
-            except InputError:
-                raise InputError(f"--wrt expects comma-separated argument indices or 'all', got '{args.wrt}'"
-                                 ) from None
-        _bytecode_output(args)
-        if args.pass_pipeline is not None and flags:
-            raise InputError("--pass-pipeline cannot be combined with individual pass flags "
-                             f"({', '.join('--' + n for n, _ in flags)})")
-        if args.pass_pipeline is not None:
-            elements = split_pipeline(args.pass_pipeline)
-        else:
-            elements = _pipeline_from_flags(flags, args)
-        elements = _apply_defaults(elements, args, wrt)
-        ctx = make_context()
-        if args.allow_unregistered_dialect:
-            ctx.allow_unregistered_dialects = True
-        # Reject unknown passes before reading the input (as mlir-opt does).
-        from stablehlo_sparsity.passes.pipeline import build_pass_manager
-
-        with ctx:
-            for el in elements:
-                if el[0] == "mlir":
-                    try:
-                        build_pass_manager([el[:2]], ctx)
-                    except InputError:
-                        flag = el[2] if len(el) > 2 else None
-                        if flag:
-                            raise InputError(f"unknown command line option or pass '{flag}'") from None
-                        raise
-        elements = [el[:2] for el in elements]
-        if any(el[0] == "ours" and el[1][0].argument in ("sparsity-jacobian", "sparsity-hessian") for el in elements) \
-                and "JAX_LOGGING_LEVEL" not in os.environ and "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
-            import jax  # the derivative passes start XLA's CPU client: keep its INFO lines off stderr
-
-            jax.config.update("jax_logging_level", "WARNING")
+        wrt, elements, ctx = _prepare(args, flags)
     except SparsityError as e:
         print(f"{PROG}: error: {e.message}", file=sys.stderr)
         return 1
@@ -568,38 +652,12 @@ def _run(argv: list[str]) -> int:
 
     # Outputs are written as they are produced (the pattern emitters stream their text in chunks): the driver
     # never holds more than the pattern itself and one chunk of text.
-    out: Any  # a text or a binary stream (--emit-bytecode)
-    if args.output == "-":
-        out = sys.stdout.buffer if args.emit_bytecode else sys.stdout
-    else:
-        try:
-            out = io.open(args.output, "wb") if args.emit_bytecode else io.open(args.output, "w", encoding="utf-8")
-        except OSError as e:
-            print(f"{args.output}: error: could not write output file: {e.strerror or e}", file=sys.stderr)
-            return 1
-    seen: set[str]
-    failed, seen, written = False, set(), 0
-    sep = f"{args.split_input_file}\n" if args.split_input_file is not None else ""
+    out: Any = _open_output(args)  # a text or a binary stream (--emit-bytecode)
+    if out is None:
+        return 1
     try:
         with default_pattern_limit(args.max_pattern_nnz):
-            chunks = _split_chunks(text, args.split_input_file) if isinstance(text, str) else [(text, 1)]
-            for chunk, first_line in chunks:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    try:
-                        result = _process_chunk(chunk, first_line, name, elements, args, wrt, ctx)
-                        pieces = [result] if isinstance(result, (str, bytes)) else result
-                        for i, piece in enumerate(pieces):
-                            if i == 0 and written:
-                                out.write(sep)
-                            out.write(piece)
-                        written += 1
-                    except SparsityError as e:
-                        _print_warnings(caught, seen)
-                        _print_error(e, getattr(e, "module_loc", f"{name}:{first_line}:1"))
-                        failed = True
-                        continue
-                _print_warnings(caught, seen)
+            failed = _run_chunks(text, name, elements, args, wrt, ctx, out)
         out.flush()
     except OSError as e:
         if args.output == "-":

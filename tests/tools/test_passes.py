@@ -10,7 +10,9 @@ from jaxlib.mlir import ir, passmanager
 from stablehlo_sparsity import InputError, analyze_module, lower_and_analyze
 from stablehlo_sparsity.passes import (
     PASSES,
+    AnnotatePass,
     DiagnosticError,
+    FoldConstantsPass,
     annotate,
     format_sets,
     make_context,
@@ -23,6 +25,7 @@ from stablehlo_sparsity.passes import (
     summarize,
 )
 from stablehlo_sparsity.passes.annotate import format_summary
+from stablehlo_sparsity.passes.pipeline import MlirPass, SparsityStep
 
 STENCIL = """
 func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
@@ -277,10 +280,10 @@ def test_textual_pipeline_with_nested_builtin_passes_and_options():
 def test_split_pipeline_parses_ours_and_builtin_elements():
     els = split_pipeline("builtin.module(sparsity-fold-constants{materialize=true},canonicalize{max-iterations=3},"
                          "func.func(cse),sparsity-annotate{entry=f wrt=0,2 on-unknown=conservative})")
-    assert [k for k, _ in els] == ["ours", "mlir", "mlir", "ours"]
-    assert els[0][1][1] == {"materialize": True}
-    assert els[1][1] == "canonicalize{max-iterations=3}"
-    assert els[3][1][1] == {"entry": "f", "wrt": [0, 2], "on-unknown": "conservative"}
+    assert [type(el) for el in els] == [SparsityStep, MlirPass, MlirPass, SparsityStep]
+    assert els[0] == SparsityStep(FoldConstantsPass, {"materialize": True})
+    assert els[1] == MlirPass("canonicalize{max-iterations=3}") and els[2] == MlirPass("func.func(cse)")
+    assert els[3] == SparsityStep(AnnotatePass, {"entry": "f", "wrt": [0, 2], "on-unknown": "conservative"})
     assert split_pipeline("") == [] and split_pipeline("builtin.module()") == []
     for bad, msg in [("sparsity-annotate{max-elemnts=3}", "unknown option 'max-elemnts'"),
                      ("sparsity-annotate{max-elements=x}", "expects an integer"),
