@@ -256,8 +256,11 @@ def choose_strategy(strategy: str, sides: Sequence[Side], itemsize: int, chunk_s
         raise InputError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if chunk_size is not None and (not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1):
         raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-    if strategy != "auto":
-        return strategy
+    return _auto_strategy(sides, itemsize) if strategy == "auto" else strategy
+
+
+def _auto_strategy(sides: Sequence[Side], itemsize: int) -> str:
+    """What ``"auto"`` takes for ``sides`` (see the module docstring)."""
     products = sum(s.k for s in sides)
     live = [s for s in sides if s.k]
     if products <= 1 or not live:
@@ -304,7 +307,7 @@ class EvaluationPlan:
             self.chunk_sizes.append(max(1, min(cs, max(s.k, 1))))
         # unrolled steps: one color each unless a chunk size was asked for
         self._unroll_sizes = [max(1, min(int(chunk_size or 1), max(s.k, 1))) for s in self.sides]
-        if self.source is not None and self.strategy in ("unrolled", "loop"):
+        if self.source is not None and _EVALUATORS[self.strategy].splits:
             self._split_by_product()
         #: the index arrays are arguments of the program rather than constants (see the module docstring)
         self.index_arguments = self.nnz > INDEX_ARGUMENT_ENTRIES
@@ -333,39 +336,8 @@ class EvaluationPlan:
         if self.nnz == 0:
             return {}
         if devices is not None:
-            if self.rows is not None and self.row_method == "local":
-                return {f"{PER_DEVICE}rows": self._local_row_table()}
-            if self.rows is not None and self.row_method == "exchange":
-                tables = {}
-                for i, s in enumerate(self.sides):
-                    if s.k:
-                        send, recv = self._exchange_tables(i, devices)
-                        tables[f"{PER_DEVICE}{i}.send"], tables[f"{PER_DEVICE}{i}.recv"] = send, recv
-                return tables
-            tables = {}
-            for i, s in enumerate(self.sides):
-                if s.k:
-                    _, src, pos = self._shard_tables(i, devices)
-                    tables[f"{PER_DEVICE}{i}.src"], tables[f"{PER_DEVICE}{i}.pos"] = src, pos
-            return tables
-        if self.strategy == "vmap":
-            return {"source": gather_index(self.source, self.block_starts[-1])}
-        if self.strategy == "unrolled":
-            tables = {}
-            for g, (members, entries, order, positions) in enumerate(self.unrolled_tables()):
-                for j, ((i, _c, count), ent) in enumerate(zip(members, entries)):
-                    tables[f"u{g}.e{j}"] = gather_index(ent, count * self.sides[i].length)
-                pieces = sum(len(e) for e in entries) + (positions is None)
-                tables[f"u{g}.order"] = gather_index(order, pieces)
-                if positions is not None:
-                    tables[f"u{g}.pos"] = positions
-            return tables
-        tables = {}
-        for i, s in enumerate(self.sides):
-            if s.k and (self.side_of == i).any():
-                _, _, src, pos = self.loop_tables(i)
-                tables[f"loop{i}.src"], tables[f"loop{i}.pos"] = src, pos
-        return tables
+            return self._row_evaluator().tables(self, devices)
+        return _EVALUATORS[self.strategy].tables(self)
 
     @contextmanager
     def bound(self, tables: dict | None) -> Iterator[None]:
@@ -492,36 +464,15 @@ class EvaluationPlan:
         tree with a leading axis of ``count`` colors (``constant=None``: the caller's choice);
         ``linear[i](seed_tree) -> product`` an optional cheaper product for the loop strategy (a linearized
         ``f`` or a VJP closure: the primal work done once, outside the loop)."""
-        import jax
         import jax.numpy as jnp
 
+        evaluator = _EVALUATORS[self.strategy]
         blocks, primal = [], None
         for i, s in enumerate(self.sides):
             if s.k == 0:
                 continue
-            if self.strategy == "vmap":
-                p, b = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](0, s.k, None))
-                blocks.append(jnp.ravel(b))
-            elif self.strategy == "unrolled":
-                p = None
-                for c in range(0, s.k, self._unroll_sizes[i]):
-                    count = min(self._unroll_sizes[i], s.k - c)
-                    if count == 1:
-                        pc, b = apply[i](_first(seeds[i](c, 1, None)))
-                    else:
-                        pc, b = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](c, count, None))
-                    p = pc if p is None else p
-                    blocks.append(jnp.ravel(b))
-            else:
-                cs = self.chunk_sizes[i]
-                fn = _linear_or(apply[i], None if linear is None else linear[i])
-
-                def body(carry, j, fn=fn, i=i, cs=cs):
-                    return carry, jax.vmap(fn)(seeds[i](j * cs, cs, False))
-
-                _, out = jax.lax.scan(body, None, jnp.arange(-(-s.k // cs)))
-                blocks.append(jnp.ravel(out)[: s.k * s.length])
-                p = None
+            p, products = evaluator.side_products(self, i, apply, seeds, linear)
+            blocks.extend(products)
             primal = p if primal is None else primal
         if not blocks:
             return jnp.zeros((0,), dtype), primal
@@ -532,63 +483,12 @@ class EvaluationPlan:
                linear: Sequence[Callable] | None = None):
         """``(values, primal)``: the nonzeros in CSR order and the primal part of the first product (``None``
         for the loop strategy: the caller has it from its linearization).  Arguments as :meth:`stacked`."""
-        import jax
         import jax.numpy as jnp
 
-        if self.strategy == "vmap" or self.nnz == 0:
-            flat, primal = self.stacked(apply, seeds, dtype)
-            if self.nnz == 0:
-                return jnp.zeros((0,), dtype), primal
-            return static_gather(flat, self._table("source", self.source)), primal
-        if self.strategy == "unrolled":
-            return self._unrolled_values(apply, seeds, dtype)
-        vals = jnp.zeros((self.nnz,), dtype)
-        for i, s in enumerate(self.sides):
-            if s.k == 0 or not (self.side_of == i).any():
-                continue
-            cs = self.chunk_sizes[i]
-            nch = -(-s.k // cs)
-            fn = _linear_or(apply[i], None if linear is None else linear[i])
-            src_c, pos_c = self._table(f"loop{i}.src", None), self._table(f"loop{i}.pos", None)
-            if src_c is None or pos_c is None:  # constants (the tables are built only when they are needed)
-                _, _, src, pos = self.loop_tables(i)
-                src_c, pos_c = jnp.asarray(src), jnp.asarray(pos)
-
-            def body(j, acc, fn=fn, i=i, cs=cs, src_c=src_c, pos_c=pos_c):
-                comp = jnp.ravel(jax.vmap(fn)(seeds[i](j * cs, cs, False))).astype(dtype)
-                return acc.at[pos_c[j]].set(comp[src_c[j]], mode="drop", indices_are_sorted=True,
-                                            unique_indices=True)
-
-            vals = jax.lax.fori_loop(0, nch, body, vals)
-        return vals, None
-
-    def _unrolled_values(self, apply, seeds, dtype):
-        import jax
-        import jax.numpy as jnp
-
-        groups = self.unrolled_tables()
-        out, primal = None, None
-        for g, (members, entries, gather_idx, positions) in enumerate(groups):
-            pieces = []
-            gather_idx = self._table(f"u{g}.order", gather_idx)
-            if positions is not None:
-                positions = self._table(f"u{g}.pos", positions)
-            for j, ((i, c, count), ent) in enumerate(zip(members, entries)):
-                ent = self._table(f"u{g}.e{j}", ent)
-                if count == 1:
-                    p, prod = apply[i](_first(seeds[i](c, 1, None)))
-                else:
-                    p, prod = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](c, count, None))
-                primal = p if primal is None else primal
-                pieces.append(static_gather(jnp.ravel(prod).astype(dtype), ent))
-            if positions is None:  # the first of several groups: the whole result, zeros elsewhere
-                out = static_gather(jnp.concatenate(pieces + [jnp.zeros((1,), dtype)]), gather_idx)
-                continue
-            vals = pieces[0] if len(pieces) == 1 else static_gather(jnp.concatenate(pieces), gather_idx)
-            if len(groups) == 1:
-                return vals, primal
-            out = out.at[positions].set(vals, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds")
-        return out, primal
+        if self.nnz == 0:
+            _, primal = self.stacked(apply, seeds, dtype)
+            return jnp.zeros((0,), dtype), primal
+        return _EVALUATORS[self.strategy].values(self, apply, seeds, dtype, linear)
 
     # ------------------------------------------------------------------ spread over devices
     def _shard_tables(self, side: int, devices: int):
@@ -611,40 +511,17 @@ class EvaluationPlan:
         cache[key] = (kb, src, pos)
         return cache[key]
 
+    def _row_evaluator(self) -> "_RowMethod":
+        """How the sharded program computes its result: the row method of a row-sharded result, else the
+        replicated sum (``"scatter"``'s code with no row blocks)."""
+        return _ROW_EVALUATORS[self.row_method if self.rows is not None else "scatter"]
+
     def sharded_values(self, apply, seeds, dtype, axis: str, devices: int):
         """``(values, primal)`` inside ``shard_map`` over ``axis`` (``devices`` devices): each device evaluates
         its block of consecutive colors (``vmap``), writes the nonzeros they give into a zero vector, and one
-        ``psum`` adds the disjoint parts — every nonzero comes from exactly one product, so the sum is exact."""
-        import jax
-        import jax.numpy as jnp
-        from jax import lax
-
-        if self.rows is not None and self.row_method == "local":
-            return self._local_rows(apply, seeds, dtype, axis)
-        if self.rows is not None and self.row_method == "exchange":
-            return self._exchanged_rows(apply, seeds, dtype, axis, devices)
-        if self.nnz == 0 and self.rows is None:
-            return jnp.zeros((0,), dtype), None
-        d = lax.axis_index(axis)
-        rb = self.rows
-        acc = jnp.zeros((self.nnz if rb is None else rb.devices * rb.width,), dtype)
-        primal = None
-        for i, s in enumerate(self.sides):
-            if s.k == 0:
-                continue
-            kb = -(-s.k // devices)
-            src = self._device_row(f"{PER_DEVICE}{i}.src",
-                                   cast(Callable[[], np.ndarray], lambda i=i: self._shard_tables(i, devices)[1]), d)
-            pos = self._device_row(f"{PER_DEVICE}{i}.pos",
-                                   cast(Callable[[], np.ndarray], lambda i=i: self._shard_tables(i, devices)[2]), d)
-            p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
-            primal = p if primal is None else primal
-            flat = jnp.ravel(comp).astype(dtype)
-            acc = acc.at[pos].set(flat[src], mode="drop", indices_are_sorted=True, unique_indices=True)
-        if rb is not None:
-            # each device receives the sum of its own row block only (the parts are disjoint: exact)
-            return lax.psum_scatter(acc.reshape(rb.devices, rb.width), axis, scatter_dimension=0, tiled=True), primal
-        return lax.psum(acc, axis), primal
+        ``psum`` adds the disjoint parts — every nonzero comes from exactly one product, so the sum is exact
+        (row-sharded results: see :data:`ROW_METHODS`)."""
+        return self._row_evaluator().values(self, apply, seeds, dtype, axis, devices)
 
     def _exchange_tables(self, side: int, devices: int):
         """``(send, recv)``, each ``(devices, devices, width)``: ``send[d, r]`` — the flat indices into device
@@ -675,34 +552,6 @@ class EvaluationPlan:
         recv[block, sender, rank] = slot % rb.width
         return send, recv
 
-    def _exchanged_rows(self, apply, seeds, dtype, axis: str, devices: int):
-        """``(this device's row block (1, width), primal)``: its block of colors, then one ``all_to_all`` that
-        sends each device the values of its rows; every nonzero is written once (no sum)."""
-        import jax
-        import jax.numpy as jnp
-        from jax import lax
-
-        rb = self.rows
-        assert rb is not None
-        d = lax.axis_index(axis)
-        block = jnp.zeros((rb.width,), dtype)
-        primal = None
-        for i, s in enumerate(self.sides):
-            if s.k == 0:
-                continue
-            kb = -(-s.k // devices)
-            send = self._device_row(f"{PER_DEVICE}{i}.send",
-                                    cast(Callable[[], np.ndarray], lambda i=i: self._exchange_tables(i, devices)[0]), d)
-            recv = self._device_row(f"{PER_DEVICE}{i}.recv",
-                                    cast(Callable[[], np.ndarray], lambda i=i: self._exchange_tables(i, devices)[1]), d)
-            p, comp = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
-            primal = p if primal is None else primal
-            flat = jnp.ravel(comp).astype(dtype)
-            out = flat[send]  # (devices, width): row r goes to device r
-            got = lax.all_to_all(out, axis, 0, 0, tiled=True)  # row e came from device e
-            block = block.at[jnp.ravel(recv)].set(jnp.ravel(got), mode="drop", unique_indices=True)
-        return block.reshape(1, rb.width), primal
-
     def _local_row_table(self) -> np.ndarray:
         """``(devices, width)``: for each device's row block, the flat index into all stacked products of each
         of its nonzeros (padding: one past the end, read as zero)."""
@@ -713,20 +562,6 @@ class EvaluationPlan:
         table = np.full(rb.devices * rb.width, total, t)
         table[rb.slots()] = self.source
         return table.reshape(rb.devices, rb.width)
-
-    def _local_rows(self, apply, seeds, dtype, axis: str):
-        """``(this device's row block (1, width), primal)``: every product on every device, then a gather of
-        the device's own nonzeros — no communication."""
-        from jax import lax
-
-        rb = self.rows
-        assert rb is not None
-        flat, primal = self.stacked(apply, seeds, dtype)
-        idx = self._device_row(f"{PER_DEVICE}rows", self._local_row_table, lax.axis_index(axis))
-        dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-        block = lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.FILL_OR_DROP,
-                           fill_value=0)
-        return block.reshape(1, rb.width), primal
 
     def _device_row(self, name: str, table: Callable[[], np.ndarray], d):
         """Device ``d``'s row of the per-device table ``name``: the one row this device was given as an
@@ -761,6 +596,286 @@ class EvaluationPlan:
         if not blocks:
             return jnp.zeros((0,), dtype), primal
         return (jnp.concatenate(blocks) if len(blocks) > 1 else blocks[0]), primal
+
+
+
+# ---------------------------------------------------------------------- one class per strategy
+class _Strategy:
+    """One evaluation strategy (a row of :data:`_EVALUATORS`): the index arrays its program reads, the
+    products of one side, and the nonzeros (``plan.nnz > 0``).  Stateless: the plan holds the tables."""
+
+    #: the plan splits each nonzero into (side, color, entry) at preparation (:meth:`EvaluationPlan._split_by_product`)
+    splits = False
+
+    def tables(self, plan: EvaluationPlan) -> dict[str, np.ndarray]:
+        """The index arrays of :meth:`EvaluationPlan.index_tables` on one device."""
+        raise NotImplementedError
+
+    def side_products(self, plan: EvaluationPlan, i: int, apply, seeds, linear) -> tuple:
+        """``(primal, blocks)``: side ``i``'s products (``k × length``, flattened, in one or more blocks)."""
+        raise NotImplementedError
+
+    def values(self, plan: EvaluationPlan, apply, seeds, dtype, linear) -> tuple:
+        """``(values, primal)`` as :meth:`EvaluationPlan.values`."""
+        raise NotImplementedError
+
+
+class _Vmap(_Strategy):
+    """``"vmap"``: every product in one batch, one gather of the nonzeros."""
+
+    def tables(self, plan):
+        return {"source": gather_index(plan.source, plan.block_starts[-1])}
+
+    def side_products(self, plan, i, apply, seeds, linear):
+        import jax
+        import jax.numpy as jnp
+
+        p, b = jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](0, plan.sides[i].k, None))
+        return p, [jnp.ravel(b)]
+
+    def values(self, plan, apply, seeds, dtype, linear):
+        flat, primal = plan.stacked(apply, seeds, dtype)
+        return static_gather(flat, plan._table("source", plan.source)), primal
+
+
+class _Unrolled(_Strategy):
+    """``"unrolled"``: one product per color (or per asked chunk), decompressed group by group."""
+
+    splits = True
+
+    def tables(self, plan):
+        tables = {}
+        for g, (members, entries, order, positions) in enumerate(plan.unrolled_tables()):
+            for j, ((i, _c, count), ent) in enumerate(zip(members, entries)):
+                tables[f"u{g}.e{j}"] = gather_index(ent, count * plan.sides[i].length)
+            pieces = sum(len(e) for e in entries) + (positions is None)
+            tables[f"u{g}.order"] = gather_index(order, pieces)
+            if positions is not None:
+                tables[f"u{g}.pos"] = positions
+        return tables
+
+    def side_products(self, plan, i, apply, seeds, linear):
+        import jax.numpy as jnp
+
+        s, size = plan.sides[i], plan._unroll_sizes[i]
+        p, blocks = None, []
+        for c in range(0, s.k, size):
+            pc, b = _unrolled_product(apply[i], seeds[i], c, min(size, s.k - c))
+            p = pc if p is None else p
+            blocks.append(jnp.ravel(b))
+        return p, blocks
+
+    def values(self, plan, apply, seeds, dtype, linear):
+        import jax.numpy as jnp
+
+        groups = plan.unrolled_tables()
+        out, primal = None, None
+        for g, (members, entries, gather_idx, positions) in enumerate(groups):
+            pieces = []
+            gather_idx = plan._table(f"u{g}.order", gather_idx)
+            if positions is not None:
+                positions = plan._table(f"u{g}.pos", positions)
+            for j, ((i, c, count), ent) in enumerate(zip(members, entries)):
+                ent = plan._table(f"u{g}.e{j}", ent)
+                p, prod = _unrolled_product(apply[i], seeds[i], c, count)
+                primal = p if primal is None else primal
+                pieces.append(static_gather(jnp.ravel(prod).astype(dtype), ent))
+            if positions is None:  # the first of several groups: the whole result, zeros elsewhere
+                out = static_gather(jnp.concatenate(pieces + [jnp.zeros((1,), dtype)]), gather_idx)
+                continue
+            vals = pieces[0] if len(pieces) == 1 else static_gather(jnp.concatenate(pieces), gather_idx)
+            if len(groups) == 1:
+                return vals, primal
+            out = out.at[positions].set(vals, indices_are_sorted=True, unique_indices=True, mode="promise_in_bounds")
+        return out, primal
+
+
+class _Loop(_Strategy):
+    """``"loop"``: a loop over chunks of colors, each chunk's nonzeros scattered into the carried result."""
+
+    splits = True
+
+    def tables(self, plan):
+        tables = {}
+        for i, s in enumerate(plan.sides):
+            if s.k and (plan.side_of == i).any():
+                _, _, src, pos = plan.loop_tables(i)
+                tables[f"loop{i}.src"], tables[f"loop{i}.pos"] = src, pos
+        return tables
+
+    def side_products(self, plan, i, apply, seeds, linear):
+        import jax
+        import jax.numpy as jnp
+
+        s, cs = plan.sides[i], plan.chunk_sizes[i]
+        fn = _linear_or(apply[i], None if linear is None else linear[i])
+
+        def body(carry, j):
+            return carry, jax.vmap(fn)(seeds[i](j * cs, cs, False))
+
+        _, out = jax.lax.scan(body, None, jnp.arange(-(-s.k // cs)))
+        return None, [jnp.ravel(out)[: s.k * s.length]]
+
+    def values(self, plan, apply, seeds, dtype, linear):
+        import jax
+        import jax.numpy as jnp
+
+        vals = jnp.zeros((plan.nnz,), dtype)
+        for i, s in enumerate(plan.sides):
+            if s.k == 0 or not (plan.side_of == i).any():
+                continue
+            cs = plan.chunk_sizes[i]
+            nch = -(-s.k // cs)
+            fn = _linear_or(apply[i], None if linear is None else linear[i])
+            src_c, pos_c = plan._table(f"loop{i}.src", None), plan._table(f"loop{i}.pos", None)
+            if src_c is None or pos_c is None:  # constants (the tables are built only when they are needed)
+                _, _, src, pos = plan.loop_tables(i)
+                src_c, pos_c = jnp.asarray(src), jnp.asarray(pos)
+
+            def body(j, acc, fn=fn, i=i, cs=cs, src_c=src_c, pos_c=pos_c):
+                comp = jnp.ravel(jax.vmap(fn)(seeds[i](j * cs, cs, False))).astype(dtype)
+                return acc.at[pos_c[j]].set(comp[src_c[j]], mode="drop", indices_are_sorted=True,
+                                            unique_indices=True)
+
+            vals = jax.lax.fori_loop(0, nch, body, vals)
+        return vals, None
+
+
+#: The strategies ``"auto"`` chooses among, by name (:data:`STRATEGIES` after ``"auto"``).
+_EVALUATORS: dict[str, _Strategy] = {"vmap": _Vmap(), "unrolled": _Unrolled(), "loop": _Loop()}
+assert tuple(_EVALUATORS) == STRATEGIES[1:]
+
+
+# ---------------------------------------------------------------------- one class per row method
+class _RowMethod:
+    """How a sharded program computes its result (a row of :data:`_ROW_EVALUATORS`): the per-device index
+    arrays it reads and the values inside ``shard_map``."""
+
+    def tables(self, plan: EvaluationPlan, devices: int) -> dict[str, np.ndarray]:
+        """The index arrays of :meth:`EvaluationPlan.index_tables` on ``devices`` devices."""
+        raise NotImplementedError
+
+    def values(self, plan: EvaluationPlan, apply, seeds, dtype, axis: str, devices: int) -> tuple:
+        """``(values, primal)`` as :meth:`EvaluationPlan.sharded_values`."""
+        raise NotImplementedError
+
+
+def _device_products(plan: EvaluationPlan, i: int, apply, seeds, devices: int, d):
+    """``(primal, products)``: device ``d``'s block of ``ceil(k / devices)`` consecutive colors of side ``i``."""
+    import jax
+
+    kb = -(-plan.sides[i].k // devices)
+    return jax.vmap(apply[i], out_axes=(None, 0))(seeds[i](d * kb, kb, False))
+
+
+class _Scatter(_RowMethod):
+    """``"scatter"`` (and the replicated result, with no row blocks): each device its block of colors, its
+    nonzeros written into a zero vector, then one ``psum`` (``psum_scatter`` by row blocks)."""
+
+    def tables(self, plan, devices):
+        tables = {}
+        for i, s in enumerate(plan.sides):
+            if s.k:
+                _, src, pos = plan._shard_tables(i, devices)
+                tables[f"{PER_DEVICE}{i}.src"], tables[f"{PER_DEVICE}{i}.pos"] = src, pos
+        return tables
+
+    def values(self, plan, apply, seeds, dtype, axis, devices):
+        import jax.numpy as jnp
+        from jax import lax
+
+        if plan.nnz == 0 and plan.rows is None:
+            return jnp.zeros((0,), dtype), None
+        d = lax.axis_index(axis)
+        rb = plan.rows
+        acc = jnp.zeros((plan.nnz if rb is None else rb.devices * rb.width,), dtype)
+        primal = None
+        for i, s in enumerate(plan.sides):
+            if s.k == 0:
+                continue
+            src = plan._device_row(f"{PER_DEVICE}{i}.src",
+                                   cast(Callable[[], np.ndarray], lambda i=i: plan._shard_tables(i, devices)[1]), d)
+            pos = plan._device_row(f"{PER_DEVICE}{i}.pos",
+                                   cast(Callable[[], np.ndarray], lambda i=i: plan._shard_tables(i, devices)[2]), d)
+            p, comp = _device_products(plan, i, apply, seeds, devices, d)
+            primal = p if primal is None else primal
+            flat = jnp.ravel(comp).astype(dtype)
+            acc = acc.at[pos].set(flat[src], mode="drop", indices_are_sorted=True, unique_indices=True)
+        if rb is not None:
+            # each device receives the sum of its own row block only (the parts are disjoint: exact)
+            return lax.psum_scatter(acc.reshape(rb.devices, rb.width), axis, scatter_dimension=0, tiled=True), primal
+        return lax.psum(acc, axis), primal
+
+
+class _Exchange(_RowMethod):
+    """``"exchange"``: ``(this device's row block (1, width), primal)`` — its block of colors, then one
+    ``all_to_all`` that sends each device the values of its rows; every nonzero is written once (no sum)."""
+
+    def tables(self, plan, devices):
+        tables = {}
+        for i, s in enumerate(plan.sides):
+            if s.k:
+                send, recv = plan._exchange_tables(i, devices)
+                tables[f"{PER_DEVICE}{i}.send"], tables[f"{PER_DEVICE}{i}.recv"] = send, recv
+        return tables
+
+    def values(self, plan, apply, seeds, dtype, axis, devices):
+        import jax.numpy as jnp
+        from jax import lax
+
+        rb = plan.rows
+        assert rb is not None
+        d = lax.axis_index(axis)
+        block = jnp.zeros((rb.width,), dtype)
+        primal = None
+        for i, s in enumerate(plan.sides):
+            if s.k == 0:
+                continue
+            send = plan._device_row(f"{PER_DEVICE}{i}.send",
+                                    cast(Callable[[], np.ndarray], lambda i=i: plan._exchange_tables(i, devices)[0]), d)
+            recv = plan._device_row(f"{PER_DEVICE}{i}.recv",
+                                    cast(Callable[[], np.ndarray], lambda i=i: plan._exchange_tables(i, devices)[1]), d)
+            p, comp = _device_products(plan, i, apply, seeds, devices, d)
+            primal = p if primal is None else primal
+            flat = jnp.ravel(comp).astype(dtype)
+            out = flat[send]  # (devices, width): row r goes to device r
+            got = lax.all_to_all(out, axis, 0, 0, tiled=True)  # row e came from device e
+            block = block.at[jnp.ravel(recv)].set(jnp.ravel(got), mode="drop", unique_indices=True)
+        return block.reshape(1, rb.width), primal
+
+
+class _Local(_RowMethod):
+    """``"local"``: ``(this device's row block (1, width), primal)`` — every product on every device, then a
+    gather of the device's own nonzeros; no communication."""
+
+    def tables(self, plan, devices):
+        return {f"{PER_DEVICE}rows": plan._local_row_table()}
+
+    def values(self, plan, apply, seeds, dtype, axis, devices):
+        from jax import lax
+
+        rb = plan.rows
+        assert rb is not None
+        flat, primal = plan.stacked(apply, seeds, dtype)
+        idx = plan._device_row(f"{PER_DEVICE}rows", plan._local_row_table, lax.axis_index(axis))
+        dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+        block = lax.gather(flat, idx[:, None], dn, slice_sizes=(1,), mode=lax.GatherScatterMode.FILL_OR_DROP,
+                           fill_value=0)
+        return block.reshape(1, rb.width), primal
+
+
+#: The row methods by name (:data:`ROW_METHODS`).
+_ROW_EVALUATORS: dict[str, _RowMethod] = {"scatter": _Scatter(), "exchange": _Exchange(), "local": _Local()}
+assert tuple(_ROW_EVALUATORS) == ROW_METHODS
+
+
+def _unrolled_product(apply, seeds, first: int, count: int):
+    """``(primal, product)`` of the unrolled step of ``count`` colors from ``first``: one seed, or a ``vmap``."""
+    import jax
+
+    if count == 1:
+        return apply(_first(seeds(first, 1, None)))
+    return jax.vmap(apply, out_axes=(None, 0))(seeds(first, count, None))
 
 
 def _linear_or(apply, linear):
