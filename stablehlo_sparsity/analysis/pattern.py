@@ -111,11 +111,10 @@ class SparsityPattern:
         return SparsityPattern(d.astype(bool))
 
     # ------------------------------------------------------------------ display
-    def picture(self, max_rows: int = 32, max_cols: int = 64) -> str:
-        """A small text picture: ``●`` for a nonzero, ``⋅`` for a zero; large patterns are binned."""
+    def binned(self, max_rows: int, max_cols: int) -> tuple[np.ndarray, int, int]:
+        """``(grid, rb, cb)``: a boolean grid of at most ``max_rows × max_cols`` cells, cell ``(a, b)`` True when
+        some nonzero lies in rows ``a·rb …`` and columns ``b·cb …`` (binned in chunks: no per-nonzero copy)."""
         m, n = self.shape
-        if m == 0 or n == 0:
-            return "(empty)"
         rb = max(1, -(-m // max_rows))
         cb = max(1, -(-n // max_cols))
         grid = np.zeros((-(-m // rb), -(-n // cb)), dtype=bool)
@@ -128,10 +127,39 @@ class SparsityPattern:
             r = np.repeat(np.arange(lo, hi, dtype=np.int64) // rb, np.diff(indptr[lo:hi + 1]))
             grid[r, self._csr.indices[indptr[lo]:indptr[hi]] // cb] = True
             lo = hi
+        return grid, rb, cb
+
+    def picture(self, max_rows: int = 32, max_cols: int = 64) -> str:
+        """A small text picture: ``●`` for a nonzero, ``⋅`` for a zero; large patterns are binned."""
+        m, n = self.shape
+        if m == 0 or n == 0:
+            return "(empty)"
+        grid, rb, cb = self.binned(max_rows, max_cols)
         lines = ["".join("●" if v else "⋅" for v in row) for row in grid]
         if rb > 1 or cb > 1:
             lines.append(f"(each character covers {rb}×{cb} entries)")
         return "\n".join(lines)
+
+    def to_png(self, max_pixels: int = 256) -> bytes:
+        """The pattern as a black-on-white PNG of at most ``max_pixels`` a side (binned like :meth:`picture`,
+        scaled up to at least 64 pixels a side); no plotting library needed."""
+        m, n = self.shape
+        grid, _, _ = self.binned(max_pixels, max_pixels) if m and n else (np.zeros((1, 1), bool), 1, 1)
+        scale = max(1, 64 // max(grid.shape))
+        img = np.where(np.kron(grid, np.ones((scale, scale), bool)), 0, 255).astype(np.uint8)
+        return _png_gray(img)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the pattern as an image (:meth:`to_png`) with its shape, nonzeros and density."""
+        import base64
+        import html
+
+        m, n = self.shape
+        head = html.escape(f"SparsityPattern({m}×{n}, nnz={self.nnz}, density={self.density:.3g})")
+        data = base64.b64encode(self.to_png()).decode("ascii")
+        return (f'<div><div style="font-family: monospace">{head}</div>'
+                f'<img alt="{head}" style="image-rendering: pixelated; border: 1px solid #888; width: 256px" '
+                f'src="data:image/png;base64,{data}"/></div>')
 
     def spy(self, ax=None, markersize: float | None = None, **kwargs):
         """Plot the pattern with matplotlib (``Axes.spy``; the ``plot`` extra): one marker per nonzero,
@@ -160,3 +188,18 @@ class SparsityPattern:
         m, n = self.shape
         head = f"SparsityPattern({m}×{n}, nnz={self.nnz}, density={self.density:.3g})"
         return head + "\n" + self.picture(16, 48)
+
+
+def _png_gray(img: np.ndarray) -> bytes:
+    """An 8-bit grayscale PNG of ``img`` (uint8, rows top to bottom): the format's minimal chunks, zlib only."""
+    import struct
+    import zlib
+
+    h, w = img.shape
+    raw = np.concatenate([np.zeros((h, 1), np.uint8), img], axis=1).tobytes()  # filter byte 0 on every row
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))

@@ -144,6 +144,26 @@ class CheckReport:
         return s
 
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the verdict in colour, then the report's fields as a table."""
+        import html
+
+        color = "#1a7f37" if self.ok else "#cf222e"
+        verdict = "OK" if self.ok else ("NOT FINITE" if not self.finite else "MISMATCH")
+        rows = [("what", f"{self.kind} {self.shape[0]}×{self.shape[1]} {self.dtype} ({self.candidate or '—'})"),
+                ("method", self.method if self.method != "probes" else f"{self.probes} probes"),
+                ("points", str(self.points)), ("max |error|", f"{self.max_error:.3g}"),
+                ("worst error / tolerance", f"{self.worst:.3g}"), ("rtol, atol", f"{self.rtol:.2g}, {self.atol:.2g}")]
+        if self.missing:
+            rows.append(("nonzeros outside the pattern", f"{self.missing}, e.g. {self.missing_examples[:3]}"))
+        if self.message:
+            rows.append(("message", self.message))
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+                       for k, v in rows)
+        return (f'<div><b style="color:{color}">{self.kind} check {verdict}</b>'
+                f"<table>{body}</table></div>")
+
+
 class DerivativeMismatchError(SparsityError):
     """A sparse Jacobian/Hessian that disagrees with dense AD (``.report`` holds the details)."""
 
