@@ -20,7 +20,10 @@ INT32_LIMIT = 2**31 - 1
 
 def index_dtype(*limits: int) -> type:
     """``int32`` if every index below the given limits fits, else ``int64``."""
-    return np.int32 if max((int(x) for x in limits), default=0) < INT32_LIMIT else np.int64
+    for x in limits:  # (a loop, not a generator: this runs for every pattern array built)
+        if int(x) >= INT32_LIMIT:
+            return np.int64
+    return np.int32
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,5 +51,5 @@ def is_complex(dtype: Any) -> bool:
 def is_float(dtype: Any) -> bool:
     """A differentiable element type: real floating-point (``ml_dtypes`` floats included) or complex — the one
     float predicate of the library (the analysis, the folding trust model, the importer, the checks)."""
-    dt = np.dtype(dtype)
+    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
     return dt.kind in "fc" or (dt.kind == "V" and _is_ml_float(dt))

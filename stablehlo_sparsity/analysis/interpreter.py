@@ -27,7 +27,7 @@ from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
-from .values import AbstractValue, TensorType, is_differentiable, tensor_type
+from .values import AbstractValue, TensorType, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
 
@@ -151,14 +151,27 @@ class Interpreter(RegionEngine[AbstractValue]):
         rtypes = self.result_types(op)
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
-        if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
-            results = self._too_large(op, args, rtypes)
+        for sized in (rtypes, args):  # (loops, not generators: this runs once per op)
+            for v in sized:
+                if v.size > limit:
+                    results = self._too_large(op, args, rtypes)
+                    break
+            if results is not None:
+                break
 
         # 1. the constant lattice: fold when every operand is known
         fold = FOLD_RULES.get(name)
-        known = [a.const for a in args if a.const is not None]
-        if results is None and fold is not None and len(known) == len(args) \
-                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
+        known: list[np.ndarray] | None = None
+        if results is None and fold is not None:
+            known = []
+            for a in args:
+                if a.const is None:
+                    known = None
+                    break
+                known.append(a.const)
+            if known is not None and sum(t.size for t in rtypes) > self.options.max_fold_elements:
+                known = None
+        if known is not None and fold is not None:
             try:
                 consts = fold(self, op, known)
             except NotFoldable:
@@ -192,6 +205,7 @@ class Interpreter(RegionEngine[AbstractValue]):
                 raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}",
                                     self.location(op))
             results = []
+            integral = False
             for t, o in zip(rtypes, out):
                 if isinstance(o, AbstractValue):
                     av = o if o.type == t else AbstractValue(t, o.deps, o.const, o.uncertainty)
@@ -200,11 +214,12 @@ class Interpreter(RegionEngine[AbstractValue]):
                 if av.deps.rows != t.size:
                     raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements",
                                         self.location(op))
-                if av.const is not None or not is_differentiable(t.dtype):
+                if av.const is not None or not t.differentiable:
                     if not av.deps.is_empty:
                         av = av.with_deps(Deps.empty(t.size, self.n))
+                integral = integral or t.integral
                 results.append(av)
-            range_rule = RANGE_RULES.get(name)
+            range_rule = RANGE_RULES.get(name) if integral else None  # (ranges are kept for integers only)
             if range_rule is not None:
                 results = self._with_ranges(range_rule, op, args, results)
         if self.result_filter is not None:

@@ -64,9 +64,15 @@ class TensorType:
     shape: tuple[int, ...]
     dtype: np.dtype
     size: int = field(init=False, compare=False)
+    #: a float or complex element type (:func:`is_differentiable`), read once per type
+    differentiable: bool = field(init=False, compare=False, repr=False)
+    #: an integer or boolean element type (the types integer ranges are kept for)
+    integral: bool = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "size", math.prod(self.shape))
+        object.__setattr__(self, "differentiable", is_differentiable(self.dtype))
+        object.__setattr__(self, "integral", np.dtype(self.dtype).kind in "iub")
 
 
 _TYPE_CACHE: dict = {}

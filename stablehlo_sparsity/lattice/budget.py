@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import time
 
 from ..errors import PatternTooLargeError
 
@@ -61,9 +62,25 @@ def _cgroup_available() -> int | None:
     return None
 
 
+#: :func:`available_memory` is read again after this many seconds (reading ``/proc`` costs about 0.1 ms: more than
+#: the whole analysis of a small program).
+MEMORY_READ_INTERVAL = 0.5
+_LAST_READ: list = [-1e9, None]
+
+
 def available_memory() -> int | None:
     """Bytes the process can still allocate without swapping or being killed, as far as Linux says
-    (``MemAvailable``, and the cgroup limit when there is one); ``None`` where neither can be read."""
+    (``MemAvailable``, and the cgroup limit when there is one); ``None`` where neither can be read.  Read at
+    most every :data:`MEMORY_READ_INTERVAL` seconds."""
+    now = time.monotonic()
+    if now - _LAST_READ[0] < MEMORY_READ_INTERVAL:
+        return _LAST_READ[1]
+    value = _read_available_memory()
+    _LAST_READ[:] = [now, value]
+    return value
+
+
+def _read_available_memory() -> int | None:
     known = [b for b in (_meminfo_available(), _cgroup_available()) if b is not None]
     if not known and hasattr(os, "sysconf"):
         try:

@@ -33,6 +33,7 @@ measures and ``irtools.BYTES_PER_NONZERO`` quotes.
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
@@ -331,6 +332,10 @@ SORTING_NETWORKS = [
 ]
 
 
+#: :func:`_merge_blocks` merges blocks of at most this many entries in all by one sort of keys.
+SMALL_MERGE_ENTRIES = 4096
+
+
 def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Union of canonical CSR blocks of ``b`` rows each: SciPy's compiled merge of sorted rows (``A + B`` on
     bool is ``A ∨ B``; linear in the entries, several times faster than sorting (row, col) keys), the two
@@ -340,6 +345,16 @@ def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(b + 1, np.int64), np.zeros(0, _col_dtype(n))
     if len(blocks) == 1:
         return blocks[0]
+    if sum(len(ind) for _, ind in blocks) <= SMALL_MERGE_ENTRIES and b * n < 1 << 62:
+        # a few entries: one sort of ``row · n + column`` keys costs less than SciPy's per-call overhead
+        rows = np.arange(b, dtype=np.int64)
+        key = np.concatenate([np.repeat(rows, np.diff(ptr)) * n + ind for ptr, ind in blocks])
+        key.sort()
+        key = _distinct_sorted_keys(key)
+        at = key // n
+        indptr = np.zeros(b + 1, np.int64)
+        np.cumsum(np.bincount(at, minlength=b), out=indptr[1:])
+        return indptr, (key - at * n).astype(_col_dtype(n), copy=False)
     heap = [(len(ind), i, make_csr(ptr, ind, b, n)) for i, (ptr, ind) in enumerate(blocks)]
     heapq.heapify(heap)
     tick = len(heap)
@@ -453,6 +468,30 @@ def _plan_blocks(source: RowSource) -> list[int]:
 CACHED_BLOCK_ENTRIES = 1 << 22
 
 
+def _stack_materialized(sources: Sequence[RowSource], k: int, n: int) -> sp.csr_array | None:
+    """:func:`materialize` of sources that are each one materialized CSR, of at most :data:`BLOCK_ENTRIES`
+    entries in all (a written-out program's output: one small row per residual), by two concatenations;
+    ``None`` for anything else."""
+    mats = []
+    total = 0
+    for s in sources:
+        if type(s) is not _PartsRows or not s.exact or not s.csr_parts:
+            return None
+        (p,) = s.csr_parts
+        if p.rowmap is not None or type(p) is not CsrPart:
+            return None
+        total += p.base.nnz
+        if total > BLOCK_ENTRIES:
+            return None
+        mats.append(p.base)
+    if not mats:
+        return None
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.concatenate([np.diff(m.indptr) for m in mats]), out=indptr[1:])
+    check_nnz(int(indptr[-1]))
+    return make_csr(indptr, np.concatenate([m.indices for m in mats]).astype(np.int64, copy=False), k, n)
+
+
 def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     """One canonical bool CSR of the sources' rows stacked top to bottom.
 
@@ -461,6 +500,9 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     every temporary is O(:data:`BLOCK_ENTRIES`).  A source whose bounds are exact skips the counting merge; the
     merged blocks of the first :data:`CACHED_BLOCK_ENTRIES` entries are kept for the second pass."""
     k = sum(s.rows for s in sources)
+    stacked = _stack_materialized(sources, k, n)
+    if stacked is not None:
+        return stacked
     wide = k >= INT32_LIMIT or n >= INT32_LIMIT
     indptr: np.ndarray = np.zeros(k + 1, np.int64 if wide else np.int32)
     plans = []
@@ -655,13 +697,95 @@ def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array 
     return make_csr(np.array([0, len(key)], np.int64), key, 1, n)
 
 
+#: The scalar lane (:meth:`Deps.union` of one-row values) keeps rows of at most this many columns as Python
+#: sets: a written-out program's scalars union a few columns at a time, where NumPy's per-call cost dominates.
+ROW_LANE_ENTRIES = 2048
+
+
+def _row_set(d: "Deps") -> frozenset[int] | None:
+    """The columns of a non-empty one-row value as a set, when that is cheap (``None``: not cheap)."""
+    if d._row is not None:
+        return d._row
+    parts = d._parts
+    if parts is None:  # a lazy vstack
+        return None
+    out: list[int] = []
+    for p in parts:
+        if type(p) is IndexPart:
+            c = int(p.cols[0])
+            if c >= 0:
+                out.append(c)
+        elif type(p) is CsrPart:
+            r = 0 if p.rowmap is None else int(p.rowmap[0])
+            if r >= 0:
+                ptr = p.base.indptr
+                lo, hi = int(ptr[r]), int(ptr[r + 1])
+                if hi - lo + len(out) > ROW_LANE_ENTRIES:
+                    return None
+                out.extend(p.base.indices[lo:hi].tolist())
+        else:  # runs: the general union
+            return None
+    return frozenset(out)
+
+
+def row_columns(d: "Deps") -> frozenset[int] | None:
+    """The columns of a one-row value as a Python set when that is cheap (the scalar lane: at most
+    :data:`ROW_LANE_ENTRIES` of them), else ``None``; an empty value gives the empty set."""
+    if d.rows != 1:
+        return None
+    if d.is_empty:
+        return frozenset()
+    return _row_set(d)
+
+
+def _stack_of_scalars(items, n: int) -> sp.csr_array | None:
+    """The CSR of a lazy vstack of one-row values of the scalar lane (or empty ones), straight from their sets
+    (a written-out program's output: one scalar per residual); ``None`` for any other stack."""
+    if not items or any(d.rows != 1 or (d._row is None and not d.is_empty) for d in items):
+        return None
+    rows = [sorted(d._row) if d._row is not None else () for d in items]
+    counts = np.fromiter((len(r) for r in rows), np.int64, len(rows))
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    total = int(indptr[-1])
+    check_nnz(total)
+    return make_csr(indptr, np.fromiter(itertools.chain.from_iterable(rows), np.int64, total), len(rows), n)
+
+
+def _row_lane_union(items: Sequence["Deps"]) -> frozenset[int] | None:
+    """The union of non-empty one-row values as a set, or ``None`` when one of them is not cheap as a set or
+    the union would pass :data:`ROW_LANE_ENTRIES`."""
+    sets = []
+    total = 0
+    for d in items:
+        row = _row_set(d)
+        if row is None:
+            return None
+        total += len(row)
+        sets.append(row)
+    if total > 2 * ROW_LANE_ENTRIES:
+        return None
+    out = sets[0].union(*sets[1:])
+    if not out or len(out) > ROW_LANE_ENTRIES:
+        return None
+    return out
+
+
 class Deps:
     """The index sets of one value: a ``(rows, n)`` boolean relation, kept as a lazy union of parts.
 
     Instances are immutable; every move returns a new instance (or the same one when nothing changes).
+
+    Examples:
+        >>> from stablehlo_sparsity import Deps
+        >>> d = Deps.identity(3, 4, 1)                   # element i depends on input i + 1
+        >>> d.to_csr().toarray().astype(int).tolist()
+        [[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+        >>> Deps.union(d, Deps.identity(3, 4, 0)).nnz, d.reduce_all().nnz
+        (6, 3)
     """
 
-    __slots__ = ("rows", "n", "_parts", "_stack", "_csr")
+    __slots__ = ("rows", "n", "_parts", "_stack", "_csr", "_row")
 
     def __init__(self, rows: int, n: int, parts: Iterable[IndexPart | CsrPart] = ()):
         self.rows = int(rows)
@@ -669,11 +793,47 @@ class Deps:
         self._parts: tuple[IndexPart | CsrPart, ...] | None = tuple(parts)
         self._stack: tuple[Deps, ...] | None = None  # a lazy vstack: its items (see :meth:`vstack`)
         self._csr: sp.csr_array | None = None
+        #: the scalar lane: a one-row value's columns as a Python set (:meth:`union` of scalars), its parts
+        #: built only when a move needs them
+        self._row: frozenset[int] | None = None
+
+    @classmethod
+    def of_row(cls, n: int, row: frozenset[int]) -> "Deps":
+        """A one-row value with the columns ``row`` (all in ``[0, n)``; checked by the caller), kept as a set
+        (the scalar lane) while it holds at most :data:`ROW_LANE_ENTRIES` of them."""
+        if not row:
+            return cls.empty(1, n)
+        if len(row) > ROW_LANE_ENTRIES:
+            cols = np.fromiter(sorted(row), np.int64, len(row))
+            check_nnz(len(cols))
+            return cls._materialized(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))
+        return cls._of_row(n, row)
+
+    @classmethod
+    def _of_row(cls, n: int, row: frozenset[int]) -> "Deps":
+        """A one-row value of the scalar lane (``row`` non-empty, at most :data:`ROW_LANE_ENTRIES` columns)."""
+        d = cls(1, n)
+        d._parts = None
+        d._row = row
+        return d
+
+    def _build_row(self) -> None:
+        """The scalar lane's parts and CSR, from its set (once)."""
+        assert self._row is not None
+        cols = np.fromiter(sorted(self._row), np.int64, len(self._row))
+        check_nnz(len(cols))
+        m = make_csr(np.array([0, len(cols)], np.int64), cols, 1, self.n)
+        self._csr = m
+        self._parts = (CsrPart(m),)
 
     @property
     def parts(self) -> tuple[IndexPart | CsrPart, ...]:
         """The lazy union, as parts (a lazy vstack builds its stacked parts on first use)."""
         if self._parts is None:
+            if self._row is not None:
+                self._build_row()
+                assert self._parts is not None
+                return self._parts
             assert self._stack is not None
             self._parts = tuple(_stacked_parts(self._stack, self.rows, self.n))
             self._stack = None  # (the items' arrays are copied: let them go)
@@ -685,8 +845,8 @@ class Deps:
 
     def leaf_parts(self) -> Iterator[IndexPart | CsrPart]:
         """The parts this value is made of, without building anything (a lazy vstack: its items' parts)."""
-        if self._parts is not None:
-            yield from self._parts
+        if self._parts is not None or self._row is not None:
+            yield from self.parts
         else:
             assert self._stack is not None
             for d in self._stack:
@@ -714,6 +874,13 @@ class Deps:
         return d
 
     @classmethod
+    def _materialized(cls, m: sp.csr_array) -> "Deps":
+        """A value whose index sets are the canonical bool CSR ``m`` (ours: no checks, no copies)."""
+        d = cls(m.shape[0], m.shape[1], [CsrPart(m)] if m.nnz else [])
+        d._csr = m
+        return d
+
+    @classmethod
     def full(cls, rows: int, n: int) -> "Deps":
         """⊤: every element depends on every input (the conservative fallback)."""
         if rows == 0 or n == 0:
@@ -724,17 +891,21 @@ class Deps:
     # ----------------------------------------------------------------- queries
     @property
     def is_empty(self) -> bool:
-        return self._stack is None and not self._parts  # (a lazy vstack is never empty: see vstack)
+        # (a lazy vstack is never empty: see vstack; nor is the scalar lane)
+        return self._stack is None and self._row is None and not self._parts
 
     def to_csr(self) -> sp.csr_array:
         """The materialized ``(rows, n)`` canonical bool CSR matrix (cached)."""
+        if self._csr is None and self._row is not None:
+            self._build_row()
         if self._csr is None:
             if self._parts is not None and len(self._parts) > 1 and "union" in COMPACT_MOVES:
                 part = COMPACT_MOVES["union"](self._parts, self.rows, self.n, True)
                 if part is not None:
                     self._parts = (part,)
             if self._parts is None:  # a lazy vstack: every item's rows written straight into one output
-                self._csr = materialize(self._sources(), self.n)
+                stacked = _stack_of_scalars(self._stack, self.n)
+                self._csr = stacked if stacked is not None else materialize(self._sources(), self.n)
             else:
                 self._csr = csr_from_parts(self._parts, self.rows, self.n)
             if self._parts is None or len(self._parts) > 1:
@@ -745,6 +916,8 @@ class Deps:
 
     def _sources(self) -> list[RowSource]:
         """The rows as materialization sources (a lazy vstack: one per item, flattened)."""
+        if self._row is not None:
+            self.to_csr()
         if self._csr is not None:
             return [_PartsRows([CsrPart(self._csr)], self.rows, self.n)]
         if self._parts is None:
@@ -779,7 +952,7 @@ class Deps:
     def gather_rows(self, idx) -> "Deps":
         """Rows by index map: ``out[i] = self[idx[i]]``; ``idx[i] = -1`` gives an empty row."""
         idx = as_index(idx).ravel()
-        if not self.parts or self.rows == 0:  # (from zero rows every index is -1: e.g. padding an empty tensor)
+        if self.is_empty or self.rows == 0:  # (from zero rows every index is -1: e.g. padding an empty tensor)
             return Deps.empty(len(idx), self.n)
         if len(idx) == self.rows and is_arange(idx):
             return self
@@ -789,7 +962,7 @@ class Deps:
     def mask_rows(self, keep) -> "Deps":
         """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""
         keep = np.asarray(keep, dtype=bool).ravel()
-        if keep.all() or not self.parts:
+        if keep.all() or self.is_empty:
             return self
         if not keep.any():
             return Deps.empty(self.rows, self.n)
@@ -805,12 +978,16 @@ class Deps:
         for d in vals:
             if d.rows != rows or d.n != n:
                 raise ValueError(f"union of mismatched lattices {(d.rows, d.n)} vs {(rows, n)}")
-        nonempty = [d for d in vals if d.parts]
+        nonempty = [d for d in vals if not d.is_empty]
         if not nonempty:
             return vals[0] if vals[0].is_empty else Deps.empty(rows, n)
         first = nonempty[0]
         if all(d is first for d in nonempty):
             return first
+        if rows == 1:
+            lane = _row_lane_union(nonempty)
+            if lane is not None:
+                return Deps._of_row(n, lane)
         parts: list = []
         seen: set[int] = set()
         for d in nonempty:
@@ -818,6 +995,12 @@ class Deps:
                 if id(p) not in seen:
                     seen.add(id(p))
                     parts.append(p)
+        if rows == 1 and len(parts) > 1 and all(type(p) is IndexPart or type(p) is CsrPart for p in parts):
+            # a scalar (the many small values of a written-out program): straight to the one-row union, which
+            # is what materializing the lazy union would do, without the compact-move and lazy-union rounds
+            row = _scalar_union(parts, n)
+            if row is not None:
+                return Deps._materialized(row)
         if len(parts) > 1 and "union" in COMPACT_MOVES:
             part = COMPACT_MOVES["union"](parts, rows, n, False)
             if part is not None:

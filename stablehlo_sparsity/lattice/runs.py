@@ -288,6 +288,11 @@ def merge_runs(pieces: list[tuple[np.ndarray, np.ndarray]], rows: int, n: int):
     return out_s, out_e, nnz
 
 
+#: A union of at most this many entries stays CSR (runs save memory on large values; on small ones the sample
+#: that decides costs more than it can save).
+SMALL_RUNS = 4096
+
+
 def compact_union(parts, rows: int, n: int, materializing: bool = False):
     """The compact union of :meth:`Deps.union` and :meth:`Deps.to_csr` (:data:`~.core.COMPACT_MOVES`).
 
@@ -306,7 +311,8 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
     if has_run and not materializing and len(parts) <= LAZY_RUN_PARTS and \
             all(isinstance(p, (RunPart, IndexPart)) for p in parts):
         return None  # a few parts stay a lazy union: merged when more arrive, or when compared
-    if not has_run and (not materializing or rows <= SMALL_ROWS or not _sample_says_runs(parts, rows, n)):
+    if not has_run and (not materializing or rows <= SMALL_ROWS or sum(p.nnz_upper() for p in parts) <= SMALL_RUNS
+                        or not _sample_says_runs(parts, rows, n)):
         return None
     pieces: list = [runs_of(p, n) for p in parts]
     if any(p is None for p in pieces):

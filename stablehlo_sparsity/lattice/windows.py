@@ -16,6 +16,8 @@ is the union along one dimension at a time, so an ``r``-dimensional window costs
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -30,7 +32,7 @@ LAZY_TAPS = 8
 
 def positions(shape) -> np.ndarray:
     """The position map: ``arange(size).reshape(shape)`` — apply a structural op to it to get its index map."""
-    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    return np.arange(math.prod(int(d) for d in shape), dtype=np.int64).reshape(shape)
 
 
 def _is_identity(r: sp.csr_array) -> bool:

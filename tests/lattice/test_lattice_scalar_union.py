@@ -36,3 +36,64 @@ def test_scalar_union_of_a_large_row_and_small_parts():
             want |= {int(c) for c in (p.cols if isinstance(p, IndexPart) else p.base.indices) if c >= 0}
         got = _scalar_union(parts, n)
         assert got.shape == (1, n) and got.indices.tolist() == sorted(want)
+
+
+# ---------------------------------------------------------------------------------------------- the scalar lane
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from stablehlo_sparsity.lattice import Deps  # noqa: E402
+from stablehlo_sparsity.lattice import core  # noqa: E402
+
+
+def _scalar(draw_cols, n, how):
+    """One-row values built every way a rule builds them: an index part, a CSR row (direct or through a row
+    map), a union (the lane), a gather of a wider value."""
+    cols = sorted(set(draw_cols))
+    if how == "index" and len(cols) <= 1:
+        return Deps(1, n, [IndexPart(np.array([cols[0] if cols else -1], np.int64))]), set(cols)
+    if how == "rowmap":
+        m = make_csr(np.array([0, 0, len(cols)], np.int64), np.asarray(cols, np.int64), 2, n)
+        return Deps(1, n, [CsrPart(m, np.array([1], np.int64))]), set(cols)
+    if how == "lane" and len(cols) >= 2:
+        halves = [Deps(1, n, [_row(cols[: len(cols) // 2], n)]), Deps(1, n, [_row(cols[len(cols) // 2:], n)])]
+        return Deps.union(*halves), set(cols)
+    return Deps(1, n, [_row(cols, n)] if cols else []), set(cols)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 39), max_size=8),
+                          st.sampled_from(["index", "rowmap", "lane", "csr"])), min_size=1, max_size=6),
+       st.integers(1, 4))
+def test_scalar_lane_is_the_set_union_and_every_move_agrees(items, k):
+    """The union of one-row values (the lane for small rows) is the set union; and the lane's value behaves
+    like any other under the moves that follow it (gather, broadcast, vstack, mask, reduce, equality)."""
+    n = 40
+    built = [_scalar(cols, n, how) for cols, how in items]
+    want = set().union(*[w for _, w in built])
+    got = Deps.union(*[d for d, _ in built])
+    assert got.rows == 1 and (not want or not got.is_empty)  # (an index part of -1 is empty, not is_empty)
+    assert got.to_csr().indices.tolist() == sorted(want)
+    fresh = Deps.union(*[d for d, _ in built])  # moves on a value whose parts were never built
+    wide = fresh.broadcast_row(k)
+    assert wide.to_csr().toarray().sum(axis=1).tolist() == [len(want)] * k
+    stacked = Deps.vstack([Deps.union(*[d for d, _ in built]), Deps.empty(1, n), Deps.union(*[d for d, _ in built])])
+    assert [sorted(r) for r in _rows(stacked)] == [sorted(want), [], sorted(want)]
+    assert sorted(_rows(Deps.union(*[d for d, _ in built]).reduce_all())[0]) == sorted(want)
+    assert Deps.union(*[d for d, _ in built]).mask_rows([False]).is_empty
+    assert Deps.union(*[d for d, _ in built]) == Deps(1, n, [_row(sorted(want), n)] if want else [])
+
+
+def _rows(d):
+    m = d.to_csr()
+    return [m.indices[m.indptr[i]:m.indptr[i + 1]].tolist() for i in range(m.shape[0])]
+
+
+def test_scalar_lane_stays_within_its_size():
+    """Rows above ROW_LANE_ENTRIES take the array path (no Python set of a huge row)."""
+    n = 3 * core.ROW_LANE_ENTRIES
+    a = Deps(1, n, [_row(np.arange(0, n, 2), n)])
+    b = Deps(1, n, [_row(np.arange(1, n, 2), n)])
+    u = Deps.union(a, b)
+    assert u._row is None and u.to_csr().indices.tolist() == list(range(n))
+    small = Deps.union(Deps(1, n, [_row([1, 5], n)]), Deps(1, n, [_row([2], n)]))
+    assert small._row == frozenset({1, 2, 5})

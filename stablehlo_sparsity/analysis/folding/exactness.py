@@ -137,6 +137,9 @@ def _real_dtype(dtype: np.dtype) -> np.dtype:
 
 _BITS = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "float64": (53, -1022)}
 
+#: dtype -> the smallest positive normal number of its real format (``dtype.name`` is slow: read once per dtype)
+_SMALLEST_NORMAL: dict = {}
+
 
 def precision_bits(dtype) -> int:
     """``p``: significand bits including the implicit one (f16 11, bf16 8, f32 24, f64 53)."""
@@ -150,7 +153,16 @@ def unit_roundoff(dtype) -> float:
 
 def smallest_normal(dtype) -> float:
     """The smallest positive normal number: below it a backend may flush to zero."""
-    return 2.0 ** _BITS[_real_dtype(dtype).name][1]
+    try:
+        return _SMALLEST_NORMAL[dtype]
+    except (KeyError, TypeError):
+        pass
+    value = 2.0 ** _BITS[_real_dtype(dtype).name][1]
+    try:
+        _SMALLEST_NORMAL[dtype] = value
+    except TypeError:  # an unhashable dtype-like: not cached
+        pass
+    return value
 
 
 def largest_finite(dtype) -> float:
@@ -204,6 +216,10 @@ def surely(av, predicate, shape=None) -> np.ndarray:
     shape = np.shape(av.const) if shape is None else tuple(shape)
     if av.const is None:
         return np.zeros(shape, bool)
+    if av.uncertainty is None and np.size(av.const) == 1:  # an exact scalar: one test, no error array
+        with np.errstate(all="ignore"):
+            ok1 = bool(np.asarray(predicate(np.asarray(av.const))).reshape(()))
+        return np.full(shape, ok1)
     with np.errstate(all="ignore"):
         ok = np.asarray(predicate(np.asarray(av.const)), bool) & exact_mask(av)
     return np.broadcast_to(ok, shape)
@@ -303,6 +319,11 @@ def literal_uncertainty(value) -> Uncertainty | None:
     value = np.asarray(value)
     if not is_float(value.dtype):
         return None
+    if value.size == 1 and value.dtype.kind == "f":  # a scalar literal (most of a written-out program's)
+        mag1 = abs(float(value.reshape(())))
+        if not (mag1 < smallest_normal(value.dtype) and mag1 != 0):
+            return None  # (NaN compares False: exact, as the array path decides)
+        return finalize(value, 0.0)
     mag = np.abs(_as_f64(value))
     if not np.any((mag < smallest_normal(value.dtype)) & (mag != 0)):
         return None  # (what finalize answers without a subnormal, in 3 array passes instead of 12)

@@ -14,12 +14,15 @@ Derivative kinds::
     "complex"  only for a complex operand: sign(z) = z/|z| varies, sign(x) of a real x is piecewise constant;
                imag(x) of a real x is the constant 0
 
-Constants are values (docs/guarantees.md, "Trust in folded constants"): :data:`ZERO_WHERE` lists, per op, where a
+Constants are values (docs/explanation/guarantees.md, "Trust in folded constants"): :data:`ZERO_WHERE` lists, per op,
+where a
 known operand makes the derivative in another operand vanish — ``x * c`` where ``c == 0``, ``c / x`` where ``c ==
 0``, ``x ** 0``, ``1 ** y``, ``atan2(0, x)`` … ``select`` with a known predicate takes one side per element;
 ``clamp`` with known bounds ``min >= max`` is constant."""
 
 from __future__ import annotations
+
+from typing import Any, Callable
 
 import numpy as np
 
@@ -299,7 +302,7 @@ def _is_inf(v):
 
 #: op -> {operand i: (operand j, predicate)}: the derivative in operand ``i`` is zero wherever operand ``j``
 #: is a known constant whose value satisfies the predicate.
-ZERO_WHERE: dict[str, dict[int, tuple[int, object]]] = {
+ZERO_WHERE: dict[str, dict[int, tuple[int, Callable[[np.ndarray], Any]]]] = {
     "stablehlo.multiply": {0: (1, _is_zero), 1: (0, _is_zero)},   # ∂(a·b)/∂a = b
     "stablehlo.divide": {0: (1, _is_inf), 1: (0, _is_zero)},       # ∂(a/b)/∂a = 1/b;  ∂(a/b)/∂b = -a/b²
     "stablehlo.power": {0: (1, _is_zero), 1: (0, _is_one)},        # a**0 = 1;  1**b = 1
@@ -317,8 +320,15 @@ def _value_aware_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> De
         d = _rows(a, t.size)
         if i in table and not d.is_empty:
             j, pred = table[i]
-            if args[j].const is not None:  # only where the known value is exact (folding/exactness.py)
-                d = d.mask_rows(~surely(args[j], pred, t.shape).ravel())
+            other = args[j]
+            if other.const is None:
+                pass
+            elif t.size == 1 and other.uncertainty is None:  # an exact scalar (a written-out program's literal)
+                with np.errstate(all="ignore"):
+                    if bool(np.asarray(pred(np.asarray(other.const))).reshape(())):
+                        d = ctx.empty(1)
+            else:  # only where the known value is exact (folding/exactness.py)
+                d = d.mask_rows(~surely(other, pred, t.shape).ravel())
         parts.append(d)
     return [Deps.union(*parts)]
 
@@ -344,7 +354,7 @@ def _make_folder(fn, name):
     return fold
 
 
-#: The coverage kind and note of each derivative kind (``docs/coverage.md``).
+#: The coverage kind and note of each derivative kind (``docs/reference/coverage.md``).
 _KIND_COVERAGE = {
     "all": (EXACT, "elementwise union"),
     "none": (ZERO, "piecewise constant or integer/boolean"),

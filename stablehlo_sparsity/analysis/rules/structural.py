@@ -35,8 +35,8 @@ def broadcast_in_dim_np(x, op, out_shape):
     expanded_shape = [1] * len(out_shape)
     for d, rd in enumerate(dims):
         expanded_shape[rd] = x.shape[d]
-    order = np.argsort(dims, kind="stable")
-    x = np.transpose(x, order) if len(dims) > 1 else x
+    order = sorted(range(len(dims)), key=dims.__getitem__)  # (stable, as argsort's "stable")
+    x = np.transpose(x, order) if order != list(range(len(dims))) else x
     return np.broadcast_to(x.reshape(expanded_shape), out_shape)
 
 
@@ -90,6 +90,8 @@ def _map_rule(np_twin):
 
     def rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
         (t,) = ctx.result_types(op)
+        if args[0].size == 1:  # every result element is a copy of the one operand element (a scalar's broadcast)
+            return [args[0].deps if t.size == 1 else args[0].deps.broadcast_row(t.size)]
         idx = np_twin(positions(args[0].shape), op, t.shape)
         return [args[0].deps.gather_rows(np.ascontiguousarray(idx).ravel())]
 
@@ -121,6 +123,14 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     starts = i64_list(op, "start_indices")
     limits = i64_list(op, "limit_indices")
     strides = i64_list(op, "strides", [1] * len(x.shape))
+    if all(lim - s <= st for s, lim, st in zip(starts, limits, strides)) and all(lim > s for s, lim in
+                                                                               zip(starts, limits)):
+        # one element (``x[i]`` of a written-out program): its flat position, without the index-map arithmetic
+        flat, step = 0, 1
+        for s, d in zip(reversed(starts), reversed(x.shape)):
+            flat += int(s) * step
+            step *= int(d)
+        return [x.deps.gather_rows(np.array([flat], np.int64))]
     return [x.deps.gather_rows(slice_index_map(x.shape, starts, limits, strides))]
 
 
