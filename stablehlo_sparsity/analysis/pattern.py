@@ -18,11 +18,22 @@ class SparsityPattern:
 
     Rows are the flattened outputs (pytree leaves in order, each row-major), columns the flattened selected
     inputs — the same convention as ``asdex``, so patterns compare one to one.
+
+    Examples:
+        >>> import numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> p = ss.SparsityPattern(np.array([[1, 1, 0], [0, 1, 1]]))
+        >>> p.shape, p.nnz, p.density
+        ((2, 3), 4, 0.6666666666666666)
+        >>> p
+        SparsityPattern(2×3, nnz=4, density=0.667)
+        ●●⋅
+        ⋅●●
     """
 
-    __slots__ = ("_csr",)
+    __slots__ = ("_csr", "_method")
 
-    def __init__(self, matrix):
+    def __init__(self, matrix, method: str | None = None):
         m = matrix if isinstance(matrix, sp.csr_array) else sp.csr_array(matrix)
         if m.dtype != bool:
             m = m.astype(bool)
@@ -32,6 +43,14 @@ class SparsityPattern:
             m.eliminate_zeros()
             m.sort_indices()
         self._csr = m
+        self._method = method
+
+    @property
+    def method(self) -> str | None:
+        """How a Hessian pattern was found: ``"direct"`` (the second-order analysis of the primal program) or
+        ``"via-gradient"`` (the Jacobian pattern of the gradient program); what ``hessian_sparsity(method="auto")``
+        chose is recorded here.  ``None`` for a Jacobian pattern."""
+        return getattr(self, "_method", None)  # (patterns pickled before this field have none)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -40,6 +59,14 @@ class SparsityPattern:
 
     @property
     def nnz(self) -> int:
+        """The number of nonzeros.
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> ss.SparsityPattern(np.eye(3)).nnz
+            3
+        """
         return int(self._csr.nnz)
 
     @property
@@ -51,14 +78,30 @@ class SparsityPattern:
         return self._csr.indices
 
     def to_scipy(self) -> sp.csr_array:
-        """The pattern as a ``scipy.sparse.csr_array`` of bool (shared, do not mutate)."""
+        """The pattern as a ``scipy.sparse.csr_array`` of bool (shared, do not mutate).
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> m = ss.SparsityPattern(np.array([[1, 1, 0], [0, 1, 1]])).to_scipy()
+            >>> type(m).__name__, m.dtype, m.indptr.tolist(), m.indices.tolist()
+            ('csr_array', dtype('bool'), [0, 2, 4], [0, 1, 1, 2])
+        """
         return self._csr
 
     def todense(self) -> np.ndarray:
         return self._csr.toarray()
 
     def to_coo(self) -> tuple[np.ndarray, np.ndarray]:
-        """Row and column indices of the nonzeros, in CSR order."""
+        """Row and column indices of the nonzeros, in CSR order.
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> rows, cols = ss.SparsityPattern(np.array([[1, 1, 0], [0, 1, 1]])).to_coo()
+            >>> rows.tolist(), cols.tolist()
+            ([0, 0, 1, 1], [0, 1, 1, 2])
+        """
         rows = np.repeat(np.arange(self.shape[0]), np.diff(self._csr.indptr))
         return rows, self._csr.indices.astype(np.int64)
 
@@ -97,14 +140,30 @@ class SparsityPattern:
     __hash__ = None  # type: ignore[assignment]
 
     def issuperset(self, other) -> bool:
-        """True iff every nonzero of ``other`` is a nonzero here (soundness of a detected pattern)."""
+        """True iff every nonzero of ``other`` is a nonzero here (soundness of a detected pattern).
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> p = ss.SparsityPattern(np.array([[1, 1, 0], [0, 1, 1]]))
+            >>> p.issuperset(np.eye(2, 3)), p.issuperset(np.ones((2, 3)))
+            (True, False)
+        """
         o = other._csr if isinstance(other, SparsityPattern) else SparsityPattern(other)._csr
         if o.shape != self._csr.shape:
             return False
         return (o.astype(np.int8) - o.astype(np.int8).multiply(self._csr.astype(np.int8))).nnz == 0
 
     def missing(self, other) -> "SparsityPattern":
-        """The nonzeros of ``other`` that this pattern lacks (empty iff sound w.r.t. ``other``)."""
+        """The nonzeros of ``other`` that this pattern lacks (empty iff sound w.r.t. ``other``).
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> p = ss.SparsityPattern(np.array([[1, 1, 0], [0, 1, 1]]))
+            >>> [c.tolist() for c in p.missing(np.ones((2, 3))).to_coo()]
+            [[0, 1], [2, 0]]
+        """
         o = other._csr if isinstance(other, SparsityPattern) else SparsityPattern(other)._csr
         d = o.astype(np.int8) - o.astype(np.int8).multiply(self._csr.astype(np.int8))
         d.eliminate_zeros()
@@ -113,7 +172,15 @@ class SparsityPattern:
     # ------------------------------------------------------------------ display
     def binned(self, max_rows: int, max_cols: int) -> tuple[np.ndarray, int, int]:
         """``(grid, rb, cb)``: a boolean grid of at most ``max_rows × max_cols`` cells, cell ``(a, b)`` True when
-        some nonzero lies in rows ``a·rb …`` and columns ``b·cb …`` (binned in chunks: no per-nonzero copy)."""
+        some nonzero lies in rows ``a·rb …`` and columns ``b·cb …`` (binned in chunks: no per-nonzero copy).
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> grid, rb, cb = ss.SparsityPattern(np.eye(4)).binned(2, 2)
+            >>> grid.tolist(), rb, cb
+            ([[True, False], [False, True]], 2, 2)
+        """
         m, n = self.shape
         rb = max(1, -(-m // max_rows))
         cb = max(1, -(-n // max_cols))
@@ -130,7 +197,16 @@ class SparsityPattern:
         return grid, rb, cb
 
     def picture(self, max_rows: int = 32, max_cols: int = 64) -> str:
-        """A small text picture: ``●`` for a nonzero, ``⋅`` for a zero; large patterns are binned."""
+        """A small text picture: ``●`` for a nonzero, ``⋅`` for a zero; large patterns are binned.
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> print(ss.SparsityPattern(np.eye(4)).picture(max_rows=2, max_cols=2))
+            ●⋅
+            ⋅●
+            (each character covers 2×2 entries)
+        """
         m, n = self.shape
         if m == 0 or n == 0:
             return "(empty)"
@@ -142,7 +218,15 @@ class SparsityPattern:
 
     def to_png(self, max_pixels: int = 256) -> bytes:
         """The pattern as a black-on-white PNG of at most ``max_pixels`` a side (binned like :meth:`picture`,
-        scaled up to at least 64 pixels a side); no plotting library needed."""
+        scaled up to at least 64 pixels a side); no plotting library needed.
+
+        Examples:
+            >>> import numpy as np
+            >>> import stablehlo_sparsity as ss
+            >>> png = ss.SparsityPattern(np.eye(4)).to_png()
+            >>> png[1:4], int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")   # width, height
+            (b'PNG', 64, 64)
+        """
         m, n = self.shape
         grid, _, _ = self.binned(max_pixels, max_pixels) if m and n else (np.zeros((1, 1), bool), 1, 1)
         scale = max(1, 64 // max(grid.shape))
@@ -163,7 +247,11 @@ class SparsityPattern:
 
     def spy(self, ax=None, markersize: float | None = None, **kwargs):
         """Plot the pattern with matplotlib (``Axes.spy``; the ``plot`` extra): one marker per nonzero,
-        row 0 at the top.  Returns the ``Axes``.  For a terminal, ``print(pattern)`` or :meth:`picture`."""
+        row 0 at the top.  Returns the ``Axes``.  For a terminal, ``print(pattern)`` or :meth:`picture`.
+
+        Raises:
+            InputError: matplotlib is not installed (the ``plot`` extra).
+        """
         try:
             import matplotlib.pyplot as plt
         except ImportError:

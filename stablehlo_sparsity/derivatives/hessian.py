@@ -1,4 +1,4 @@
-"""Sparse Hessians: the pattern through the gradient program, star coloring, Hessian-vector products.
+"""Sparse Hessians: the pattern (direct or through the gradient program), star coloring, Hessian-vector products.
 
     >>> import jax.numpy as jnp
     >>> from stablehlo_sparsity import hessian_sparsity, sparse_hessian
@@ -9,10 +9,14 @@
     >>> H.num_colors
     3
 
-Detection.  ``hessian_sparsity`` lowers ``jax.grad(f)`` to StableHLO and analyzes its Jacobian pattern — the
-Hessian's pattern, as a sound superset — then symmetrizes it (``P ∪ Pᵀ``): the analysis may see a
-dependence in one direction only (e.g. through ``stop_gradient``, invisible at the StableHLO level), and the
-symmetric decompression reads each pair from one side, so both sides must be in the pattern.
+Detection.  ``hessian_sparsity`` has two methods.  ``"direct"`` runs the second-order analysis over the
+primal program (:mod:`stablehlo_sparsity.analysis.second_order`): no gradient program is built.
+``"via-gradient"`` lowers ``jax.grad(f)`` to StableHLO and analyzes its Jacobian pattern — the Hessian's pattern,
+as a sound superset — then symmetrizes it (``P ∪ Pᵀ``): the analysis may see a dependence in one direction only
+(e.g. through ``stop_gradient``, invisible at the StableHLO level), and the symmetric decompression reads each
+pair from one side, so both sides must be in the pattern.  ``"auto"`` (the default) takes the one a cost model of
+the traced program predicts to be faster (:mod:`stablehlo_sparsity.analysis.second_order.method`) and records it
+as ``pattern.method``.
 
 Evaluation.  With a star coloring ``c`` of the symmetric pattern (see :mod:`stablehlo_sparsity.coloring.star`)
 the compressed ``B = H S`` takes one Hessian-vector product per color — forward-over-reverse,
@@ -96,17 +100,41 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
 
     ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
     gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
-    symmetrized (see the module docstring); ``"auto"`` (default) — direct, unless ``f`` uses a custom
-    derivative rule of its own, the direct analysis' interactions exceed the nonzero budget, or ``local=True``:
-    then via the gradient.
+    symmetrized (see the module docstring); ``"auto"`` (default) — the method a cost model of the traced program
+    predicts to be faster (:mod:`stablehlo_sparsity.analysis.second_order.method`, fitted on
+    ``benchmarks/hessian_method.py``), and via the gradient whenever ``f`` uses a custom derivative rule of its
+    own, the direct analysis' interactions exceed the nonzero budget, or ``local=True``.  The method taken is
+    recorded on the result: ``pattern.method``.
 
     ``local=True``: the pattern at the point ``args`` only — the gradient program's local Jacobian pattern
     (forward over reverse, as ``jax.hessian`` evaluates it), symmetrized; it contains ``|jax.hessian(f)(x)| >
-    0`` and never exceeds the global pattern (docs/guarantees.md "Local patterns").
+    0`` and never exceeds the global pattern (docs/explanation/guarantees.md "Local patterns").
 
     ``derivatives``: which program of the gradient the analysis reads (see
     :func:`~stablehlo_sparsity.lower_and_analyze`).  Library keywords this function does not take (``mode``,
     ``output`` …) are refused (:mod:`stablehlo_sparsity.analysis.keywords`).
+
+    Raises:
+        InputError: ``f`` does not return a scalar, an unknown ``method`` (or ``method="direct"`` with
+            ``local=True`` or ``derivatives=``), no argument to differentiate, an ``argnums`` out of range, a
+            library keyword this function does not take, or ``options`` that is not an ``AnalysisOptions``; its
+            subclass ``LoweringError`` when JAX cannot trace or lower ``f`` (or its gradient).
+        UnsupportedOpError: the program holds an op without a sparsity rule (with ``on_unknown="error"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz`` (with
+            ``method="auto"`` the direct analysis falls back to the gradient program first).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> p = ss.hessian_sparsity(lambda x: jnp.sum((x[1:] - x[:-1] ** 2) ** 2), jnp.ones(4))
+        >>> p.shape, p.nnz
+        ((4, 4), 10)
+        >>> print(p.picture())
+        ●●⋅⋅
+        ●●●⋅
+        ⋅●●●
+        ⋅⋅●●
     """
     refuse_library_keywords("hessian_sparsity", kwargs)
     if method not in ("auto", "direct", "via-gradient"):
@@ -123,11 +151,12 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
         try:
             return SparsityPattern(second_order.direct_hessian_sparsity(
                 arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolve_options(options, on_unknown),
-                kwargs))
+                kwargs, auto=method == "auto"), method="direct")
         except second_order.FALLBACK_ERRORS:
             if method == "direct":
                 raise
-    return _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
+    pattern = _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
+    return SparsityPattern(pattern.to_scipy(), method="via-gradient")
 
 
 def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False,
@@ -145,7 +174,28 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
                      order: str = "best", recolor: str = "auto", seed: int = 0, mode: str = "direct",
                      on_unknown: str = "error", options=None, **kwargs) -> Coloring:
     """Detect the Hessian pattern of ``f`` and color it: star (``mode="direct"``), acyclic
-    (``"substitution"``) or acyclic only when that pays (``"auto"``, see :func:`sparse_hessian`)."""
+    (``"substitution"``) or acyclic only when that pays (``"auto"``, see :func:`sparse_hessian`).
+
+    Raises:
+        InputError: ``f`` does not return a scalar, no argument to differentiate, an ``argnums`` out of range, a
+            differentiated argument that is not real floating point, an unknown ``mode``, ``output`` or
+            ``strategy``, a ``coloring`` that is not a star (or, for substitution, acyclic) coloring of the
+            pattern, a library keyword this function does not take, or ``options`` that is not an
+            ``AnalysisOptions``; its subclass ``LoweringError`` when JAX cannot trace or lower ``f``.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> f = lambda x: jnp.sum((x[1:] - x[:-1] ** 2) ** 2)
+        >>> star = ss.hessian_coloring(f, jnp.ones(6))
+        >>> acyclic = ss.hessian_coloring(f, jnp.ones(6), mode="substitution")
+        >>> star.num_colors, acyclic.num_colors
+        (3, 2)
+    """
     import jax
     import jax.numpy as jnp
 
@@ -194,6 +244,15 @@ class SparseHessian(PreparedDerivative):
     Output formats and attributes as :class:`~stablehlo_sparsity.derivatives.jacobian.SparseJacobian` (``num_colors``
     Hessian-vector products per evaluation).  With ``has_aux`` it returns ``(H, aux)``; a value-and-Hessian
     callable returns ``(f(x), H)`` or ``((f(x), aux), H)``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> H = ss.sparse_hessian(lambda x: jnp.sum(x ** 3), jnp.ones(3))    # a SparseHessian
+        >>> H.shape, H.num_colors, H.longest_chain
+        ((3, 3), 1, 1)
+        >>> H(jnp.arange(3.0)).todense().tolist()
+        [[0.0, 0.0, 0.0], [0.0, 6.0, 0.0], [0.0, 0.0, 12.0]]
     """
 
     kind = "Hessian"
@@ -340,7 +399,29 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     dtype (see the module docstring).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
     detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
     devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
-    arguments of ``f``."""
+    arguments of ``f``.
+
+    Raises:
+        InputError: ``f`` does not return a scalar, no argument to differentiate, an ``argnums`` out of range, a
+            differentiated argument that is not real floating point, an unknown ``mode``, ``output`` or
+            ``strategy``, a ``coloring`` that is not a star (or, for substitution, acyclic) coloring of the
+            pattern, a library keyword this function does not take, or ``options`` that is not an
+            ``AnalysisOptions``; its subclass ``LoweringError`` when JAX cannot trace or lower ``f``.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor`` (and ``InvalidColoringError``, a ``ValueError``, when a
+            given ``coloring`` cannot recover the pattern).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> H = ss.sparse_hessian(lambda x: jnp.sum(x[1:] * x[:-1]), jnp.ones(4), output="dense")
+        >>> H.num_colors, H.pattern.nnz
+        (3, 6)
+        >>> H(jnp.ones(4)).tolist()
+        [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
+    """
     refuse_library_keywords("sparse_hessian", kwargs)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
@@ -354,7 +435,28 @@ def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 
                              constant_seeds: bool | None = None, mode: str = "direct", options=None,
                              strategy: str = "auto", chunk_size: int | None = None, devices=None,
                              **kwargs) -> SparseHessian:
-    """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``)."""
+    """Like :func:`sparse_hessian`, returning ``(f(x), H)`` (``((f(x), aux), H)`` with ``has_aux``).
+
+    Raises:
+        InputError: ``f`` does not return a scalar, no argument to differentiate, an ``argnums`` out of range, a
+            differentiated argument that is not real floating point, an unknown ``mode``, ``output`` or
+            ``strategy``, a ``coloring`` that is not a star (or, for substitution, acyclic) coloring of the
+            pattern, a library keyword this function does not take, or ``options`` that is not an
+            ``AnalysisOptions``; its subclass ``LoweringError`` when JAX cannot trace or lower ``f``.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor`` (and ``InvalidColoringError``, a ``ValueError``, when a
+            given ``coloring`` cannot recover the pattern).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> vh = ss.value_and_sparse_hessian(lambda x: jnp.sum(x ** 3), jnp.ones(3), output="dense")
+        >>> y, H = vh(jnp.arange(3.0))
+        >>> y.item(), H.tolist()
+        (9.0, [[0.0, 0.0, 0.0], [0.0, 6.0, 0.0], [0.0, 0.0, 12.0]])
+    """
     refuse_library_keywords("value_and_sparse_hessian", kwargs)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 from typing import Sequence
 
 import numpy as np
@@ -12,34 +10,21 @@ import scipy.sparse as sp
 
 from ..._compat import release_lowering_caches
 from ..attrs import function_results
+from ..program import cyclic_gc_paused
 from ...errors import InputError, SparsityError
 from ...lattice import nnz_budget
 from ..values import AbstractValue, is_token_type
 from .interpreter import SecondOrderInterpreter
 
-__all__ = ["hessian_pattern_of_entry", "direct_hessian_sparsity", "NotCovered"]
-
-
-@contextlib.contextmanager
-def cyclic_gc_paused():
-    """Python's cyclic garbage collector off for the duration (restored as it was, errors included).
-
-    Tracing a written-out objective and walking its program create hundreds of thousands of objects that
-    stay alive to the end (tracers, equations, MLIR handles, abstract values), so every young-generation
-    collection rescans a growing set of survivors for cycles: measured, 20% of the analysis of a 68,000-op
-    program.  Nothing in the walk relies on cycles being freed early (its big arrays are freed by reference
-    counting), and whatever cyclic garbage it leaves is collected after the call."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+__all__ = ["hessian_pattern_of_entry", "direct_hessian_sparsity", "NotCovered", "PreferGradient"]
 
 
 class NotCovered(SparsityError):
     """The direct analysis does not apply to this function (``method="auto"`` then takes the gradient path)."""
+
+
+class PreferGradient(NotCovered):
+    """``method="auto"``: the cost model (:mod:`.method`) predicts the gradient path to be faster here."""
 
 
 def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_array, list[str]]:
@@ -64,17 +49,19 @@ def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_a
 
 
 def direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_aux: bool, options, kwargs,
-                            ) -> sp.csr_array:
+                            auto: bool = False) -> sp.csr_array:
     """The Hessian pattern of the scalar ``f`` from its lowered primal program (no gradient program).
 
     Raises :class:`NotCovered` when ``f`` uses a custom derivative rule of its own (``custom_jvp`` …): JAX's
-    Hessian then follows the rule, which the primal program does not show."""
+    Hessian then follows the rule, which the primal program does not show.  ``auto``: raises
+    :class:`PreferGradient` (before lowering anything) when the cost model (:mod:`.method`) predicts the gradient
+    path to be faster for this program."""
     with cyclic_gc_paused():
-        return _direct_hessian_sparsity(f, args, argnums_t, has_aux, options, kwargs)
+        return _direct_hessian_sparsity(f, args, argnums_t, has_aux, options, kwargs, auto)
 
 
 def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_aux: bool, options, kwargs,
-                             ) -> sp.csr_array:
+                             auto: bool = False) -> sp.csr_array:
     import jax
 
     from ..program import custom_rule_primitives
@@ -88,6 +75,13 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
     if custom:
         raise NotCovered(f"f uses a custom derivative rule ({', '.join(sorted(custom))}); the primal program does "
                          "not show the derivative JAX computes: use method='via-gradient'")
+    if auto:
+        from .method import choose_method, predicted_ratio, program_features
+
+        features = program_features(traced.jaxpr)
+        if choose_method(features) == "via-gradient":
+            raise PreferGradient(f"the cost model predicts via-gradient faster than direct (time ratio "
+                                 f"{predicted_ratio(features):.2f}) for {features}")
     try:
         lowered = traced.lower()
         release_lowering_caches()

@@ -1,0 +1,67 @@
+"""``hessian_sparsity(method="auto")``: the method a cost model of the traced program picks, recorded on the
+result (issue 34); whichever it picks, the pattern is the same and sound."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import stablehlo_sparsity as ss
+from stablehlo_sparsity.analysis.second_order import method as cost
+
+
+def written_out(x):
+    total = 0.0
+    for i in range(x.shape[0] - 1):
+        total = total + (x[i] * x[i + 1] - 1.0) ** 2 + jnp.sin(x[i])
+    return total
+
+
+def vectorized(x):
+    return jnp.sum(jnp.cos(x - jnp.roll(x, 1)) * x)
+
+
+def test_features_count_equations_elements_and_nonlinear_elements():
+    feats = cost.program_features(jax.jit(lambda x: jnp.sum(jnp.sin(x) * 2.0 + x)).trace(jnp.ones(5)).jaxpr)
+    # sin (5, nonlinear), mul (5, nonlinear: a product), add (5), reduce_sum (1)
+    assert feats.eqns == 4 and feats.elements == 16 and feats.nonlinear_elements == 10
+
+
+def test_more_equations_favour_direct_and_more_nonlinear_elements_favour_the_gradient():
+    base = cost.ProgramFeatures(10, 10_000, 5_000)
+    assert cost.predicted_ratio(cost.ProgramFeatures(10_000, 10_000, 5_000)) > cost.predicted_ratio(base)
+    assert cost.predicted_ratio(cost.ProgramFeatures(10, 10_000, 5_000_000)) < cost.predicted_ratio(base)
+
+
+@pytest.mark.parametrize("f, n", [(written_out, 12), (vectorized, 30)])
+def test_auto_records_its_choice_and_both_methods_agree(f, n):
+    x = jnp.linspace(0.1, 1.0, n)
+    auto = ss.hessian_sparsity(f, x)
+    direct = ss.hessian_sparsity(f, x, method="direct")
+    via = ss.hessian_sparsity(f, x, method="via-gradient")
+    assert auto.method == cost.choose_method(cost.program_features(jax.jit(f).trace(x).jaxpr))
+    assert direct.method == "direct" and via.method == "via-gradient"
+    assert auto == direct == via
+    numeric = np.asarray(jax.hessian(f)(x)) != 0
+    assert not (numeric & ~auto.todense()).any()
+
+
+def test_auto_takes_the_gradient_where_the_model_predicts_it_faster(monkeypatch):
+    monkeypatch.setattr(cost, "WEIGHTS", (-50.0, 0.0, 0.0, 0.0))  # every program: via-gradient predicted faster
+    x = jnp.linspace(0.1, 1.0, 9)
+    p = ss.hessian_sparsity(written_out, x)
+    assert p.method == "via-gradient" and p == ss.hessian_sparsity(written_out, x, method="direct")
+    assert ss.hessian_sparsity(written_out, x, method="direct").method == "direct"  # an explicit method stands
+
+
+def test_custom_rules_still_take_the_gradient():
+    @jax.custom_jvp
+    def g(x):
+        return jnp.sum(x ** 3)
+
+    g.defjvp(lambda p, t: (g(p[0]), jnp.sum(3 * p[0] ** 2 * t[0])))
+    assert ss.hessian_sparsity(g, jnp.ones(4)).method == "via-gradient"
+
+
+def test_jacobian_patterns_have_no_method():
+    assert ss.jacobian_sparsity(lambda x: x[1:] * x[:-1], jnp.ones(4)).method is None
