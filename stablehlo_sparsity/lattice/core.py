@@ -66,6 +66,10 @@ MAX_LAZY_PARTS = 24
 #: small value (a loop's hidden state) otherwise multiply into everything built from it (2x on a scan).
 SMALL_ROWS = 64
 
+#: A small value's union of at most this many index parts (shifted slices of the inputs: a stencil) stays lazy:
+#: later moves gather index parts cheaply, and it is materialized once, when something needs its matrix.
+LAZY_INDEX_PARTS = 8
+
 #: Moves in a compact form another module knows, registered with :func:`register_compact_moves` (the
 #: package's ``__init__`` registers :mod:`.runs`' run-length rows):
 #: ``"union": fn(parts, rows, n, materializing) -> part | None`` (one part equal to the union of several;
@@ -959,6 +963,25 @@ class Deps:
         has_neg = bool(len(idx)) and int(idx.min()) < 0
         return Deps(len(idx), self.n, [p.gather(idx, has_neg) for p in self.parts])
 
+    def take_row(self, i: int) -> "Deps":
+        """Row ``i`` alone, as a one-row value (``gather_rows([i])`` without the index-map checks: a written-out
+        program reads its inputs one element at a time)."""
+        if not 0 <= i < self.rows:
+            raise IndexError(f"row {i} of a value with {self.rows} rows")
+        if self.rows == 1:
+            return self
+        if self.is_empty:
+            return Deps.empty(1, self.n)
+        idx = None
+        parts: list = []
+        for p in self.parts:
+            if type(p) is IndexPart:
+                parts.append(IndexPart(p.cols[i:i + 1]))
+            else:
+                idx = np.array([i], np.int64) if idx is None else idx
+                parts.append(p.gather(idx, False))
+        return Deps(1, self.n, parts)
+
     def mask_rows(self, keep) -> "Deps":
         """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""
         keep = np.asarray(keep, dtype=bool).ravel()
@@ -1006,7 +1029,8 @@ class Deps:
             if part is not None:
                 return Deps(rows, n, [part])
         out = Deps(rows, n, parts)
-        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1):
+        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not (
+                len(parts) <= LAZY_INDEX_PARTS and all(type(p) is IndexPart for p in parts))):
             out.to_csr()
         return out
 

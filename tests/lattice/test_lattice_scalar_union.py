@@ -97,3 +97,24 @@ def test_scalar_lane_stays_within_its_size():
     assert u._row is None and u.to_csr().indices.tolist() == list(range(n))
     small = Deps.union(Deps(1, n, [_row([1, 5], n)]), Deps(1, n, [_row([2], n)]))
     assert small._row == frozenset({1, 2, 5})
+
+
+def test_take_row_is_gather_rows_of_one_index():
+    rng = np.random.default_rng(3)
+    n = 30
+    for _ in range(100):
+        k = int(rng.integers(1, 12))
+        m = make_csr(*_random_rows(rng, k, n), k, n)
+        parts = [CsrPart(m)] if rng.random() < 0.5 else [CsrPart(m, rng.permutation(k))]
+        if rng.random() < 0.5:
+            parts.append(IndexPart(rng.integers(-1, n, k)))
+        d = Deps(k, n, parts)
+        for i in range(k):
+            assert d.take_row(i) == d.gather_rows([i])
+
+
+def _random_rows(rng, k, n):
+    rows = [np.unique(rng.integers(0, n, rng.integers(0, 6))) for _ in range(k)]
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    return indptr, np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)

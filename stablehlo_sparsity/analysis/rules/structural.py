@@ -130,7 +130,7 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
         for s, d in zip(reversed(starts), reversed(x.shape)):
             flat += int(s) * step
             step *= int(d)
-        return [x.deps.gather_rows(np.array([flat], np.int64))]
+        return [x.deps.take_row(flat)]
     return [x.deps.gather_rows(slice_index_map(x.shape, starts, limits, strides))]
 
 
