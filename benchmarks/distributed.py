@@ -10,7 +10,7 @@
 * ``rows/local`` — each process evaluates every color and gathers its own rows: no communication
   (``devices=by_rows(mesh, "local")``).
 
-    python benchmarks/distributed.py                       # the table of docs/scaling.md
+    python benchmarks/distributed.py                       # the table of docs/benchmarks/scaling.md
     python benchmarks/distributed.py --quick               # small sizes only
     python benchmarks/distributed.py --index               # index arrays: constants versus arguments (1 process)
 

@@ -1,6 +1,6 @@
 """The ``sparsity-annotate`` pass: run the analysis and write its lattice into the IR.
 
-What it writes (all discardable attributes under the ``sparsity.`` prefix; ``docs/annotated_ir.md`` has a
+What it writes (all discardable attributes under the ``sparsity.`` prefix; ``docs/reference/annotated-ir.md`` has a
 worked example):
 
 * every op result the analysis reached: ``sparsity.deps = "<sets>"`` (an ``ArrayAttr`` of such strings, one
@@ -75,7 +75,15 @@ class AnnotatePass(SparsityPass):
     As a Python object it is also the options of :func:`annotate` (``AnnotateOptions``): ``entry`` (default
     ``main``, else the only public function), ``wrt`` (entry argument indices; default argument 0),
     ``on_unknown`` (as in :class:`AnalysisOptions`), ``max_elements`` / ``max_nnz`` (bigger values get a
-    summary)."""
+    summary).
+
+    Examples:
+        >>> from stablehlo_sparsity.passes import AnnotatePass
+        >>> AnnotatePass.from_options("max-elements=8 wrt=all")
+        AnnotatePass(entry=None, wrt='all', on_unknown='error', max_elements=8, max_nnz=1024)
+        >>> [o.name for o in AnnotatePass.options()]
+        ['entry', 'wrt', 'on-unknown', 'max-elements', 'max-nnz']
+    """
 
     argument: ClassVar[str] = "sparsity-annotate"
     entry: str | None = option(None, "entry function (default: main, else the only public one)", kind="str")
@@ -115,7 +123,14 @@ def format_sets(m: sp.csr_array) -> str:
     """The exact form of a (rows × n) boolean CSR matrix: ``"{0,1} {1..3} {}*2"``.
 
     Only called for values below the ``max-elements``/``max-nnz`` thresholds, so the loop over rows is
-    bounded by a small constant."""
+    bounded by a small constant.
+
+    Examples:
+        >>> import numpy as np, scipy.sparse as sp
+        >>> from stablehlo_sparsity.passes import format_sets
+        >>> format_sets(sp.csr_array(np.array([[1, 1, 0, 0], [0, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], bool)))
+        '{0,1} {1..3} {}*2'
+    """
     indptr, indices = m.indptr, m.indices
     sets = ["{" + _runs(indices[indptr[i]:indptr[i + 1]]) + "}" for i in range(m.shape[0])]
     out: list[str] = []
@@ -135,7 +150,16 @@ _SET = re.compile(r"\{([0-9.,]*)\}(?:\*(\d+))?")
 def parse_sets(text: str, n: int | None = None) -> sp.csr_array:
     """Inverse of :func:`format_sets`: the (rows × n) boolean CSR matrix of an exact ``sparsity.deps``
     string.  ``n`` defaults to one more than the largest column mentioned.  Raises ``ValueError`` on a
-    summary or malformed text."""
+    summary or malformed text.
+
+    Raises:
+        ValueError: a summary string, or text that is not a list of sets.
+
+    Examples:
+        >>> from stablehlo_sparsity.passes import parse_sets
+        >>> parse_sets("{0,1} {1..3} {}*2").toarray().astype(int).tolist()
+        [[1, 1, 0, 0], [0, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]]
+    """
     text = text.strip()
     rows: list[list[int]] = []
     for tok in text.split():
@@ -180,7 +204,13 @@ def _distinct_rows(m: sp.csr_array) -> int:
 
 
 def summarize(m: sp.csr_array) -> dict:
-    """Summary numbers of a pattern: elements, nnz, min/max dependencies per element, distinct rows."""
+    """Summary numbers of a pattern: elements, nnz, min/max dependencies per element, distinct rows.
+
+    Examples:
+        >>> from stablehlo_sparsity.passes import parse_sets, summarize
+        >>> summarize(parse_sets("{0,1} {1..3} {}*2"))
+        {'elements': 4, 'nnz': 5, 'min': 0, 'max': 3, 'distinct': 3}
+    """
     counts = np.diff(m.indptr)
     return {
         "elements": int(m.shape[0]),
@@ -221,7 +251,23 @@ _is_public = is_public
 
 def resolve_entry(module, entry: str | None = None) -> str:
     """The entry function's name: ``entry`` if given (it must exist), else ``main``, else the only public
-    function.  Raises :class:`InputError` (at the module's location) otherwise."""
+    function.  Raises :class:`InputError` (at the module's location) otherwise.
+
+    Raises:
+        InputError: ``entry`` is not a function of the module, the module has no function, or it has no ``main``
+            and not exactly one public function.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import resolve_entry
+        >>> module = ss.parse_module("func.func @f(%x: tensor<f32>) -> tensor<f32> { return %x : tensor<f32> }")
+        >>> resolve_entry(module)                      # no @main: the only public function
+        'f'
+        >>> resolve_entry(module, "main")
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.errors.InputError: ...no entry function '@main' in the module (functions: @f)
+    """
     from stablehlo_sparsity.errors import InputError, format_location
 
     module = getattr(module, "opview", module)
@@ -284,7 +330,29 @@ def annotate(module, options: AnnotateOptions | None = None, **kwargs):
     lattice as ``sparsity.*`` attributes, in place.  Returns the :class:`stablehlo_sparsity.analysis.api.Analysis`.
 
     Keyword arguments override fields of ``options`` (``entry=``, ``wrt=``, ``on_unknown=``,
-    ``max_elements=``, ``max_nnz=``).  Analysis errors raise :class:`SparsityError` subclasses."""
+    ``max_elements=``, ``max_nnz=``).  Analysis errors raise :class:`SparsityError` subclasses.
+
+    Raises:
+        InputError: no function ``entry`` in the module (or no way to choose one), a bad ``wrt``, or another
+            analysis input error.
+        UnsupportedOpError: an op without a sparsity rule (with ``on_unknown="error"``).
+        UnsupportedTypeError: an element type the analysis cannot represent.
+        DynamicShapeError: a tensor with a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed the analysis' memory budget.
+        TypeError: ``module`` is not a ``builtin.module``.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import annotate
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> annotate(module).pattern.nnz
+        3
+        >>> str(module.body.operations[0].attributes["sparsity.pattern"])
+        '"shape=3x3 nnz=3 deps=1 distinct=3"'
+    """
     from jaxlib.mlir import ir
 
     from stablehlo_sparsity.analysis.api import analyze_module

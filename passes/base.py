@@ -72,7 +72,15 @@ def mlir_message(err: SparsityError) -> str:
 
 @dataclass(frozen=True)
 class SparsityPass:
-    """Base of the ``sparsity-*`` passes (see the module docstring)."""
+    """Base of the ``sparsity-*`` passes (see the module docstring).
+
+    Examples:
+        >>> from stablehlo_sparsity.passes import PASSES
+        >>> sorted(PASSES)
+        ['sparsity-annotate', 'sparsity-fold-constants', 'sparsity-hessian', 'sparsity-jacobian', 'sparsity-strip']
+        >>> PASSES["sparsity-jacobian"].parse_options("mode=reverse entry=f")
+        {'mode': 'reverse', 'entry': 'f'}
+    """
 
     argument: ClassVar[str] = ""
 
@@ -115,7 +123,11 @@ class SparsityPass:
     @classmethod
     def parse_options(cls, text: str) -> dict:
         """``"max-elements=8 entry=f"`` → ``{"max-elements": 8, "entry": "f"}`` (MLIR's pass option syntax:
-        space-separated ``key=value``; a bare boolean option means true)."""
+        space-separated ``key=value``; a bare boolean option means true).
+
+        Raises:
+            InputError: an unknown option, or a value of the wrong kind or outside the option's choices.
+        """
         out = {}
         for item in text.split():
             key, eq, raw = item.partition("=")

@@ -86,6 +86,19 @@ def fold_constants(module, *, materialize: bool = False, max_elements: int = 10_
     materialize: replace folded values by ``stablehlo.constant`` ops and erase dead ops, instead of
         annotating them with ``sparsity.const``.
     max_elements: values larger than this are not folded.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import fold_constants
+        >>> text = '''func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+        ...   %c = stablehlo.constant dense<2.0> : tensor<2xf32>
+        ...   %d = stablehlo.add %c, %c : tensor<2xf32>
+        ...   %y = stablehlo.multiply %x, %d : tensor<2xf32>
+        ...   func.return %y : tensor<2xf32>
+        ... }'''
+        >>> module = ss.parse_module(text)
+        >>> fold_constants(module, materialize=True), "stablehlo.add" in str(module)    # 2 + 2 is now a constant
+        (1, False)
     """
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import stablehlo
@@ -223,7 +236,22 @@ class FoldConstantsPass(SparsityPass):
     """Evaluate ops whose operands are all known constants (NumPy, StableHLO semantics); annotate the folded
     values (sparsity.const) or materialize them as stablehlo.constant ops.
 
-    Only values every XLA backend computes bit for bit are shown or rewritten (see :func:`fold_constants`)."""
+    Only values every XLA backend computes bit for bit are shown or rewritten (see :func:`fold_constants`).
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import FoldConstantsPass, run_pipeline
+        >>> text = '''func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+        ...   %c = stablehlo.constant dense<2.0> : tensor<2xf32>
+        ...   %d = stablehlo.add %c, %c : tensor<2xf32>
+        ...   %y = stablehlo.multiply %x, %d : tensor<2xf32>
+        ...   func.return %y : tensor<2xf32>
+        ... }'''
+        >>> module = ss.parse_module(text)
+        >>> run_pipeline(module, "builtin.module(sparsity-fold-constants)")    # annotate: sparsity.const
+        >>> "sparsity.const = dense<4.000000e+00>" in str(module), FoldConstantsPass.from_options("materialize")
+        (True, FoldConstantsPass(materialize=True, max_elements=10000000))
+    """
 
     argument: ClassVar[str] = "sparsity-fold-constants"
     materialize: bool = option(False, "replace folded values by stablehlo.constant (where the module provably "

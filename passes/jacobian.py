@@ -12,7 +12,7 @@ its symmetric pattern.
 The original functions are untouched.  The injected program's own helper functions (JAX's private
 ``func.func``s) are renamed ``@<new function>__<name>`` (with a numeric suffix when taken) so they never
 clash.  The pattern is recorded on the new function as one discardable dictionary attribute,
-``sparsity.derivative = {…}`` (``docs/injected_derivatives.md``; one dictionary because XLA refuses a function
+``sparsity.derivative = {…}`` (``docs/reference/injected-derivatives.md``; one dictionary because XLA refuses a function
 with a dozen separate discardable attributes):
 
 * ``kind = "jacobian" | "hessian"``, ``entry = "<entry>"``, ``wrt = dense<[…]> : tensor<…xi64>`` (the
@@ -214,7 +214,30 @@ def _lower_text(prepared, module, platform: str) -> str:
 def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "auto",
                     on_unknown: str = "error", platform: str = "auto") -> str:
     """Add ``@<entry>_jacobian`` to ``module`` (in place); returns its name.  ``platform``: ``"auto"``,
-    ``"portable"`` or ``"cpu"`` (:mod:`stablehlo_sparsity.modules.importer.platforms`)."""
+    ``"portable"`` or ``"cpu"`` (:mod:`stablehlo_sparsity.modules.importer.platforms`).
+
+    Raises:
+        InputError: no function ``entry`` (or no way to choose one), a function ``@<entry>_jacobian`` this pass did
+            not write, a bad ``wrt``, ``mode`` or ``platform``, a derivative JAX cannot form, or one that would
+            need a platform-specific call in a portable module; the errors of ``sparse_jacobian_module``.
+        UnsupportedOpError: an op without a sparsity rule (with ``on_unknown="error"``) or one the importer cannot
+            replay.
+        UnsupportedTypeError: an element type the analysis cannot represent.
+        DynamicShapeError: a tensor with a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed the analysis' memory budget.
+
+    Examples:
+        >>> import numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import inject_jacobian
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> name = inject_jacobian(module)
+        >>> name, ss.compile_module(module, name)(np.ones(3, np.float32)).tolist()    # the 3 nonzeros
+        ('main_jacobian', [1.0, 1.0, 1.0])
+    """
     from stablehlo_sparsity.modules.module_derivatives import ModuleSparseJacobian
 
     from stablehlo_sparsity.modules.importer.platforms import resolve_platform
@@ -238,7 +261,33 @@ def inject_jacobian(module, entry: str | None = None, wrt=None, mode: str = "aut
 def inject_hessian(module, entry: str | None = None, wrt=None, on_unknown: str = "error",
                    platform: str = "auto") -> str:
     """Add ``@<entry>_hessian`` (the full symmetric Hessian of a scalar entry) to ``module``; returns its name.
-    ``platform`` as :func:`inject_jacobian`."""
+    ``platform`` as :func:`inject_jacobian`.
+
+    Raises:
+        InputError: no function ``entry`` (or no way to choose one), an entry that does not return one scalar or
+            holds a ``stablehlo.while`` loop, a function ``@<entry>_hessian`` this pass did not write, a bad
+            ``wrt`` or ``platform``; the errors of ``sparse_hessian_module``.
+        UnsupportedOpError: an op without a sparsity rule (with ``on_unknown="error"``) or one the importer cannot
+            replay.
+        UnsupportedTypeError: an element type the analysis cannot represent.
+        DynamicShapeError: a tensor with a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed the analysis' memory budget.
+
+    Examples:
+        >>> import numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import inject_hessian
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+        ...   %0 = stablehlo.multiply %x, %x : tensor<3xf32>
+        ...   %z = stablehlo.constant dense<0.0> : tensor<f32>
+        ...   %s = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0]
+        ...       : (tensor<3xf32>, tensor<f32>) -> tensor<f32>
+        ...   func.return %s : tensor<f32>
+        ... }''')
+        >>> name = inject_hessian(module)
+        >>> name, ss.compile_module(module, name)(np.ones(3, np.float32)).tolist()    # the diagonal: 2, 2, 2
+        ('main_hessian', [2.0, 2.0, 2.0])
+    """
     from stablehlo_sparsity.modules.module_derivatives import ModuleSparseHessian
 
     from stablehlo_sparsity.modules.importer.platforms import resolve_platform
@@ -263,7 +312,24 @@ def read_pattern(fn) -> dict:
     """The ``sparsity.derivative`` dictionary of an injected function, read back as Python / NumPy values
     (``kind``, ``entry``, ``wrt``, ``shape``, ``nnz``, ``indptr``, ``indices``, ``mode``, ``num_colors``,
     ``colors``, ``helpers``, and ``triangle`` for a Hessian) — a consumer's view; the public reader is
-    :func:`stablehlo_sparsity.read_injected`."""
+    :func:`stablehlo_sparsity.read_injected`.
+
+    Raises:
+        InputError: the function has no record, or a malformed one.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import inject_jacobian, read_pattern
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> name = inject_jacobian(module)
+        >>> fn = [f for f in module.body.operations if f.attributes["sym_name"].value == name][0]
+        >>> d = read_pattern(fn)
+        >>> d["shape"], d["indices"].tolist(), d["mode"]
+        ((3, 3), [2, 1, 0], 'forward')
+    """
     from stablehlo_sparsity.modules.injected import read_function_record
 
     return read_function_record(fn).as_dict()
@@ -279,7 +345,19 @@ _PLATFORM = ("target of the derivative program: auto (portable when the module i
 @dataclass(frozen=True)
 class JacobianPass(SparsityPass):
     """Add @<entry>_jacobian: the entry's arguments -> its Jacobian's nonzeros in CSR order of the detected
-    pattern (compressed by coloring; pattern recorded as the sparsity.derivative attribute)."""
+    pattern (compressed by coloring; pattern recorded as the sparsity.derivative attribute).
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import run_pipeline
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> run_pipeline(module, "builtin.module(sparsity-jacobian{mode=forward})")
+        >>> ss.read_injected(module, "main_jacobian").num_colors
+        1
+    """
 
     argument: ClassVar[str] = "sparsity-jacobian"
     entry: str | None = option(None, _ENTRY, kind="str")
@@ -297,7 +375,22 @@ class JacobianPass(SparsityPass):
 @dataclass(frozen=True)
 class HessianPass(SparsityPass):
     """Add @<entry>_hessian for a scalar entry: the full symmetric Hessian's nonzeros in CSR order of its
-    pattern (star coloring; pattern recorded as the sparsity.derivative attribute)."""
+    pattern (star coloring; pattern recorded as the sparsity.derivative attribute).
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import run_pipeline
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<f32> {
+        ...   %0 = stablehlo.multiply %x, %x : tensor<3xf32>
+        ...   %z = stablehlo.constant dense<0.0> : tensor<f32>
+        ...   %s = stablehlo.reduce(%0 init: %z) applies stablehlo.add across dimensions = [0]
+        ...       : (tensor<3xf32>, tensor<f32>) -> tensor<f32>
+        ...   func.return %s : tensor<f32>
+        ... }''')
+        >>> run_pipeline(module, "builtin.module(sparsity-hessian)")
+        >>> ss.read_injected(module, "main_hessian").nnz
+        3
+    """
 
     argument: ClassVar[str] = "sparsity-hessian"
     entry: str | None = option(None, _ENTRY, kind="str")

@@ -107,7 +107,19 @@ def split_pipeline(text: str) -> list[PipelineElement]:
     """Elements of a textual pipeline, in order: a :class:`SparsityStep` for each of our passes, a
     :class:`MlirPass` for anything else.
 
-    Accepts ``builtin.module(...)`` or a bare comma-separated list."""
+    Accepts ``builtin.module(...)`` or a bare comma-separated list.
+
+    Raises:
+        InputError: unbalanced brackets, an empty or unparsable element, options of our passes not in braces, one
+            of our passes nested in another pipeline, or an unknown option of our passes.
+
+    Examples:
+        >>> from stablehlo_sparsity.passes import split_pipeline
+        >>> split_pipeline("builtin.module(canonicalize,sparsity-annotate{max-elements=8})")[0]
+        MlirPass(text='canonicalize', flag=None)
+        >>> split_pipeline("builtin.module(canonicalize,sparsity-annotate{max-elements=8})")[1].options
+        {'max-elements': 8}
+    """
     text = text.strip()
     if not text:
         return []
@@ -138,7 +150,23 @@ def split_pipeline(text: str) -> list[PipelineElement]:
 
 
 def build_pass_manager(elements: list[PipelineElement], context=None):
-    """A ``PassManager`` on ``builtin.module`` running ``elements`` (from :func:`split_pipeline`) in order."""
+    """A ``PassManager`` on ``builtin.module`` running ``elements`` (from :func:`split_pipeline`) in order.
+
+    Raises:
+        InputError: an unknown pass or a malformed pipeline element.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import build_pass_manager, split_pipeline
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> pm = build_pass_manager(split_pipeline("canonicalize,sparsity-annotate"), module.context)
+        >>> pm.run(module.operation)
+        >>> "sparsity.deps" in str(module)
+        True
+    """
     from jaxlib.mlir import ir, passmanager
 
     ctx = context or ir.Context.current
@@ -161,7 +189,27 @@ def run_pipeline(module, pipeline: str | list[PipelineElement]) -> None:
     """Run a textual pipeline (or :func:`split_pipeline` elements) on ``module`` in place.
 
     MLIR errors (including our passes' failures) raise :class:`DiagnosticError`; other Python exceptions
-    raised inside a pass propagate unchanged."""
+    raised inside a pass propagate unchanged.
+
+    Raises:
+        DiagnosticError: MLIR reports errors, including a failure of one of our passes (an ``InputError``).
+        InputError: the pipeline text does not parse, or names an unknown pass.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import run_pipeline
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> run_pipeline(module, "builtin.module(canonicalize,sparsity-annotate{max-elements=8})")
+        >>> str(module.body.operations[0].attributes["sparsity.pattern"])
+        '"shape=3x3 nnz=3 deps=1 distinct=3"'
+        >>> run_pipeline(module, "builtin.module(sparsity-annotate{entry=nope})")
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.analysis.parsing.DiagnosticError: ...no entry function '@nope' in the module...
+    """
     from jaxlib.mlir import ir
 
     elements = split_pipeline(pipeline) if isinstance(pipeline, str) else pipeline

@@ -52,7 +52,20 @@ def _strip_func_list(op, list_name: str, names, keep: bool) -> int:
 
 def strip(module, names: Iterable[str] | None = None) -> int:
     """Remove the ``sparsity.*`` attributes (only those in ``names`` if given) from every op nested in
-    ``module`` (an ``ir.Module``, an operation or an op view), in place.  Returns how many were removed."""
+    ``module`` (an ``ir.Module``, an operation or an op view), in place.  Returns how many were removed.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import annotate, strip
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> before = str(module)
+        >>> _ = annotate(module)
+        >>> strip(module), str(module) == before
+        (5, True)
+    """
     from jaxlib.mlir import ir
 
     names = None if names is None else frozenset(names)
@@ -81,7 +94,19 @@ def strip(module, names: Iterable[str] | None = None) -> int:
 
 @dataclass(frozen=True)
 class StripPass(SparsityPass):
-    """Remove every sparsity.* attribute."""
+    """Remove every sparsity.* attribute.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import run_pipeline
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> run_pipeline(module, "builtin.module(sparsity-annotate,sparsity-strip)")
+        >>> "sparsity." in str(module)
+        False
+    """
 
     argument: ClassVar[str] = "sparsity-strip"
 

@@ -92,3 +92,35 @@ def __getattr__(name):
 
         return getattr(blocked, name)
     raise AttributeError(f"module 'stablehlo_sparsity' has no attribute {name!r}")
+
+
+#: Every public name, the lazy ones included (the API reference documents each: tests/test_docs.py).
+__all__ = [
+    # preparing and evaluating derivatives
+    "sparse_jacobian", "value_and_sparse_jacobian", "SparseJacobian", "jacobian_coloring",
+    "sparse_hessian", "value_and_sparse_hessian", "SparseHessian", "hessian_coloring",
+    "load", "BlockedJacobian", "blocked_jacobian",
+    # detection
+    "jacobian_sparsity", "hessian_sparsity", "lower_and_analyze", "analyze_module", "parse_module", "Analysis",
+    "AnalysisOptions", "SparsityPattern", "Deps",
+    "jacobian_sparsity_blocks", "module_sparsity_blocks", "write_pattern_shards", "assemble_blocks",
+    "read_pattern_shards",
+    # checking
+    "check_jacobian", "check_hessian", "check_jacobian_module", "check_hessian_module", "CheckReport",
+    # modules from any producer
+    "sparse_jacobian_module", "sparse_hessian_module", "ModuleSparseJacobian", "ModuleSparseHessian",
+    "compile_module", "read_injected", "CompiledFunction", "InjectedDerivative", "import_module", "ImportedFunction",
+    # coloring
+    "Coloring", "Bicoloring", "DecompressionPlan", "color_columns", "color_rows", "color_star", "color_acyclic",
+    "color_bidirectional", "check_coloring", "seed_matrix", "decompress",
+    # errors and warnings
+    "SparsityError", "InputError", "UnsupportedOpError", "UnsupportedTypeError", "DynamicShapeError",
+    "PatternTooLargeError", "DerivativeMismatchError", "JaxVersionError", "SparsityWarning", "Float64Warning",
+    "ForwardOnlyWarning",
+    # versions
+    "check_jax_versions", "__version__",
+]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

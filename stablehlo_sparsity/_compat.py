@@ -59,7 +59,21 @@ def _release(v: tuple[int, ...]) -> tuple[int, ...]:
 
 def check_jax_versions(jax: str | None = None, jaxlib: str | None = None) -> tuple[int, ...]:
     """Raise :class:`JaxVersionError` unless ``jax`` and ``jaxlib`` (default: the installed ones) are the same
-    release inside :data:`SUPPORTED_JAX`; return the parsed jax version."""
+    release inside :data:`SUPPORTED_JAX`; return the parsed jax version.
+
+    Raises:
+        JaxVersionError: ``jax`` or ``jaxlib`` is missing, they are different releases, or a release is outside
+            the supported range (an ``ImportError``).
+
+    Examples:
+        >>> from stablehlo_sparsity import check_jax_versions
+        >>> check_jax_versions("0.10.2", "0.10.2")
+        (0, 10, 2)
+        >>> check_jax_versions("0.11.0", "0.10.2")
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity._compat.JaxVersionError: ...jax and jaxlib are different releases...
+    """
     if jax is None and jaxlib is None:
         jax, jaxlib = installed_versions()
     if jax is None or jaxlib is None:

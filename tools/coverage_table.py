@@ -1,4 +1,4 @@
-"""Generate ``docs/coverage.md``: every op of the StableHLO spec, the other ops of jaxlib's StableHLO and CHLO
+"""Generate ``docs/reference/coverage.md``: every op of the StableHLO spec, the other ops of jaxlib's StableHLO and CHLO
 dialects, and every known ``custom_call`` target, with the kind of its sparsity rule and where the importer
 replays it.
 
@@ -9,7 +9,7 @@ column from ``importer.IMPORT_RULES`` (the module of each import rule) and ``imp
 
 Usage::
 
-    python tools/coverage_table.py            # write docs/coverage.md
+    python tools/coverage_table.py            # write docs/reference/coverage.md
     python tools/coverage_table.py --check    # exit 1 if the file is stale
     python tools/coverage_table.py --stdout   # print instead of writing
 """
@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "coverage.md"
+OUT = ROOT / "docs" / "reference" / "coverage.md"
 
 #: The ops of the StableHLO specification (openxla/stablehlo ``docs/spec.md``, "Ops" section, at commit
 #: 3c9301c1, 2026-08-13), in the spec's order.
@@ -231,7 +231,7 @@ def render() -> tuple[str, list[str]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="fail if docs/coverage.md is stale")
+    ap.add_argument("--check", action="store_true", help="fail if docs/reference/coverage.md is stale")
     ap.add_argument("--stdout", action="store_true", help="print the table instead of writing it")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))

@@ -47,6 +47,22 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``annotate=True`` (or a dict of :class:`stablehlo_sparsity.passes.annotate.AnnotateOptions` fields such as
     ``{"max_elements": 16}``): ``.module`` is a copy of the analyzed module carrying the analysis as
     ``sparsity.*`` attributes (the ``sparsity-annotate`` pass; print it with ``str(analysis.module)``).
+
+    Raises:
+        InputError: no argument to differentiate, an ``argnums`` out of range, a library keyword this function does
+            not take, or ``options`` that is not an ``AnalysisOptions``; its subclass ``LoweringError`` when JAX
+            cannot trace or lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``derivatives``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> a = ss.lower_and_analyze(lambda x: x[1:] * x[:-1], jnp.ones(5))
+        >>> a.pattern.shape, a.input_shapes, a.output_shapes, a.derivatives
+        ((4, 5), [(5,)], [(4,)], 'primal')
     """
     refuse_library_keywords("lower_and_analyze", kwargs)
     if has_aux:  # auxiliary data that is not an array (a string, an object) passes through, never lowered
@@ -70,11 +86,32 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     ``local=True``: the *local* pattern at the point ``args`` — valid for those values only, where values
     decide (the active side of a ``max``/``relu``/``where``, an ``argmax``, a sort permutation, a trip count,
     a factor that is zero there).  It contains ``|jax.jacfwd(f)(*args)| > 0`` and never exceeds the global
-    pattern (see :func:`stablehlo_sparsity.analysis.local.local_analysis` and docs/guarantees.md "Local patterns").
+    pattern (see :func:`stablehlo_sparsity.analysis.local.local_analysis` and docs/explanation/guarantees.md
+    "Local patterns").
 
     ``options`` (an :class:`AnalysisOptions`: folding, loop and memory limits), ``on_unknown``,
     ``derivatives`` and ``local`` are the library's; every other keyword argument is ``f``'s (see
-    :func:`lower_and_analyze`)."""
+    :func:`lower_and_analyze`).
+
+    Raises:
+        InputError: no argument to differentiate, an ``argnums`` out of range, a library keyword this function does
+            not take, or ``options`` that is not an ``AnalysisOptions``; its subclass ``LoweringError`` when JAX
+            cannot trace or lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``derivatives``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> p = ss.jacobian_sparsity(lambda x: x[1:] - x[:-1], jnp.ones(4))
+        >>> p.shape, p.nnz
+        ((3, 4), 6)
+        >>> relu, x = (lambda x: jnp.maximum(x, 0.0)), jnp.array([-1.0, 2.0])
+        >>> ss.jacobian_sparsity(relu, x).nnz, ss.jacobian_sparsity(relu, x, local=True).nnz    # global, at x
+        (2, 1)
+    """
     refuse_library_keywords("jacobian_sparsity", kwargs)
     return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                              derivatives=derivatives, local=local, **kwargs).pattern
@@ -92,7 +129,27 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
     every argument.  Arguments not in ``wrt`` are unknown values with no columns.
     num_outputs: analyze only the first results (default all).
     local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
-    (see :func:`stablehlo_sparsity.modules.local.module_local_analysis` and docs/guarantees.md "Local patterns").
+    (see :func:`stablehlo_sparsity.modules.local.module_local_analysis` and docs/explanation/guarantees.md "Local
+    patterns").
+
+    Raises:
+        InputError: the module cannot be read or parsed, it has no function ``entry`` (or only a declaration), a
+            ``wrt`` index is out of range, ``num_outputs`` is negative, or a keyword is unknown.
+        UnsupportedOpError: the module holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the module holds an element type the analysis cannot represent (e.g. f8, i4).
+        DynamicShapeError: a tensor of the entry function has a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> text = '''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }'''
+        >>> print(ss.analyze_module(text).pattern.picture())
+        ⋅⋅●
+        ⋅●⋅
+        ●⋅⋅
     """
     refuse_unknown_keywords("analyze_module", unknown)
     module = as_module(module_or_text)

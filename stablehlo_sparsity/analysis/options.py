@@ -21,6 +21,16 @@ class AnalysisOptions:
     max_pattern_nnz: refuse (before allocating) intermediate patterns with more nonzeros than this.  Default:
         what fits in three quarters of the memory available when the options are made, at the analysis's
         measured peak cost per nonzero (:func:`.budget.default_max_pattern_nnz`).
+
+    Raises:
+        ValueError: ``on_unknown`` other than ``"error"`` or ``"conservative"``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> opts = ss.AnalysisOptions(max_loop_iterations=10, max_pattern_nnz=10_000)
+        >>> ss.jacobian_sparsity(jnp.cumsum, jnp.ones(3), options=opts).nnz
+        6
     """
 
     on_unknown: str = "error"

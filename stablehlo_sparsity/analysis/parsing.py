@@ -74,7 +74,16 @@ _PASSES_REGISTERED = False
 
 def make_context():
     """An MLIR context with the dialects JAX emits (stablehlo, chlo, func, sdy, mhlo, …) without importing
-    jax itself (the driver starts in a fraction of the time).  Falls back to JAX's own context factory."""
+    jax itself (the driver starts in a fraction of the time).  Falls back to JAX's own context factory.
+
+    Examples:
+        >>> from jaxlib.mlir import ir
+        >>> from stablehlo_sparsity.passes import make_context
+        >>> with make_context():
+        ...     module = ir.Module.parse("func.func @f(%x: tensor<f32>) -> tensor<f32> { return %x : tensor<f32> }")
+        >>> module.body.operations[0].operation.name
+        'func.func'
+    """
     global _PASSES_REGISTERED
     from jaxlib.mlir import ir
 
@@ -120,7 +129,22 @@ def parse_source(text: str, name: str = "-", *, first_line: int = 1, context=Non
     ``first_line`` is the line of ``text`` in the original file (for ``--split-input-file`` chunks): the
     text is padded with newlines so diagnostics and locations keep the original line numbers.  Like
     ``mlir-opt``, top-level ops that are not a module are wrapped in one.  Parse errors raise
-    :class:`DiagnosticError`."""
+    :class:`DiagnosticError`.
+
+    Raises:
+        DiagnosticError: MLIR reports errors while parsing (an ``InputError``).
+        InputError: the text nests too deeply, or MLIR's bindings refuse a malformed attribute.
+
+    Examples:
+        >>> from stablehlo_sparsity.passes import parse_source
+        >>> op = parse_source("func.func @f(%x: tensor<f32>) -> tensor<f32> { return %x : tensor<f32> }", "f.mlir")
+        >>> op.operation.name, [f.operation.name for f in op.regions[0].blocks[0].operations]
+        ('builtin.module', ['func.func'])
+        >>> parse_source("func.func @f(", "f.mlir")
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.analysis.parsing.DiagnosticError: f.mlir:1:...
+    """
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import builtin
 
@@ -195,7 +219,22 @@ def parse_module(text_or_path, *, is_path: bool = False):
     """Parse StableHLO text — or a file (``is_path``), keeping ``file:line:col`` locations — into an
     ``ir.Module`` (what MLIR's and JAX's own APIs take), in a context with every dialect JAX needs; a file may
     also be MLIR bytecode, a StableHLO portable artifact or a serialized ``jax.export`` artifact.  The same
-    policies as :func:`parse_source`: nesting refused first, MLIR's diagnostics in the :class:`InputError`."""
+    policies as :func:`parse_source`: nesting refused first, MLIR's diagnostics in the :class:`InputError`.
+
+    Raises:
+        InputError: the file cannot be opened, the text does not parse (MLIR's diagnostics in the message), or
+            it nests too deeply.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> module = ss.parse_module("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> { return %x : tensor<2xf32> }")
+        >>> [op.operation.name for op in module.body.operations]
+        ['func.func']
+        >>> ss.parse_module("func.func @f(")
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.errors.InputError: could not parse the module: ...
+    """
     from jaxlib.mlir import ir
 
     if is_path:

@@ -33,7 +33,7 @@ index per element for a masked value, a bit per element for a demand), independe
 demand pass costs a pass over the program per block, and the forward pass touches every element of every
 value (the rules work on whole tensors), so a block costs about as much *time* as a whole analysis of a
 pattern with the block's nonzeros on the whole program's elements.  Measured (``benchmarks/stream_detect.py``,
-docs/scaling.md): the 27-point stencil at n = 1e7 takes 3.6 GiB whole and 1.5 GiB in 4 blocks (1.8x the
+docs/benchmarks/scaling.md): the 27-point stencil at n = 1e7 takes 3.6 GiB whole and 1.5 GiB in 4 blocks (1.8x the
 CPU time); at n = 3.7e7 (1e9 nonzeros) 6 blocks peak at 4.5 GiB.
 
 Processes.  ``process=(i, P)`` gives process ``i`` the contiguous rows ``[i·⌈m/P⌉, (i+1)·⌈m/P⌉)`` — the rows
@@ -573,7 +573,25 @@ def jacobian_sparsity_blocks(f: Callable, *args, rows_per_block: int = DEFAULT_R
 
     Each block is analyzed on its own (module docstring), so memory is set by ``rows_per_block``, not by the
     pattern's nnz.  ``process=(i, P)``: only process ``i``'s contiguous share of the rows (:func:`process_rows`).
-    The program is lowered and its constants found before the first block."""
+    The program is lowered and its constants found before the first block.
+
+    Raises:
+        InputError: no argument to differentiate, an ``argnums`` out of range, ``f`` with a custom derivative rule
+            (streamed detection reads the primal program only), a library keyword this function does not take,
+            ``options`` that is not an ``AnalysisOptions``, and, when the blocks are iterated,
+            ``rows_per_block < 1`` or a bad ``process``; its subclass ``LoweringError`` when JAX cannot trace or
+            lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> blocks = ss.jacobian_sparsity_blocks(lambda x: x[1:] * x[:-1], jnp.ones(5), rows_per_block=3)
+        >>> [(r0, block.shape, block.nnz) for r0, block in blocks]
+        [(0, (3, 5), 6), (3, (1, 5), 2)]
+    """
     prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
     return prepared.blocks(rows_per_block, process)
 
@@ -582,7 +600,27 @@ def module_sparsity_blocks(module_or_text, entry: str = "main", *, wrt=None, num
                            rows_per_block: int = DEFAULT_ROWS_PER_BLOCK, process: tuple[int, int] | str | None = None,
                            options: AnalysisOptions | None = None) -> Iterator[tuple[int, sp.csr_array]]:
     """:func:`jacobian_sparsity_blocks` for a StableHLO module (arguments as
-    :func:`~stablehlo_sparsity.analyze_module`)."""
+    :func:`~stablehlo_sparsity.analyze_module`).
+
+    Raises:
+        InputError: the module cannot be read or parsed, it has no function ``entry``, a ``wrt`` index is out of
+            range, ``num_outputs`` is negative, ``options`` is not an ``AnalysisOptions``, and, when the blocks
+            are iterated, ``rows_per_block < 1`` or a bad ``process``.
+        UnsupportedOpError: the module holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the module holds an element type the analysis cannot represent (e.g. f8, i4).
+        DynamicShapeError: a tensor of the entry function has a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> text = '''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }'''
+        >>> blocks = ss.module_sparsity_blocks(text, rows_per_block=2)
+        >>> [(r0, block.toarray().astype(int).tolist()) for r0, block in blocks]
+        [(0, [[0, 0, 1], [0, 1, 0]]), (2, [[1, 0, 0]])]
+    """
     prepared = BlockedDetection(module_or_text, entry, wrt=wrt, num_outputs=num_outputs, options=options)
     return prepared.blocks(rows_per_block, process)
 
@@ -628,7 +666,27 @@ def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DE
                          options: AnalysisOptions | None = None, **kwargs) -> list[Path]:
     """Detect ``f``'s pattern block by block (this process's rows with ``process=(i, P)``) and write the blocks
     to ``directory`` as NPZ (or MatrixMarket, ``format="mtx"``) shards (:func:`write_blocks`);
-    :func:`stablehlo_sparsity.derivatives.shard_io.read_pattern_shards` reads them back."""
+    :func:`stablehlo_sparsity.derivatives.shard_io.read_pattern_shards` reads them back.
+
+    Raises:
+        InputError: an unknown ``format``, no argument to differentiate, an ``argnums`` out of range, ``f`` with a
+            custom derivative rule, a library keyword this function does not take, ``options`` that is not an
+            ``AnalysisOptions``, ``rows_per_block < 1`` or a bad ``process``; its subclass ``LoweringError`` when
+            JAX cannot trace or lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        OSError: the directory or a shard cannot be written.
+
+    Examples:
+        >>> import tempfile
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> folder = tempfile.mkdtemp()
+        >>> files = ss.write_pattern_shards(folder, lambda x: x[1:] * x[:-1], jnp.ones(5), rows_per_block=2)
+        >>> [f.name for f in files]
+        ['rows-000000000000-000000000002.npz', 'rows-000000000002-000000000004.npz']
+    """
     if format not in SHARD_FORMATS:
         raise InputError(f"format must be one of {', '.join(SHARD_FORMATS)}, got {format!r}")
     prepared = prepare_blocks(f, *args, argnums=argnums, has_aux=has_aux, options=options, **kwargs)
@@ -637,7 +695,19 @@ def write_pattern_shards(directory, f: Callable, *args, rows_per_block: int = DE
 
 def assemble_blocks(blocks, n: int | None = None) -> SparsityPattern:
     """One :class:`SparsityPattern` from consecutive ``(r0, block)`` (for checks and small problems: it holds
-    the whole pattern)."""
+    the whole pattern).
+
+    Raises:
+        InputError: the blocks are not consecutive (a gap or an overlap).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> f = lambda x: x[1:] * x[:-1]
+        >>> blocks = ss.jacobian_sparsity_blocks(f, jnp.ones(5), rows_per_block=3)
+        >>> ss.assemble_blocks(blocks) == ss.jacobian_sparsity(f, jnp.ones(5))
+        True
+    """
     mats, expect = [], 0
     for r0, block in blocks:
         if r0 != expect:

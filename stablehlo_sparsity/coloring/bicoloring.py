@@ -167,6 +167,17 @@ def color_bidirectional(pattern, order: str = "best", recolor: str = "auto", see
     ``order`` / ``recolor`` / ``seed`` / ``iterations`` / ``tabu_iterations`` / ``effort`` / ``time_limit`` /
     ``progress`` as for :func:`~.color_columns`, applied to each side; at most ``max_candidates`` splits are
     colored (best score first).
+
+    Raises:
+        ValueError: ``pattern`` is not 2-D, an unknown ``order`` or ``recolor``, or a negative ``effort``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity import color_bidirectional, color_columns
+        >>> A = np.eye(5) + np.eye(5)[[0]] + np.eye(5)[:, [0]]    # an arrowhead: a dense row and column
+        >>> b = color_bidirectional(A)
+        >>> b.num_colors, b.num_column_colors, b.num_row_colors, color_columns(A).num_colors
+        (3, 1, 2, 5)
     """
     csr = as_csr(pattern)
     best, tried = _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidates, effort, time_limit,

@@ -185,6 +185,22 @@ def check_coloring(pattern, colors, kind: str = "column", raise_on_error: bool =
     row_colors)`` pair for ``"bidirectional"`` (``-1``: in no seed), or a :class:`Coloring` (whose kind
     wins).  With ``raise_on_error`` an invalid coloring raises :class:`InvalidColoringError` naming a bad
     entry.
+
+    Raises:
+        InvalidColoringError: the coloring is invalid and ``raise_on_error`` is set; also, whatever
+            ``raise_on_error`` says, when ``colors`` has the wrong length or a negative color (a ``ValueError``).
+        ValueError: an unknown ``kind``, or a ``pattern`` that is not 2-D (or not square for the symmetric kinds).
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity import check_coloring
+        >>> J = np.array([[1, 1, 0], [0, 1, 1]])
+        >>> check_coloring(J, [0, 1, 0]), check_coloring(J, [0, 0, 1])
+        (True, False)
+        >>> check_coloring(J, [0, 0, 1], raise_on_error=True)
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.coloring.check.InvalidColoringError: column coloring: row 0 holds two columns of color 0
     """
     kind = getattr(colors, "kind", kind)
     if kind == ColoringKind.ACYCLIC:

@@ -87,7 +87,19 @@ def seed_matrix(coloring, kind: str | None = None, dtype=np.float64, sparse: boo
     """The seed matrix of ``coloring``: ``S`` (``n × k`` for column, star and acyclic colorings, ``m × k``
     for row colorings), or the pair ``(S_c, S_r)`` (``n × kc``, ``m × kr``) for a bidirectional coloring.
     ``sparse=True`` gives SciPy ``csr_array``\\ s.  ``coloring``: a :class:`~.Coloring` (or a color array
-    with ``kind``; a ``(column_colors, row_colors)`` pair for ``"bidirectional"``)."""
+    with ``kind``; a ``(column_colors, row_colors)`` pair for ``"bidirectional"``).
+
+    Raises:
+        ValueError: ``kind`` is missing (for a plain color array) or unknown.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity import color_columns, seed_matrix
+        >>> seed_matrix(color_columns(np.array([[1, 1, 0], [0, 1, 1]]))).tolist()
+        [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]
+        >>> seed_matrix(np.array([0, 1, 0]), kind="column", dtype=np.int8).tolist()
+        [[1, 0], [0, 1], [1, 0]]
+    """
     kind = _kind_of(coloring, kind)
     if kind == ColoringKind.BIDIRECTIONAL:
         cc, rc, kc, kr = _split_colors(coloring)
@@ -120,6 +132,18 @@ class DecompressionPlan:
 
     Internally products are *stacked*, one product per row (as ``jax.vmap`` returns them): the forward
     block ``kc × m`` (``k × n`` for Hessians), then the reverse block ``kr × n``, flattened.
+
+    Raises:
+        InvalidColoringError: ``coloring`` cannot recover ``pattern`` (a ``ValueError``).
+        ValueError: an unknown ``kind``.
+
+    Examples:
+        >>> import numpy as np, scipy.sparse as sp
+        >>> from stablehlo_sparsity import DecompressionPlan, color_columns, seed_matrix
+        >>> J = sp.csr_array(np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 4.0]]))
+        >>> plan = DecompressionPlan(J, color_columns(J))
+        >>> plan.num_products, plan.values(J @ seed_matrix(color_columns(J))).tolist()
+        (2, [1.0, 2.0, 3.0, 4.0])
     """
 
     def __init__(self, pattern, coloring, kind: str | None = None):
@@ -320,5 +344,18 @@ class DecompressionPlan:
 def decompress(compressed, pattern, coloring, kind: str | None = None) -> sp.csr_array:
     """The sparse matrix (SciPy ``csr_array`` on ``pattern``, symmetrized for ``"star"`` / ``"acyclic"``)
     from the compressed products of ``coloring`` (layouts in the module docstring).  For many evaluations
-    build a :class:`DecompressionPlan` once."""
+    build a :class:`DecompressionPlan` once.
+
+    Raises:
+        InvalidColoringError: ``coloring`` cannot recover ``pattern`` (a ``ValueError``).
+        ValueError: an unknown ``kind``, or ``compressed`` of another shape than the coloring's products.
+
+    Examples:
+        >>> import numpy as np, scipy.sparse as sp
+        >>> from stablehlo_sparsity import color_columns, decompress, seed_matrix
+        >>> J = sp.csr_array(np.array([[1.0, 2.0, 0.0], [0.0, 3.0, 4.0]]))
+        >>> c = color_columns(J)
+        >>> decompress(J @ seed_matrix(c), J, c).toarray().tolist()     # J S: 2 products instead of 3 columns
+        [[1.0, 2.0, 0.0], [0.0, 3.0, 4.0]]
+    """
     return DecompressionPlan(pattern, coloring, kind)(compressed)

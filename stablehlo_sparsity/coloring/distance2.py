@@ -101,6 +101,16 @@ def color_columns(pattern, order: str = "best", recolor: str = "auto", seed: int
     depend on the machine's speed; the work budget alone is deterministic).  ``progress``: a callable
     receiving one line per step, or ``True`` to print them to standard error (they also go to the
     ``stablehlo_sparsity.coloring`` logger at INFO level).  Never returns more colors than the greedy pass.
+
+    Raises:
+        ValueError: ``pattern`` is not 2-D, an unknown ``order`` or ``recolor``, or a negative ``effort``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity import color_columns
+        >>> c = color_columns(np.array([[1, 1, 0], [0, 1, 1]]))   # columns 0 and 2 share no row
+        >>> c.num_colors, c.colors.tolist(), c.lower_bound
+        (2, [0, 1, 0], 2)
     """
     return color_bipartite(as_csr(pattern), ColoringKind.COLUMN, order, recolor, seed, iterations, tabu_iterations,
                            effort, time_limit, progress)
@@ -110,6 +120,17 @@ def color_rows(pattern, order: str = "best", recolor: str = "auto", seed: int = 
                iterations: int | None = None, tabu_iterations: int | None = None, *, effort: float = 1.0,
                time_limit: float | None = None, progress=None) -> Coloring:
     """Partial distance-2 coloring of the rows of ``pattern`` (rows sharing a column get different colors);
-    options as for :func:`color_columns`."""
+    options as for :func:`color_columns`.
+
+    Raises:
+        ValueError: ``pattern`` is not 2-D, an unknown ``order`` or ``recolor``, or a negative ``effort``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity import color_rows
+        >>> c = color_rows(np.array([[1, 0], [1, 1], [0, 1]]))    # rows 0 and 2 share no column
+        >>> c.num_colors, c.colors.tolist()
+        (2, [0, 1, 0])
+    """
     return color_bipartite(as_csr(pattern), ColoringKind.ROW, order, recolor, seed, iterations, tabu_iterations,
                            effort, time_limit, progress)

@@ -21,6 +21,13 @@ class Coloring:
         pattern has no nonzeros (nothing to evaluate).
     order: how it was found (the winning ordering, plus ``+iterated`` / ``+tabu``).
     lower_bound: no valid coloring of this kind has fewer colors.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity import Coloring
+        >>> c = Coloring(np.array([0, 1, 0], np.int32), 2, "column", (2, 3))
+        >>> [g.tolist() for g in c.groups()], c.seed_matrix().tolist()
+        ([[0, 2], [1]], [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     """
 
     colors: np.ndarray
@@ -71,6 +78,14 @@ class Bicoloring(Coloring):
     :func:`~.check.bidirectional_sources`).  :attr:`colors` lists the columns' colors then the rows' shifted
     by ``num_column_colors`` (``-1`` kept): one color space of ``num_colors`` products over the ``n + m``
     vertices of the bipartite graph.  :meth:`seed_matrix` returns the pair ``(S_c, S_r)``.
+
+    Examples:
+        >>> from stablehlo_sparsity import Bicoloring
+        >>> b = Bicoloring.from_sides([0, -1, 0], [-1, 0], (2, 3))   # columns 0 and 2 by a JVP, row 1 by a VJP
+        >>> b.num_colors, b.mode, b.colors.tolist()
+        (2, 'bidirectional', [0, -1, 0, -1, 1])
+        >>> [s.shape for s in b.seed_matrix()]
+        [(3, 1), (2, 1)]
     """
 
     column_colors: np.ndarray = None  # type: ignore[assignment]  # always given (from_sides)

@@ -23,6 +23,18 @@ def color_star(pattern, order: str = "best", recolor: str = "auto", seed: int = 
     colorings are not monotone under that move, so each pass is accepted only if it does not use more
     colors.  The lower bound is 3 unless the graph is a star forest (2) or has no edges (1).  ``effort``
     scales the default number of passes (``0``: the greedy result); ``progress`` as for :func:`color_columns`.
+
+    Raises:
+        ValueError: ``pattern`` is not square (or not 2-D), an unknown ``order`` or ``recolor``, or a negative
+            ``effort``.
+
+    Examples:
+        >>> import scipy.sparse as sp
+        >>> from stablehlo_sparsity import check_coloring, color_star
+        >>> H = sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(5, 5))   # tridiagonal
+        >>> c = color_star(H)
+        >>> c.num_colors, c.lower_bound, check_coloring(H, c)
+        (3, 3, True)
     """
     from .star import greedy_star
 
@@ -42,6 +54,18 @@ def color_acyclic(pattern, order: str = "best", recolor: str = "auto", seed: int
     options: a star coloring is acyclic, and the better of the two is returned (``order`` names the winner,
     ``star:…`` when the star coloring won; in our tests and benchmarks it never did).  The lower bound is 3
     unless the graph is a forest (2) or has no edges (1).
+
+    Raises:
+        ValueError: ``pattern`` is not square (or not 2-D), an unknown ``order`` or ``recolor``, or a negative
+            ``effort``.
+
+    Examples:
+        >>> import scipy.sparse as sp
+        >>> from stablehlo_sparsity import check_coloring, color_acyclic
+        >>> H = sp.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(5, 5))   # tridiagonal: a path
+        >>> c = color_acyclic(H)
+        >>> c.num_colors, str(c.kind), check_coloring(H, c)
+        (2, 'acyclic', True)
     """
     from .acyclic import edge_ids, greedy_acyclic
     from .star import greedy_star

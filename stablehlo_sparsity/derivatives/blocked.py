@@ -127,7 +127,19 @@ class BlockedJacobian:
     docstring).  Build it with :func:`blocked_jacobian`.
 
     ``rows``: this process's ``(lo, hi)``; ``shape``: the whole Jacobian's ``(m, n)``; ``coloring``: the column
-    coloring used (``num_colors`` JVPs per evaluation)."""
+    coloring used (``num_colors`` JVPs per evaluation).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> f = lambda x: x[1:] * x[:-1]
+        >>> blocks = list(ss.jacobian_sparsity_blocks(f, jnp.ones(5), rows_per_block=2))
+        >>> bj = ss.blocked_jacobian(f, jnp.ones(5), blocks=blocks, process=(1, 2))   # the second of 2 processes
+        >>> bj.rows, bj.coloring.num_colors, bj(jnp.arange(5.0)).tolist()
+        ((2, 4), 2, [3.0, 2.0, 4.0, 3.0])
+        >>> [(r0, block.toarray().tolist()) for r0, block in bj.blocks(jnp.arange(5.0))]
+        [(2, [[0.0, 0.0, 3.0, 2.0, 0.0], [0.0, 0.0, 0.0, 4.0, 3.0]])]
+    """
 
     def __init__(self, f: Callable, args: tuple, blocks, shape: tuple[int, int] | None, coloring: Coloring | None,
                  argnums: int | Sequence[int], process, output: str, progress=None):
@@ -329,7 +341,26 @@ def blocked_jacobian(f: Callable, *args, blocks, coloring: Coloring | None = Non
     (:func:`~stablehlo_sparsity.analysis.streaming.process_rows`), ``None`` for every row.  ``output``: ``"values"`` or
     ``"scipy"``.  ``mode``: only ``"forward"`` (JVPs) is covered.  ``shape``: the Jacobian's ``(m, n)``, checked
     against ``f`` when given.  The differentiated arguments (``argnums``) are flattened and concatenated as
-    :func:`~stablehlo_sparsity.jacobian_sparsity` numbers columns, and so are ``f``'s outputs for rows."""
+    :func:`~stablehlo_sparsity.jacobian_sparsity` numbers columns, and so are ``f``'s outputs for rows.
+
+    Raises:
+        InputError: ``mode`` other than ``"forward"``, an unknown ``output``, an ``f`` that is not callable or
+            whose outputs are not real floating point, no argument to differentiate, a differentiated argument
+            that is not real floating point, a ``shape`` that does not match ``f``, a bad ``process``, ``blocks``
+            that are not a shard directory, a callable or a list (or a one-shot iterator), row blocks that are
+            malformed, leave a gap or do not cover the rows, or a ``coloring`` that is not a column coloring of
+            the pattern's size (also when the blocks are read at an evaluation); its subclass ``LoweringError``
+            when JAX cannot trace ``f`` with these arguments.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> f = lambda x: x[1:] * x[:-1]
+        >>> blocks = list(ss.jacobian_sparsity_blocks(f, jnp.ones(5), rows_per_block=2))
+        >>> bj = ss.blocked_jacobian(f, jnp.ones(5), blocks=blocks, output="scipy")
+        >>> bj(jnp.arange(5.0)).toarray().tolist()
+        [[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0, 0.0], [0.0, 0.0, 3.0, 2.0, 0.0], [0.0, 0.0, 0.0, 4.0, 3.0]]
+    """
     if mode != "forward":
         raise InputError(f"blocked_jacobian evaluates JVPs only (mode='forward'), got mode={mode!r}: reverse mode "
                          "and Hessians from row blocks are not covered")

@@ -92,6 +92,13 @@ class CheckReport:
     finite: ``False`` when ``f`` or its dense derivative is not finite at the reported point (then nothing was
     compared).
     candidate: what was checked (``"prepared Jacobian"``, ``"BCOO matrix"`` …).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> rep = ss.check_jacobian(lambda x: x ** 2, jnp.ones(3), jacobian=jnp.eye(3), raise_on_error=False)
+        >>> bool(rep), rep.method, rep.max_error, rep.worst > 1
+        (False, 'dense', 1.0, True)
     """
 
     ok: bool
@@ -416,6 +423,27 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
     seeded random points near them) or a list of argument tuples.  Tolerances: see the module docstring.
     Raises :class:`DerivativeMismatchError` on a mismatch (and when ``f`` is not finite at a compared point),
     or returns the :class:`CheckReport` (falsy) when ``raise_on_error=False``.
+
+    Raises:
+        DerivativeMismatchError: the candidate disagrees with dense AD, misses a nonzero of it, or ``f`` is not
+            finite at a compared point (unless ``raise_on_error=False``).
+        InputError: an unknown ``method``, bad ``points`` (fewer than 1, an empty list, or explicit points with a
+            matrix), ``argnums`` / ``has_aux`` that differ from the prepared object's, a ``jacobian`` of a kind
+            that cannot be checked, a library keyword this function does not take, or the errors of
+            ``sparse_jacobian`` when it prepares the candidate (``LoweringError`` when JAX cannot lower ``f``).
+        UnsupportedOpError: (preparing the candidate) an op without a sparsity rule (with ``on_unknown="error"``).
+        UnsupportedTypeError: (preparing the candidate) an element type the analysis cannot represent.
+        PatternTooLargeError: (preparing the candidate) an intermediate pattern above ``max_pattern_nnz``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> f = lambda x: jnp.sin(x[1:]) * x[:-1]
+        >>> report = ss.check_jacobian(f, jnp.ones(5))
+        >>> report.ok, report.method, report.points
+        (True, 'dense', 3)
+        >>> ss.check_jacobian(f, jnp.ones(5), jacobian=jnp.zeros((4, 5)), raise_on_error=False).ok
+        False
     """
     from .jacobian import SparseJacobian
     from ..analysis.keywords import refuse_library_keywords
@@ -438,7 +466,27 @@ def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None
     """Compare a sparse Hessian of the scalar ``f`` with dense AD of ``f`` (see :func:`check_jacobian`;
     ``hessian`` is a prepared :class:`~stablehlo_sparsity.SparseHessian`, an IPOPT
     :class:`~stablehlo_sparsity.interop.ipopt.LagrangianHessian` or a matrix; ``mode`` is the recovery of the Hessian
-    prepared when ``hessian`` is not given)."""
+    prepared when ``hessian`` is not given).
+
+    Raises:
+        DerivativeMismatchError: the candidate disagrees with dense AD, misses a nonzero of it, or ``f`` is not
+            finite at a compared point (unless ``raise_on_error=False``).
+        InputError: ``f`` does not return a scalar, an unknown ``method``, bad ``points``, ``argnums`` /
+            ``has_aux`` that differ from the prepared object's, a ``hessian`` of a kind that cannot be checked, a
+            library keyword this function does not take, or the errors of ``sparse_hessian`` when it prepares the
+            candidate (``LoweringError`` when JAX cannot lower ``f``).
+        UnsupportedOpError: (preparing the candidate) an op without a sparsity rule (with ``on_unknown="error"``).
+        UnsupportedTypeError: (preparing the candidate) an element type the analysis cannot represent.
+        PatternTooLargeError: (preparing the candidate) an intermediate pattern above ``max_pattern_nnz``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> f = lambda x: jnp.sum(x[1:] * x[:-1])
+        >>> report = ss.check_hessian(f, jnp.ones(4))
+        >>> report.ok, report.kind, report.num_colors
+        (True, 'Hessian', 3)
+    """
     from .hessian import SparseHessian
     from ..analysis.keywords import refuse_library_keywords
 

@@ -55,7 +55,19 @@ def _env_int(name: str) -> int:
 def initialize(*, timeout: int = 60) -> tuple[int, int]:
     """Join the distributed runtime described by the launcher's environment variables and return
     ``(process_id, num_processes)``.  Sets the gloo CPU collectives first (the default has none across
-    processes).  Must run before JAX initializes its backends."""
+    processes).  Must run before JAX initializes its backends.
+
+    Raises:
+        InputError: the launcher's environment variables are missing or not integers, the process id is out of
+            range, or JAX's distributed runtime or backends are already initialized.
+
+    Examples:
+        >>> from stablehlo_sparsity.derivatives.distributed import initialize
+        >>> initialize()      # in a script not started by ``python -m stablehlo_sparsity.launch``: refused
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.errors.InputError: STABLEHLO_SPARSITY_COORDINATOR is not set: ...
+    """
     import jax
     from jax._src import xla_bridge
 
@@ -78,7 +90,15 @@ def initialize(*, timeout: int = 60) -> tuple[int, int]:
 
 
 def global_mesh(axis: str = "colors"):
-    """A one-axis :class:`jax.sharding.Mesh` over every device of every process."""
+    """A one-axis :class:`jax.sharding.Mesh` over every device of every process.
+
+    Examples:
+        >>> import jax
+        >>> from stablehlo_sparsity.derivatives.distributed import global_mesh
+        >>> mesh = global_mesh()
+        >>> mesh.axis_names, mesh.devices.size == len(jax.devices())
+        (('colors',), True)
+    """
     import jax
     import numpy as np
     from jax.sharding import Mesh
@@ -87,7 +107,15 @@ def global_mesh(axis: str = "colors"):
 
 
 def replicate(value, mesh):
-    """``value`` (a host array or pytree, the same in every process) as global arrays replicated on ``mesh``."""
+    """``value`` (a host array or pytree, the same in every process) as global arrays replicated on ``mesh``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.derivatives.distributed import global_mesh, replicate
+        >>> x = replicate(np.arange(3, dtype=np.float32), global_mesh())
+        >>> x.sharding.is_fully_replicated, x.shape
+        (True, (3,))
+    """
     import jax
     import numpy as np
     from jax.sharding import NamedSharding, PartitionSpec as P
@@ -98,7 +126,15 @@ def replicate(value, mesh):
 
 
 def to_host(value):
-    """A global (replicated) array or pytree as NumPy in this process."""
+    """A global (replicated) array or pytree as NumPy in this process.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.derivatives.distributed import global_mesh, replicate, to_host
+        >>> host = to_host({"x": replicate(np.arange(3, dtype=np.float32), global_mesh())})
+        >>> type(host["x"]).__name__, host["x"].tolist()
+        ('ndarray', [0.0, 1.0, 2.0])
+    """
     import jax
     import numpy as np
 
@@ -122,7 +158,21 @@ def row_block(prepared, values, process_id: int | None = None, num_processes: in
     ``values`` replicated (in ``prepared.pattern``'s CSR order): the ``process_id``-th of ``num_processes``
     blocks of ``ceil(m / N)`` consecutive rows (default: this process of all).  ``values`` sharded by rows
     (``devices=by_rows(...)``): the rows of the blocks this process's devices hold, read from its own shards
-    only (``process_id`` / ``num_processes`` do not apply)."""
+    only (``process_id`` / ``num_processes`` do not apply).
+
+    Raises:
+        InputError: ``process_id`` / ``num_processes`` given for a result sharded by rows, ``values`` that are not
+            this derivative's row-sharded values, or row blocks of this process that are not consecutive.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.derivatives.distributed import row_block
+        >>> jac = ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(5), output="values")
+        >>> block, first = row_block(jac, jac(jnp.arange(5.0)), process_id=1, num_processes=2)
+        >>> first, block.toarray().tolist()
+        (2, [[0.0, 0.0, 3.0, 2.0, 0.0], [0.0, 0.0, 0.0, 4.0, 3.0]])
+    """
     import jax
     import numpy as np
     import scipy.sparse as sp

@@ -107,7 +107,23 @@ def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
     """Detect the Jacobian pattern of ``f`` and color it (columns for ``"forward"``, rows for ``"reverse"``,
     both for ``"bidirectional"`` (a :class:`~stablehlo_sparsity.coloring.Bicoloring`), the fewest products
     for ``"auto"``).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions`; other keyword arguments
-    are ``f``'s."""
+    are ``f``'s.
+
+    Raises:
+        InputError: an unknown ``mode``, or bad arguments as for ``jacobian_sparsity``; its subclass
+            ``LoweringError`` when JAX cannot trace or lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> c = ss.jacobian_coloring(lambda x: x[1:] * x[:-1], jnp.ones(5), mode="forward")
+        >>> c.num_colors, c.colors.tolist()
+        (2, [0, 1, 0, 1, 0])
+    """
     refuse_library_keywords("jacobian_coloring", kwargs)
     pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
                                 **kwargs).pattern
@@ -127,6 +143,16 @@ class SparseJacobian(PreparedDerivative):
     Attributes: ``pattern`` (:class:`~stablehlo_sparsity.SparsityPattern`), ``coloring``
     (:class:`~stablehlo_sparsity.coloring.Coloring`), ``mode`` (``"forward"``, ``"reverse"`` or
     ``"bidirectional"``), ``num_colors`` (JVPs plus VJPs per evaluation), ``analysis`` (the detection result).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> jac = ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(4))
+        >>> J = jac(jnp.arange(4.0))                     # a BCOO matrix (the default output)
+        >>> J.shape, jac.pattern.nnz, jac.num_colors
+        ((3, 4), 6, 2)
+        >>> J.todense().tolist()
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
     """
 
     kind = "Jacobian"
@@ -302,6 +328,27 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     arguments of
     ``f`` (bind one whose name is also a keyword here, e.g. ``mode`` or ``options``, with
     ``functools.partial``).
+
+    Raises:
+        InputError: no argument to differentiate, an ``argnums`` out of range, a differentiated argument that is
+            not real floating point, an unknown ``mode``, ``output`` or ``strategy``, a bad ``chunk_size`` or
+            ``devices``, a ``coloring`` of another kind or shape, a library keyword this function does not take,
+            ``options`` that is not an ``AnalysisOptions``, or ``has_aux=True`` with an ``f`` that returns no
+            pair; its subclass ``LoweringError`` when JAX cannot trace or lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor`` (and ``InvalidColoringError``, a ``ValueError``, when a
+            given ``coloring`` cannot recover the pattern).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> jac = ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(4), output="dense")
+        >>> jac.num_colors, str(jac.mode)
+        (2, 'forward')
+        >>> jac(jnp.arange(4.0)).tolist()
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
     """
     refuse_library_keywords("sparse_jacobian", kwargs)
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
@@ -317,7 +364,25 @@ def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] =
                               strategy: str = "auto", chunk_size: int | None = None, devices=None,
                               **kwargs) -> SparseJacobian:
     """Like :func:`sparse_jacobian`, but each call returns ``(f(x), J)`` (``((f(x), aux), J)`` with
-    ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs."""
+    ``has_aux``) from the same compiled program — the primal comes for free with the JVPs/VJPs.
+
+    Raises:
+        InputError: bad arguments or options, as for ``sparse_jacobian``; its subclass ``LoweringError`` when JAX
+            cannot trace or lower ``f`` with these arguments.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor`` (and ``InvalidColoringError``, a ``ValueError``, when a
+            given ``coloring`` cannot recover the pattern).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> vjac = ss.value_and_sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(4), output="dense")
+        >>> y, J = vjac(jnp.arange(4.0))
+        >>> y.tolist(), J.tolist()
+        ([0.0, 2.0, 6.0], [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]])
+    """
     refuse_library_keywords("value_and_sparse_jacobian", kwargs)
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),

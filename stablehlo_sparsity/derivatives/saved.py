@@ -52,7 +52,26 @@ def load(path, sha256: str | None = None):
     What it does not guarantee: someone who can rewrite the file can also rewrite its digests, and so ship a
     *different* program (with the same signature and allowed ops) that computes other numbers.  Pin the file's
     digest (``sha256=``) or get it over a channel you trust.  A file of format 1 (earlier versions, no digests)
-    is refused; :func:`upgrade` converts one you trust."""
+    is refused; :func:`upgrade` converts one you trust.
+
+    Raises:
+        InputError: the file cannot be read, is not a saved derivative of the current format (a format-1 file:
+            see ``upgrade``), does not match ``sha256`` or its own digests, or fails a structural check.
+
+    Warns:
+        ForwardOnlyWarning: the saved program has no reverse-mode derivative.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.derivatives.saved import file_sha256
+        >>> path = os.path.join(tempfile.mkdtemp(), "jac.npz")
+        >>> ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(4)).save(path)
+        >>> jac = ss.load(path, sha256=file_sha256(path))       # pinned: the digest printed at publication
+        >>> jac(jnp.arange(4.0)).todense().tolist()
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
+    """
     source = _source(path)
     st = read_npz(path, sha256)
     cls = _CLASSES.get(st["meta"].get("class"))
@@ -70,7 +89,25 @@ def upgrade(old_path, new_path) -> str:
     Format 1 has no digests, so nothing can tell whether such a file changed after it was saved: call this only
     on a file you trust.  The conversion still runs every structural check of :func:`load` (pattern, colors,
     decompression indices, the program's custom calls) and writes the digests of what it read; a current-format
-    file is refused (there is nothing to convert)."""
+    file is refused (there is nothing to convert).
+
+    Raises:
+        InputError: the file cannot be read, is already in the current format (nothing to convert) or fails a
+            structural check.
+        OSError: the new file cannot be written.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.derivatives.saved import upgrade
+        >>> folder = tempfile.mkdtemp()
+        >>> ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(3)).save(os.path.join(folder, "jac.npz"))
+        >>> upgrade(os.path.join(folder, "jac.npz"), os.path.join(folder, "new.npz"))    # current format already
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.errors.InputError: ...nothing to upgrade: saved with format ...
+    """
     source = _source(old_path)
     st = read_archive(old_path, legacy=True)
     meta = st["meta"]

@@ -167,7 +167,24 @@ def read_pattern_shards(directory, rows: tuple[int, int] | None = None) -> Itera
     """The shards of ``directory`` (NPZ or MatrixMarket) as ``(r0, block)`` in row order; with ``rows=(lo, hi)``
     only the shards holding some of those rows are loaded and yielded (whole).  Raises :class:`InputError` when
     the shards leave a gap, overlap, or (with ``shape.json``) do not cover every row — and when a shard is not a
-    well-formed pattern of the shape its name and ``shape.json`` give (checked before SciPy reads its arrays)."""
+    well-formed pattern of the shape its name and ``shape.json`` give (checked before SciPy reads its arrays).
+
+    Raises:
+        InputError: ``directory`` is not a directory, a file name is not a shard name, the shards leave a gap,
+            overlap or do not cover the rows of ``shape.json``, or a shard is not a well-formed pattern (raised
+            while the shards are iterated).
+
+    Examples:
+        >>> import tempfile
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> folder = tempfile.mkdtemp()
+        >>> _ = ss.write_pattern_shards(folder, lambda x: x[1:] * x[:-1], jnp.ones(5), rows_per_block=2)
+        >>> [(r0, block.shape) for r0, block in ss.read_pattern_shards(folder)]
+        [(0, (2, 5)), (2, (2, 5))]
+        >>> [r0 for r0, _ in ss.read_pattern_shards(folder, rows=(2, 4))]     # only the shards of rows 2, 3
+        [2]
+    """
     root = Path(directory)
     if not root.is_dir():
         raise InputError(f"no shard directory '{root}'")

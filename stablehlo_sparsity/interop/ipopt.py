@@ -39,7 +39,15 @@ __all__ = ["ConstraintJacobian", "LagrangianHessian", "sparse_constraint_jacobia
 
 
 class ConstraintJacobian:
-    """``∂c/∂x`` as IPOPT triplets: :meth:`structure` gives ``(rows, cols)``, a call gives the values."""
+    """``∂c/∂x`` as IPOPT triplets: :meth:`structure` gives ``(rows, cols)``, a call gives the values.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.ipopt import sparse_constraint_jacobian
+        >>> J = sparse_constraint_jacobian(lambda x: x[1:] * x[:-1], np.ones(4, np.float32))   # a ConstraintJacobian
+        >>> [a.tolist() for a in J.structure()], J(np.arange(4.0)).tolist()
+        ([[0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 3]], [1.0, 0.0, 2.0, 1.0, 3.0, 2.0])
+    """
 
     def __init__(self, constraints: Callable, x0, options=None, **prepare_kwargs):
         from ..derivatives.jacobian import sparse_jacobian
@@ -71,7 +79,15 @@ class ConstraintJacobian:
 
 
 class LagrangianHessian:
-    """The lower triangle of ``∇²ₓ (σ f + λᵀ c)`` as IPOPT triplets."""
+    """The lower triangle of ``∇²ₓ (σ f + λᵀ c)`` as IPOPT triplets.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from stablehlo_sparsity.interop.ipopt import sparse_lagrangian_hessian
+        >>> H = sparse_lagrangian_hessian(lambda x: jnp.sum(x ** 2), lambda x: x[:1] * x[1:2], np.ones(3, np.float32))
+        >>> [a.tolist() for a in H.structure()], H(np.ones(3), lagrange=[3.0], obj_factor=0.5).tolist()
+        ([[0, 1, 1, 2], [0, 0, 1, 2]], [1.0, 3.0, 1.0, 1.0])
+    """
 
     def __init__(self, objective: Callable, constraints: Callable | None, x0, options=None, **prepare_kwargs):
         import jax
@@ -126,7 +142,22 @@ class LagrangianHessian:
 
 def sparse_constraint_jacobian(constraints: Callable, x0, *, options=None, **prepare_kwargs) -> ConstraintJacobian:
     """Prepare ``∂c/∂x`` of ``constraints(x)`` (any pytree of arrays, flattened in leaf order) at the shape
-    of ``x0`` for IPOPT; see :class:`ConstraintJacobian`."""
+    of ``x0`` for IPOPT; see :class:`ConstraintJacobian`.
+
+    Raises:
+        InputError: the errors of ``sparse_jacobian`` (bad arguments or options; ``LoweringError`` when JAX cannot
+            lower ``constraints``), or a library keyword it does not take.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.ipopt import sparse_constraint_jacobian
+        >>> J = sparse_constraint_jacobian(lambda x: {"a": x[:2] ** 2, "b": x.sum()}, np.ones(3, np.float32))
+        >>> J.nnz, J(np.arange(3.0)).tolist()
+        (5, [0.0, 2.0, 1.0, 1.0, 1.0])
+    """
     refuse_library_keywords("sparse_constraint_jacobian", prepare_kwargs)
     return ConstraintJacobian(constraints, x0, options=options, **prepare_kwargs)
 
@@ -134,7 +165,22 @@ def sparse_constraint_jacobian(constraints: Callable, x0, *, options=None, **pre
 def sparse_lagrangian_hessian(objective: Callable, constraints: Callable | None, x0, *, options=None,
                               **prepare_kwargs) -> LagrangianHessian:
     """Prepare the Hessian of the Lagrangian ``σ objective(x) + λᵀ constraints(x)`` at the shape of ``x0``
-    for IPOPT (lower triangle); ``constraints=None`` for an unconstrained problem."""
+    for IPOPT (lower triangle); ``constraints=None`` for an unconstrained problem.
+
+    Raises:
+        InputError: the errors of ``sparse_hessian`` (an objective that is not scalar, bad arguments or options;
+            ``LoweringError`` when JAX cannot lower the Lagrangian), or a library keyword it does not take.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from stablehlo_sparsity.interop.ipopt import sparse_lagrangian_hessian
+        >>> H = sparse_lagrangian_hessian(lambda x: jnp.sum(x[1:] * x[:-1]), None, np.ones(3, np.float32))
+        >>> [a.tolist() for a in H.structure()], H(np.ones(3)).tolist()
+        ([[1, 2], [0, 1]], [1.0, 1.0])
+    """
     refuse_library_keywords("sparse_lagrangian_hessian", prepare_kwargs)
     return LagrangianHessian(objective, constraints, x0, options=options, **prepare_kwargs)
 
@@ -142,7 +188,23 @@ def sparse_lagrangian_hessian(objective: Callable, constraints: Callable | None,
 class IpoptProblem:
     """The callbacks ``cyipopt.Problem(n, m, problem_obj=IpoptProblem(f, c, x0), lb=…, ub=…, cl=…, cu=…)``
     needs, with exact sparse first and second derivatives (objective and constraint values and the
-    gradient are jitted JAX functions)."""
+    gradient are jitted JAX functions).
+
+    Raises:
+        InputError: the errors of ``sparse_constraint_jacobian`` and ``sparse_lagrangian_hessian``.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from stablehlo_sparsity.interop.ipopt import IpoptProblem
+        >>> prob = IpoptProblem(lambda x: jnp.sum(x ** 2), lambda x: x[1:] * x[:-1], np.ones(3, np.float32))
+        >>> prob.n, prob.m, prob.objective(np.ones(3)), prob.constraints(np.arange(3.0)).tolist()
+        (3, 2, 3.0, [0.0, 2.0])
+        >>> [a.tolist() for a in prob.hessianstructure()]
+        [[0, 1, 1, 2, 2], [0, 0, 1, 1, 2]]
+    """
 
     def __init__(self, objective: Callable, constraints: Callable, x0, *, options=None):
         import jax

@@ -88,7 +88,17 @@ class _PatternRef:
 class SparseJacobianOperator(lx.AbstractLinearOperator):
     """A ``lineax`` operator for a sparse matrix with a static pattern: ``values`` are its nonzeros in the
     CSR order of the pattern (what :meth:`SparseJacobian.values` returns).  Inputs and outputs are pytrees
-    (``in_struct`` / ``out_struct``), flattened in leaf order as the pattern's columns and rows."""
+    (``in_struct`` / ``out_struct``), flattened in leaf order as the pattern's columns and rows.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from stablehlo_sparsity.interop.lineax import sparse_jacobian_operator
+        >>> op = sparse_jacobian_operator(lambda y, args: y[1:] * y[:-1] - args, jnp.arange(4.0), 1.0)
+        >>> op.mv(jnp.ones(4)).tolist(), op.T.mv(jnp.ones(3)).tolist()
+        ([1.0, 3.0, 5.0], [1.0, 2.0, 4.0, 2.0])
+        >>> op.as_matrix().tolist()
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
+    """
 
     values: jax.Array
     ref: _PatternRef = eqx.field(static=True)
@@ -225,7 +235,19 @@ if hasattr(lx, "conj"):
 
 def operator_from_prepared(prepared, *args, tags=frozenset()) -> SparseJacobianOperator:
     """A :class:`SparseJacobianOperator` from a prepared :class:`~stablehlo_sparsity.SparseJacobian` at
-    ``args``: the values are one call of the compressed program."""
+    ``args``: the values are one call of the compressed program.
+
+    Raises:
+        InputError: ``args`` of another structure, shape or kind of dtype than ``prepared`` was prepared for.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.interop.lineax import operator_from_prepared
+        >>> jac = ss.sparse_jacobian(lambda y: y[1:] * y[:-1], jnp.ones(4), output="values")
+        >>> operator_from_prepared(jac, jnp.arange(4.0)).as_matrix().tolist()
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
+    """
     sel = tuple(args[i] for i in prepared.argnums)
     in_struct = jax.eval_shape(lambda: sel[0] if len(sel) == 1 else sel)
     out_struct = jax.tree_util.tree_unflatten(prepared.out_tree, [
@@ -254,7 +276,23 @@ def sparse_jacobian_operator(fn: Callable, y, args=None, *, tags=frozenset(), op
 
     Works on traced values (inside ``jit``, ``while_loop`` …): array leaves of ``args`` are arguments of the
     analyzed program (unknown values, so the pattern holds for all of them); other leaves (functions, Python
-    numbers) are static.  Preparation is cached by ``fn``'s code, the static leaves and the shapes."""
+    numbers) are static.  Preparation is cached by ``fn``'s code, the static leaves and the shapes.
+
+    Raises:
+        InputError: the errors of ``sparse_jacobian`` (bad arguments or options; ``LoweringError`` when JAX cannot
+            lower ``fn``), or a library keyword it does not take.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from stablehlo_sparsity.interop.lineax import sparse_jacobian_operator
+        >>> fn = lambda y, args: y ** 2 - args["c"] * jnp.roll(y, 1)
+        >>> matrix = jax.jit(lambda y: sparse_jacobian_operator(fn, y, {"c": 2.0}).as_matrix())   # under jit
+        >>> matrix(jnp.arange(3.0)).tolist()
+        [[0.0, 0.0, -2.0], [-2.0, 2.0, 0.0], [0.0, -2.0, 4.0]]
+    """
     from ..derivatives.jacobian import sparse_jacobian
     from ..analysis.keywords import refuse_library_keywords
 
@@ -347,7 +385,19 @@ class SparseDirect(lx.AbstractLinearSolver):
     On CPU: SciPy's sparse LU (``splu``) through host callbacks, factorized once in ``init`` and reused by
     every solve with the same operator (a chord iteration's many solves cost one factorization).  On other
     backends: ``jax.experimental.sparse.linalg.spsolve`` (cuSOLVER's sparse QR on GPU) per solve.  Not
-    batchable with ``vmap``."""
+    batchable with ``vmap``.
+
+    Raises:
+        ValueError: the operator is not a square ``SparseJacobianOperator`` (raised by ``init``).
+
+    Examples:
+        >>> import jax.numpy as jnp, lineax as lx
+        >>> from stablehlo_sparsity.interop.lineax import SparseDirect, sparse_jacobian_operator
+        >>> op = sparse_jacobian_operator(lambda y, args: 2 * y + jnp.roll(y, 1), jnp.ones(3))
+        >>> sol = lx.linear_solve(op, jnp.full(3, 3.0), SparseDirect())
+        >>> sol.value.tolist()
+        [1.0, 1.0, 1.0]
+    """
 
     def init(self, operator, options):
         del options
@@ -449,7 +499,22 @@ class _SparseInit:
 
 
 class SparseChord(_SparseInit, optx.Chord):
-    """``optimistix.Chord`` with the sparse Jacobian (at the initial point) and :class:`SparseDirect`."""
+    """``optimistix.Chord`` with the sparse Jacobian (at the initial point) and :class:`SparseDirect`.
+
+    Raises:
+        InputError: (when ``fn`` is first traced) the errors of ``sparse_jacobian`` for ``fn``.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import jax.numpy as jnp, optimistix as optx
+        >>> from stablehlo_sparsity.interop.lineax import SparseChord
+        >>> fn = lambda y, args: 2 * y + jnp.roll(y, 1) - args
+        >>> sol = optx.root_find(fn, SparseChord(rtol=1e-6, atol=1e-6), jnp.zeros(4), jnp.full(4, 3.0))
+        >>> jnp.round(sol.value, 4).tolist()
+        [1.0, 1.0, 1.0, 1.0]
+    """
 
     linear_solver: lx.AbstractLinearSolver = SparseDirect()
 
@@ -457,7 +522,22 @@ class SparseChord(_SparseInit, optx.Chord):
 class SparseNewton(_SparseInit, optx.Chord):
     """Newton's method (``optimistix.Chord`` refreshing the sparse Jacobian at every step) with
     :class:`SparseDirect`: each step costs ``num_colors`` JVPs and one sparse factorization instead of
-    ``n`` JVPs and a dense one."""
+    ``n`` JVPs and a dense one.
+
+    Raises:
+        InputError: (when ``fn`` is first traced) the errors of ``sparse_jacobian`` for ``fn``.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import jax.numpy as jnp, optimistix as optx
+        >>> from stablehlo_sparsity.interop.lineax import SparseNewton
+        >>> fn = lambda y, args: y ** 3 - args
+        >>> sol = optx.root_find(fn, SparseNewton(rtol=1e-6, atol=1e-6), jnp.ones(4), jnp.full(4, 8.0))
+        >>> jnp.round(sol.value, 4).tolist()
+        [2.0, 2.0, 2.0, 2.0]
+    """
 
     linear_solver: lx.AbstractLinearSolver = SparseDirect()
 
@@ -472,7 +552,21 @@ try:  # diffrax is optional
     class SparseVeryChord(_SparseInit, _diffrax.VeryChord):
         """diffrax's ``VeryChord`` (the root finder of its implicit solvers) with the sparse Jacobian and
         :class:`SparseDirect`: ``diffrax.Kvaerno5(root_finder=diffrax.with_stepsize_controller_tols(
-        SparseVeryChord)())``."""
+        SparseVeryChord)())``.
+
+        Raises:
+            InputError: (when ``fn`` is first traced) the errors of ``sparse_jacobian`` for ``fn``.
+            UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+            UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+            PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+        Examples:
+            >>> import diffrax
+            >>> from stablehlo_sparsity.interop.lineax import SparseVeryChord
+            >>> solver = diffrax.Kvaerno5(root_finder=diffrax.with_stepsize_controller_tols(SparseVeryChord)())
+            >>> type(solver.root_finder).__name__
+            'SparseVeryChord'
+        """
 
         linear_solver: lx.AbstractLinearSolver = SparseDirect()
 except ImportError:  # pragma: no cover

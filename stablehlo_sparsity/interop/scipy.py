@@ -45,6 +45,14 @@ class ScipyJacobian:
     Returns a ``scipy.sparse`` matrix in ``format`` (``"csr"`` or ``"csc"``) whose structure is the detected
     pattern (explicit zeros included: the structure never changes between calls, so SciPy's symbolic work
     can be reused).  ``sparse_jacobian`` is the prepared object (its ``pattern``, ``coloring`` …).
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.scipy import least_squares_jacobian
+        >>> jac = least_squares_jacobian(lambda x: x[1:] * x[:-1], np.ones(4, np.float32))   # a ScipyJacobian
+        >>> J = jac(np.arange(4, dtype=np.float32))
+        >>> type(J).__name__, J.nnz, jac.sparse_jacobian.num_colors, jac.nfev
+        ('csr_matrix', 6, 2, 1)
     """
 
     def __init__(self, sparse_jacobian, signature: str, format: str):
@@ -110,6 +118,20 @@ def least_squares_jacobian(fun: Callable, x0, *args, format: str = "csr", option
     (pass ``float32`` arrays unless ``jax_enable_x64`` is on).  Pass the same ``args`` to
     ``least_squares(..., args=args)``.  ``prepare_kwargs`` go to :func:`~stablehlo_sparsity.sparse_jacobian`
     (``mode``, ``order`` …); ``options`` is an :class:`~stablehlo_sparsity.AnalysisOptions`.
+
+    Raises:
+        InputError: the errors of ``sparse_jacobian`` (bad arguments or options; ``LoweringError`` when JAX cannot
+            lower the function), an unknown ``format``, or a library keyword it does not take.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.scipy import least_squares_jacobian
+        >>> jac = least_squares_jacobian(lambda x, c: x[1:] * x[:-1] - c, np.ones(4, np.float32), np.float32(1))
+        >>> jac(np.arange(4, dtype=np.float32), np.float32(1)).toarray().tolist()
+        [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
     """
     return ScipyJacobian(_prepare(fun, (x0, *args), 0, options, prepare_kwargs, "least_squares_jacobian"), "x", format)
 
@@ -118,7 +140,23 @@ def ivp_jacobian(rhs: Callable, t0, y0, *, format: str = "csc", options=None, **
     """``jac=`` for :func:`scipy.integrate.solve_ivp` (``"BDF"``, ``"Radau"``, ``"LSODA"`` takes dense):
     ``jac(t, y)`` returns ∂rhs/∂y at ``(t, y)`` as a ``csc_matrix`` (the format SciPy's sparse LU uses).
 
-    ``rhs(t, y)`` is JAX-traceable; ``t`` is passed as a 0-d array of ``y``'s dtype."""
+    ``rhs(t, y)`` is JAX-traceable; ``t`` is passed as a 0-d array of ``y``'s dtype.
+
+    Raises:
+        InputError: the errors of ``sparse_jacobian`` (bad arguments or options; ``LoweringError`` when JAX cannot
+            lower the function), an unknown ``format``, or a library keyword it does not take.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.scipy import ivp_jacobian
+        >>> jac = ivp_jacobian(lambda t, y: -t * y ** 2, 0.0, np.ones(3, np.float32))
+        >>> J = jac(2.0, np.ones(3, np.float32))
+        >>> J.format, J.toarray().tolist()
+        ('csc', [[-4.0, 0.0, 0.0], [0.0, -4.0, 0.0], [0.0, 0.0, -4.0]])
+    """
     y0 = np.asarray(y0)
     t0 = np.asarray(t0, dtype=y0.dtype)
     return ScipyJacobian(_prepare(rhs, (t0, y0), 1, options, prepare_kwargs, "ivp_jacobian"), "t,y", format)
@@ -127,7 +165,22 @@ def ivp_jacobian(rhs: Callable, t0, y0, *, format: str = "csc", options=None, **
 def jac_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, format: str = "csr", options=None,
                  on_unknown: str = "error", derivatives: str = "auto", **kwargs):
     """The detected pattern as a SciPy matrix (``jac_sparsity=`` of ``least_squares`` and ``solve_ivp``):
-    ones at the nonzeros.  SciPy then groups columns and estimates the Jacobian by finite differences."""
+    ones at the nonzeros.  SciPy then groups columns and estimates the Jacobian by finite differences.
+
+    Raises:
+        InputError: the errors of ``jacobian_sparsity`` (bad arguments or options; ``LoweringError`` when JAX
+            cannot lower ``f``), or a library keyword this function does not take.
+        UnsupportedOpError: the program holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the program holds an element type the analysis cannot represent (e.g. f8, i4).
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``format`` or ``derivatives``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.scipy import jac_sparsity
+        >>> jac_sparsity(lambda x: x[1:] * x[:-1], np.ones(4, np.float32)).toarray().astype(int).tolist()
+        [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    """
     from ..analysis.api import jacobian_sparsity
 
     refuse_library_keywords("jac_sparsity", kwargs)
@@ -140,7 +193,15 @@ def jac_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, format: s
 def jacobian_operator(f: Callable, x, *args, dtype=None):
     """A matrix-free :class:`scipy.sparse.linalg.LinearOperator` of ``∂f/∂x`` at ``(x, *args)``:
     ``matvec`` is one JVP, ``rmatvec`` one VJP, both jitted (compiled once per operator).  No pattern is
-    needed: for Krylov solvers (``gmres``, ``lsmr`` …) when even the sparse Jacobian is too large."""
+    needed: for Krylov solvers (``gmres``, ``lsmr`` …) when even the sparse Jacobian is too large.
+
+    Examples:
+        >>> import numpy as np
+        >>> from stablehlo_sparsity.interop.scipy import jacobian_operator
+        >>> op = jacobian_operator(lambda x: x[1:] * x[:-1], np.arange(4, dtype=np.float32))
+        >>> op.shape, op.matvec(np.ones(4)).tolist(), op.rmatvec(np.ones(3)).tolist()
+        ((3, 4), [1.0, 3.0, 5.0], [1.0, 2.0, 4.0, 2.0])
+    """
     import jax
     import jax.numpy as jnp
     from scipy.sparse.linalg import LinearOperator

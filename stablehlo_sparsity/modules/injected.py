@@ -2,7 +2,7 @@
 
 The ``sparsity-jacobian`` / ``sparsity-hessian`` passes add ``@<entry>_jacobian`` / ``@<entry>_hessian`` to a
 module, returning the nonzeros in CSR order, with the pattern recorded as the ``sparsity.derivative``
-dictionary (``docs/injected_derivatives.md``).  Two public helpers close the loop without JAX internals:
+dictionary (``docs/reference/injected-derivatives.md``).  Two public helpers close the loop without JAX internals:
 
     >>> import numpy as np, stablehlo_sparsity as ss
     >>> from stablehlo_sparsity.passes import inject_jacobian
@@ -62,7 +62,22 @@ class CompiledFunction:
     Attributes: ``entry`` (the function's name in the module), ``arg_types`` / ``result_types``
     (:class:`~stablehlo_sparsity.analysis.values.TensorType`: shape and dtype), ``backend`` (the XLA backend).
     Arguments are NumPy or JAX arrays (or Python scalars) of the declared shapes; they are cast to the declared
-    dtypes (a float argument refuses complex values, any argument refuses a wrong shape)."""
+    dtypes (a float argument refuses complex values, any argument refuses a wrong shape).
+
+    Raises:
+        InputError: (a call) another number of arguments than the function takes, an argument of another shape,
+            or a complex argument where the function takes a real one.
+
+    Examples:
+        >>> import numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> f = ss.compile_module('''func.func @main(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
+        ...   %z = stablehlo.add %x, %y : tensor<2xf32>
+        ...   func.return %z : tensor<2xf32>
+        ... }''')
+        >>> f(np.ones(2, np.float32), [1, 2]).tolist(), [t.shape for t in f.arg_types]
+        ([2.0, 3.0], [(2,), (2,)])
+    """
 
     def __init__(self, executable, backend, entry: str, arg_types, result_types):
         self._executable, self.backend = executable, backend
@@ -104,7 +119,23 @@ def compile_module(module, entry: str = "main", *, backend: str | None = None) -
     ``module``: an ``ir.Module``, StableHLO text, bytes (MLIR bytecode, a StableHLO portable artifact, a
     serialized ``jax.export`` artifact) or a path (``str`` or ``os.PathLike``).  ``entry``: any function of the
     module — e.g. ``"main_jacobian"`` after the ``sparsity-jacobian`` pass.  ``backend``: an XLA platform name
-    (``"cpu"``, ``"gpu"`` …; default: JAX's default backend).  XLA's refusals become :class:`InputError`."""
+    (``"cpu"``, ``"gpu"`` …; default: JAX's default backend).  XLA's refusals become :class:`InputError`.
+
+    Raises:
+        InputError: the module cannot be read or parsed, it has no function ``entry``, there is no backend
+            ``backend``, or XLA refuses to compile the function.
+
+    Examples:
+        >>> import numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> text = '''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.multiply %x, %x : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }'''
+        >>> square = ss.compile_module(text)                     # a CompiledFunction
+        >>> square(np.arange(3, dtype=np.float32)).tolist()
+        [0.0, 1.0, 4.0]
+    """
     import jax.extend
     from jaxlib.mlir import ir
 
@@ -133,11 +164,25 @@ def compile_module(module, entry: str = "main", *, backend: str | None = None) -
 # ------------------------------------------------------------------------------------------- the record
 @dataclass(frozen=True)
 class InjectedDerivative:
-    """The ``sparsity.derivative`` record of an injected function (``docs/injected_derivatives.md``).
+    """The ``sparsity.derivative`` record of an injected function (``docs/reference/injected-derivatives.md``).
 
     ``indptr`` / ``indices`` are the CSR pattern (``int64``): value ``k`` of the function's result is entry
     ``(i, indices[k])`` for ``indptr[i] <= k < indptr[i+1]``; ``colors`` (``int32``) is the color of each column
-    (``mode`` ``"forward"``, ``"star"``) or row (``"reverse"``); ``triangle`` is ``"full"`` for a Hessian."""
+    (``mode`` ``"forward"``, ``"star"``) or row (``"reverse"``); ``triangle`` is ``"full"`` for a Hessian.
+
+    Examples:
+        >>> import numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import inject_jacobian
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.multiply %x, %x : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> name = inject_jacobian(module)
+        >>> info, values = ss.read_injected(module, name), ss.compile_module(module, name)(np.arange(3.0))
+        >>> info.to_scipy(values).toarray().tolist()
+        [[0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 4.0]]
+    """
 
     name: str
     kind: str
@@ -159,7 +204,11 @@ class InjectedDerivative:
 
     def to_scipy(self, values) -> sp.csr_array:
         """The derivative as a SciPy CSR array from the function's result (``values``: its nonzeros in CSR
-        order)."""
+        order).
+
+        Raises:
+            InputError: ``values`` is not a vector of ``nnz`` values.
+        """
         v = np.asarray(values)
         if v.shape != (self.nnz,):
             raise InputError(f"@{self.name} returns {self.nnz} values in CSR order; got an array of shape {v.shape}")
@@ -270,7 +319,24 @@ def check_record(record: InjectedDerivative, fn=None) -> None:
 def read_injected(module, name: str | None = None) -> InjectedDerivative:
     """The ``sparsity.derivative`` record of the injected function ``name`` of ``module`` (any form
     :func:`compile_module` takes, or a ``func.func`` op itself); ``name=None`` takes the only function that
-    has one."""
+    has one.
+
+    Raises:
+        InputError: the module cannot be read, it has no function ``name`` (or, with ``name=None``, not exactly
+            one function with a record), or the record is missing or malformed (not a well-formed CSR pattern, no
+            valid coloring for its mode, another number of values than the function returns).
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.passes import inject_jacobian
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<3xf32>) -> tensor<2xf32> {
+        ...   %a = stablehlo.slice %x [1:3] : (tensor<3xf32>) -> tensor<2xf32>
+        ...   func.return %a : tensor<2xf32>
+        ... }''')
+        >>> info = ss.read_injected(module, inject_jacobian(module))
+        >>> info.shape, info.nnz, info.mode, info.num_colors, info.indices.tolist()
+        ((2, 3), 2, 'forward', 1, [1, 2])
+    """
     from ..analysis.irtools import functions
 
     op = getattr(module, "operation", None)

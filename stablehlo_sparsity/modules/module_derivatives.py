@@ -120,7 +120,16 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
     """A :class:`~stablehlo_sparsity.SparseJacobian` of a module's entry function.
 
     Extra attributes: ``function`` (the :class:`~stablehlo_sparsity.modules.importer.ImportedFunction`), ``module``,
-    ``entry``, ``wrt``.  Call it with one array per entry argument."""
+    ``entry``, ``wrt``.  Call it with one array per entry argument.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> text = jax.jit(lambda x, y: x[1:] * y).lower(jnp.ones(4), jnp.ones(3)).as_text()
+        >>> jac = ss.sparse_jacobian_module(text, wrt="all")       # a ModuleSparseJacobian
+        >>> jac.entry, jac.wrt, jac.shape, jac.function.arg_types[1].shape
+        ('main', (0, 1), (3, 7), (3,))
+    """
 
     def __init__(self, module_or_text, entry: str = "main", wrt=None, *, mode: str = "auto", output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
@@ -152,7 +161,16 @@ class ModuleSparseJacobian(_KeepUnused, SparseJacobian):
 
 class ModuleSparseHessian(_KeepUnused, SparseHessian):
     """A :class:`~stablehlo_sparsity.SparseHessian` of a module's scalar entry function (``function``,
-    ``module``, ``entry``, ``wrt`` as :class:`ModuleSparseJacobian`)."""
+    ``module``, ``entry``, ``wrt`` as :class:`ModuleSparseJacobian`).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> text = jax.jit(lambda x: jnp.sum(x ** 3)).lower(jnp.ones(3)).as_text()
+        >>> H = ss.sparse_hessian_module(text)                     # a ModuleSparseHessian
+        >>> H.entry, H.wrt, H.num_colors, H.values(jnp.arange(3.0)).tolist()
+        ('main', (0,), 1, [0.0, 6.0, 12.0])
+    """
 
     def __init__(self, module_or_text, entry: str = "main", wrt=None, *, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
@@ -179,7 +197,29 @@ def sparse_jacobian_module(module, entry: str = "main", wrt=None, *, mode: str =
                            options: AnalysisOptions | None = None, **unknown) -> ModuleSparseJacobian:
     """Prepare the sparse Jacobian of a StableHLO module's ``entry`` (an ``ir.Module``, text, bytecode, a
     portable artifact or a serialized ``jax.export`` artifact): detection on the module, coloring, and the
-    compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`."""
+    compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`.
+
+    Raises:
+        InputError: the module cannot be read or parsed, it has no function ``entry``, a ``wrt`` index is out of
+            range, a differentiated argument is not real floating point, an unknown ``mode``, ``output`` or
+            keyword, a ``coloring`` of another kind or shape, or reverse mode for an entry with a
+            ``stablehlo.while`` loop.
+        UnsupportedOpError: the module holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the module holds an element type the analysis cannot represent (e.g. f8, i4).
+        DynamicShapeError: a tensor of the entry function has a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+            (Also raised by the importer, as its subclass ``ImportError_``, for an op it cannot replay.)
+        ValueError: an unknown ``order`` or ``recolor`` (``InvalidColoringError`` for a given ``coloring`` that
+            cannot recover the pattern).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> text = jax.jit(lambda x: x[1:] * x[:-1]).lower(jnp.ones(4)).as_text()   # any producer's module
+        >>> jac = ss.sparse_jacobian_module(text, output="dense")
+        >>> jac.num_colors, jac(jnp.arange(4.0)).tolist()
+        (2, [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]])
+    """
     refuse_unknown_keywords("sparse_jacobian_module", unknown)
     return ModuleSparseJacobian(module, entry, wrt, mode=mode, output=output, coloring=coloring,
                                 coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
@@ -192,7 +232,27 @@ def sparse_hessian_module(module, entry: str = "main", wrt=None, *, output: str 
                           options: AnalysisOptions | None = None, **unknown) -> ModuleSparseHessian:
     """Prepare the sparse Hessian of a module's scalar ``entry`` (options as
     :func:`~stablehlo_sparsity.sparse_hessian`); the values are the full symmetric matrix in the CSR order of
-    its pattern."""
+    its pattern.
+
+    Raises:
+        InputError: the module cannot be read or parsed, it has no function ``entry``, the entry does not return
+            one scalar, it holds a ``stablehlo.while`` loop, a ``wrt`` index is out of range, a differentiated
+            argument is not real floating point, an unknown ``mode``, ``output`` or keyword, or a ``coloring``
+            that does not fit.
+        UnsupportedOpError: the module holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
+        UnsupportedTypeError: the module holds an element type the analysis cannot represent (e.g. f8, i4).
+        DynamicShapeError: a tensor of the entry function has a dynamic (``?``) dimension.
+        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        ValueError: an unknown ``order`` or ``recolor``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> text = jax.jit(lambda x: jnp.sum(x[1:] * x[:-1])).lower(jnp.ones(4)).as_text()
+        >>> H = ss.sparse_hessian_module(text, output="dense")
+        >>> H(jnp.ones(4)).tolist()
+        [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
+    """
     refuse_unknown_keywords("sparse_hessian_module", unknown)
     return ModuleSparseHessian(module, entry, wrt, output=output, coloring=coloring,
                                coloring_options=ColoringOptions(order, recolor, seed), on_unknown=on_unknown,
@@ -225,7 +285,27 @@ def check_jacobian_module(module, entry: str = "main", wrt=None, *, args: Sequen
     argument tuples).  Returns the worst
     :class:`~stablehlo_sparsity.CheckReport`; a nonzero of dense AD outside the pattern counts in ``missing``
     and fails (:class:`~stablehlo_sparsity.DerivativeMismatchError`), and so does a point where the function
-    or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``)."""
+    or its dense derivative is not finite (a Cholesky outside the positive-definite set: pass ``args=``).
+
+    Raises:
+        DerivativeMismatchError: the compressed Jacobian disagrees with dense AD, a nonzero of dense AD lies
+            outside the pattern, or the function is not finite at a compared point (unless
+            ``raise_on_error=False``).
+        InputError: both ``args`` and a list of ``points``, an empty list of points, an unknown keyword, or the
+            errors of ``sparse_jacobian_module`` when it prepares the Jacobian.
+        UnsupportedOpError: (preparing the Jacobian) an op without a sparsity rule, or one the importer cannot
+            replay.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> text = '''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.sine %x : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }'''
+        >>> report = ss.check_jacobian_module(text)
+        >>> report.ok, report.points, report.shape
+        (True, 3, (3, 3))
+    """
     refuse_unknown_keywords("check_jacobian_module", unknown)
     f = _imported(module, entry)  # the reference: this module's function, whatever ``jacobian`` was prepared from
     sj = jacobian if jacobian is not None else ModuleSparseJacobian(f, entry, wrt, mode=mode, output="values")
@@ -242,7 +322,24 @@ def check_hessian_module(module, entry: str = "main", wrt=None, *, args: Sequenc
                          atol: float | None = None, seed: int = 0, dense_limit: int = 1_000_000,
                          raise_on_error: bool = True, hessian: ModuleSparseHessian | None = None,
                          mode: str = "direct", **unknown) -> CheckReport:
-    """:func:`check_jacobian_module` for the Hessian of a scalar module."""
+    """:func:`check_jacobian_module` for the Hessian of a scalar module.
+
+    Raises:
+        DerivativeMismatchError: the compressed Hessian disagrees with dense AD, a nonzero of dense AD lies
+            outside the pattern, or the function is not finite at a compared point (unless
+            ``raise_on_error=False``).
+        InputError: both ``args`` and a list of ``points``, an empty list of points, an unknown keyword, or the
+            errors of ``sparse_hessian_module`` when it prepares the Hessian (an entry that is not scalar …).
+        UnsupportedOpError: (preparing the Hessian) an op without a sparsity rule, or one the importer cannot
+            replay.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> text = jax.jit(lambda x: jnp.sum(x[1:] * x[:-1] ** 2)).lower(jnp.ones(4)).as_text()
+        >>> ss.check_hessian_module(text).ok
+        True
+    """
     refuse_unknown_keywords("check_hessian_module", unknown)
     f = _imported(module, entry)  # the reference: this module's function, whatever ``hessian`` was prepared from
     sh = hessian if hessian is not None else ModuleSparseHessian(f, entry, wrt, output="values", mode=mode)

@@ -1,6 +1,6 @@
 """Local (point) patterns: ``jacobian_sparsity(f, x, local=True)`` and ``hessian_sparsity(..., local=True)``.
 
-Two properties at every tested point ``x`` (docs/guarantees.md "Local patterns"):
+Two properties at every tested point ``x`` (docs/explanation/guarantees.md "Local patterns"):
 
 * **sound at x**: the local pattern contains ``|jax.jacfwd(f)(x)| > 0`` (``jax.hessian`` for Hessians),
   computed unbatched at that very ``x``;

@@ -10,7 +10,8 @@ for unknown operands, row ``(b, i, j)`` is ``L[b, i] ∪ R[b, j]`` where ``L`` u
 one contracted slice and ``R`` those of ``rhs`` — exact for generic values.  Both are one group union over
 a position map (``positions(lhs.shape)`` transposed to ``(B, I, C)``), then a row map to the output.
 
-Constants are values (docs/guarantees.md, "Trust in folded constants"): with a known ``lhs`` (``A @ x``) only the
+Constants are values (docs/explanation/guarantees.md, "Trust in folded constants"): with a known ``lhs`` (``A @ x``)
+only the
 taps with ``A[b, i, c] ≠ 0`` contribute, so row ``(b, i, j)`` is ``∪_{c: A[b,i,c] ≠ 0} rhs[b, c, j]`` — one sparse
 ``R @ S`` product whose ``R`` is built from ``A``'s nonzeros (exactly ``A``'s pattern for a vector ``x``). Symmetric
 for a known ``rhs``. §dot is §dot_general contracting the last ``lhs`` dimension with the first ``rhs`` dimension."""

@@ -1,4 +1,4 @@
-"""Ops deliberately without a rule, and why (listed in ``docs/coverage.md``).
+"""Ops deliberately without a rule, and why (listed in ``docs/reference/coverage.md``).
 
 Each of them raises :class:`~stablehlo_sparsity.errors.UnsupportedOpError` naming the op and its location, or
 — for tuples and quantized types — :class:`~stablehlo_sparsity.errors.UnsupportedTypeError` when its type is

@@ -15,7 +15,7 @@
   or boolean result the constant lattice does not know, from the operands' constants and ranges (see
   :mod:`~stablehlo_sparsity.analysis.folding.ranges`); ``None`` where nothing is known.
 * ``COVERAGE[name]`` — what kind of rule the op has (:data:`EXACT` …) and a one-line note: the source of
-  ``docs/coverage.md`` (``tools/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
+  ``docs/reference/coverage.md`` (``tools/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
   and why.
 
 Registrations name the op in full, as a literal (``@deps_rule("stablehlo.gather", kind=VALUE_AWARE)``), so
@@ -91,7 +91,7 @@ FoldRule = Callable[[RuleContext, Any, "list[np.ndarray]"], "Sequence[np.ndarray
 RangeRule = Callable[[RuleContext, Any, "list[AbstractValue]"], "Sequence[IntRange | None]"]
 ErrorRule = Callable[[RuleContext, Any, "list[AbstractValue]", "list[np.ndarray]"], "Sequence[Uncertainty | None]"]
 
-#: Kinds of index-set rules (``docs/coverage.md`` explains them).
+#: Kinds of index-set rules (``docs/reference/coverage.md`` explains them).
 EXACT = "exact"
 VALUE_AWARE = "value-aware exact"
 CONSERVATIVE = "conservative"

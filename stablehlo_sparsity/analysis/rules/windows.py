@@ -24,7 +24,8 @@ Exact for sum / max / min / product pooling and for the cumulative ``jnp.cumsum`
 (which lower to a ``reduce_window`` whose window spans the axis with low padding ``n − 1``): at a generic
 point every window element has a nonzero partial (for max: somewhere the element is the maximum).
 
-Choosers with known keys (a local pattern's tangent program: docs/guarantees.md, "Local patterns"). Max pooling's
+Choosers with known keys (a local pattern's tangent program: docs/explanation/guarantees.md, "Local patterns"). Max
+pooling's
 JVP carries ``(value, tangent)`` pairs through a body that keeps the pair with the larger value (``compare`` + one
 ``select`` per result: :func:`chooser_body`). When the values are known, result ``j`` of window ``o`` is operand
 ``j``'s element at the winning tap — any tap whose key may be the window's extreme (ties and keys within rounding of

@@ -66,7 +66,20 @@ def _sha256(data) -> str:
 
 
 def file_sha256(path) -> str:
-    """The SHA-256 of a file (what ``load(path, sha256=...)`` compares)."""
+    """The SHA-256 of a file (what ``load(path, sha256=...)`` compares).
+
+    Raises:
+        OSError: the file cannot be opened (e.g. ``FileNotFoundError``).
+
+    Examples:
+        >>> import os, tempfile
+        >>> from stablehlo_sparsity.derivatives.saved import file_sha256
+        >>> path = os.path.join(tempfile.mkdtemp(), "data.bin")
+        >>> with open(path, "wb") as fh:
+        ...     _ = fh.write(b"abc")
+        >>> file_sha256(path)
+        'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

@@ -300,13 +300,42 @@ class PreparedDerivative:
         return self._device_index[name]
 
     def __call__(self, *args):
+        """The derivative at ``args`` (of the prepared structure, shapes and kinds of dtype), as ``output`` says.
+
+        Raises:
+            InputError: arguments of another pytree structure, another shape or another kind of dtype (an integer
+                array where a float was prepared) than the prepared ones.
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> import stablehlo_sparsity as ss
+            >>> jac = ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(3), output="dense")
+            >>> jac(jnp.arange(3.0)).tolist()
+            [[1.0, 0.0, 0.0], [0.0, 2.0, 1.0]]
+            >>> jac(jnp.ones(4))
+            Traceback (most recent call last):
+            ...
+            stablehlo_sparsity.errors.InputError: argument shape (4,) differs from the prepared shape (3,); ...
+        """
         args = self.check_args(args)
         y, aux, values = self._jitted(self._index_arguments(), *args)
         return self._package(y, self._aux.join(aux),
                              host_container(output_named(self.output), values, self.layout(), self._index))
 
     def values(self, *args):
-        """The nonzeros at ``args`` in the CSR order of :attr:`pattern` (jit-compatible)."""
+        """The nonzeros at ``args`` in the CSR order of :attr:`pattern` (jit-compatible).
+
+        Raises:
+            InputError: arguments of another pytree structure, another shape or another kind of dtype (an integer
+                array where a float was prepared) than the prepared ones.
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> import stablehlo_sparsity as ss
+            >>> jac = ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(3))
+            >>> jac.values(jnp.arange(3.0)).tolist(), jac.pattern.indices.tolist()
+            ([1.0, 0.0, 2.0, 1.0], [0, 1, 1, 2])
+        """
         import jax
 
         args = self.check_args(args)
@@ -372,7 +401,20 @@ class PreparedDerivative:
 
         Each block is a ``BCOO`` of that shape (``output="bcoo"``/``"bcsr"``/``"values"``), a dense array
         (``"dense"``) or a 2-D ``scipy.sparse.csr_array`` of shape ``(out_leaf.size, in_leaf.size)``
-        (``"scipy"``).  The split is static index math; it works under ``jit`` (except ``"scipy"``)."""
+        (``"scipy"``).  The split is static index math; it works under ``jit`` (except ``"scipy"``).
+
+        Raises:
+            InputError: arguments of another pytree structure, another shape or another kind of dtype than the
+                prepared ones, or a result sharded by rows (``devices=by_rows(...)``).
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> import stablehlo_sparsity as ss
+            >>> f = lambda x: {"d": x[1:] - x[:-1], "s": x.sum()}
+            >>> blocks = ss.sparse_jacobian(f, jnp.ones(3), output="dense").blocks(jnp.ones(3))
+            >>> blocks["d"].tolist(), blocks["s"].tolist()
+            ([[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0]], [1.0, 1.0, 1.0])
+        """
         return self.blocks_from_values(self.values(*args))
 
     def _row_shapes(self, in_shapes):
@@ -576,7 +618,22 @@ class PreparedDerivative:
         you wrote yourself.  The same object saves to the same bytes: the file's SHA-256
         (:func:`stablehlo_sparsity.derivatives.saved.file_sha256`) can be pinned with ``load(path, sha256=...)``.  The
         checks run here too: a program ``load`` would refuse (a ``custom_call`` outside the library's targets)
-        is refused when it is saved."""
+        is refused when it is saved.
+
+        Raises:
+            InputError: the auxiliary data holds values that are not arrays (``pickle`` keeps them), or the program
+                holds something ``load`` would refuse (a ``custom_call`` outside the library's targets).
+            OSError: the file cannot be written.
+
+        Examples:
+            >>> import os, tempfile
+            >>> import jax.numpy as jnp
+            >>> import stablehlo_sparsity as ss
+            >>> path = os.path.join(tempfile.mkdtemp(), "jac.npz")
+            >>> ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(3)).save(path)
+            >>> ss.load(path)(jnp.arange(3.0)).todense().tolist()
+            [[1.0, 0.0, 0.0], [0.0, 2.0, 1.0]]
+        """
         if self._aux.has_static:
             raise InputError("cannot save: the auxiliary data holds values that are not arrays "
                              f"({', '.join(type(v).__name__ for v in self._aux.static.values())}); "

@@ -92,7 +92,8 @@ COMPACT_SEED_ENTRIES = 1 << 16
 
 #: Plans with more nonzeros than this take their index arrays as arguments of the compiled program instead of
 #: constants (read when the plan is made).  Constants are copied into the module, the HLO and the executable
-#: (4 bytes per nonzero each).  Measured (``benchmarks/distributed.py --index``, docs/scaling.md): at 2.9–3.1 M
+#: (4 bytes per nonzero each).  Measured (``benchmarks/distributed.py --index``, docs/benchmarks/scaling.md): at
+#: 2.9–3.1 M
 #: nonzeros arguments already take 60–75 MiB less peak memory, with the first call slower or faster by turns;
 #: at 12.6 M they win both (−156 MiB, first call 13.3 s against 14.5 s); the warm call is the same.
 INDEX_ARGUMENT_ENTRIES = 1 << 22

@@ -48,7 +48,13 @@ AXIS = "colors"
 
 @dataclass(frozen=True)
 class ByRows:
-    """``devices=by_rows(devices)``: the mesh of ``devices``, and a result sharded by rows (see :func:`by_rows`)."""
+    """``devices=by_rows(devices)``: the mesh of ``devices``, and a result sharded by rows (see :func:`by_rows`).
+
+    Examples:
+        >>> from stablehlo_sparsity.derivatives.prepared.sharding import ByRows, by_rows
+        >>> isinstance(by_rows(1), ByRows), by_rows(1, method="local").method
+        (True, 'local')
+    """
 
     devices: object
     method: str = "auto"
@@ -65,7 +71,20 @@ def by_rows(devices, method: str = "auto") -> ByRows:
     ``method``: ``"exchange"`` (each device its block of colors, one ``all_to_all`` of the values each other
     device's rows need), ``"scatter"`` (each device its block of colors, one ``psum_scatter`` of ``nnz``
     values), ``"local"`` (each device every product, no communication) or ``"auto"`` (:data:`ROW_METHOD`,
-    chosen by ``benchmarks/distributed.py``; see ``docs/scaling.md``)."""
+    chosen by ``benchmarks/distributed.py``; see ``docs/benchmarks/scaling.md``).
+
+    Raises:
+        InputError: an unknown ``method``; when the derivative is prepared, ``devices`` that do not resolve (see
+            ``resolve_devices``) or an ``output`` other than ``"values"``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import stablehlo_sparsity as ss
+        >>> from stablehlo_sparsity.derivatives.prepared.sharding import by_rows
+        >>> jac = ss.sparse_jacobian(lambda x: x[1:] * x[:-1], jnp.ones(5), output="values", devices=by_rows(1))
+        >>> jac(jnp.arange(5.0)).tolist()                # one device: one block of all 4 rows
+        [[1.0, 0.0, 2.0, 1.0, 3.0, 2.0, 4.0, 3.0]]
+    """
     from .evaluation import ROW_METHODS
 
     if method != "auto" and method not in ROW_METHODS:
@@ -75,12 +94,27 @@ def by_rows(devices, method: str = "auto") -> ByRows:
 
 #: The method ``by_rows(..., method="auto")`` takes: ``"exchange"`` had the fastest warm call and the lowest peak
 #: of the colors-sharded layouts at 2 and 4 processes, and the only peak that falls with the process count
-#: (docs/scaling.md, "Where the result lives").
+#: (docs/benchmarks/scaling.md, "Where the result lives").
 ROW_METHOD = "exchange"
 
 
 def resolve_devices(devices):
-    """A one-axis :class:`jax.sharding.Mesh` for ``devices`` (an int, a sequence of devices or a Mesh)."""
+    """A one-axis :class:`jax.sharding.Mesh` for ``devices`` (an int, a sequence of devices or a Mesh).
+
+    Raises:
+        InputError: a Mesh with more than one axis, a count outside ``[1, len(jax.devices())]``, an empty
+            sequence, something that is not a device, or a device listed twice.
+
+    Examples:
+        >>> from stablehlo_sparsity.derivatives.prepared.sharding import resolve_devices
+        >>> mesh = resolve_devices(1)
+        >>> mesh.axis_names, mesh.devices.size
+        (('colors',), 1)
+        >>> resolve_devices(0)
+        Traceback (most recent call last):
+        ...
+        stablehlo_sparsity.errors.InputError: devices=0: ... device(s) available ...
+    """
     import jax
     import numpy as np
     from jax.sharding import Mesh
@@ -117,7 +151,15 @@ def sharded_call(values_on: Callable, args: tuple, mesh, tables: dict | None = N
     :meth:`~stablehlo_sparsity.derivatives.prepared.evaluation.EvaluationPlan.
     index_tables`): those named with the per-device prefix are split over the mesh's axis (each device gets its
     own row), the others replicated; ``bound(local tables)`` is the context in which ``values_on`` reads them.
-    ``by_rows``: the values come out as one row block per device, sharded over the axis."""
+    ``by_rows``: the values come out as one row block per device, sharded over the axis.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from stablehlo_sparsity.derivatives.prepared.sharding import resolve_devices, sharded_call
+        >>> values_on = lambda args, shard: args[0] * 2        # shard: (axis name, device count)
+        >>> sharded_call(values_on, (jnp.arange(3.0),), resolve_devices(1)).tolist()
+        [0.0, 2.0, 4.0]
+    """
     import contextlib
 
     import jax

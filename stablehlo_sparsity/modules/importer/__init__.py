@@ -59,6 +59,22 @@ class ImportedFunction:
     ``f(*args)`` takes one array per entry argument (the declared shapes; dtypes are cast to the declared
     ones) and returns the single result, or a tuple of results.  Attributes: ``module`` (the ``ir.Module``),
     ``entry``, ``arg_types`` / ``result_types`` (:class:`~stablehlo_sparsity.analysis.values.TensorType`).
+
+    Raises:
+        InputError: (a call) 64-bit types while ``jax_enable_x64`` is off, another number of arguments, or an
+            argument of another shape than the module declares.
+        UnsupportedOpError: (a call) an op the importer cannot replay (``ImportError_``, naming the op and its
+            location).
+
+    Examples:
+        >>> import jax, numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> f = ss.import_module('''func.func @main(%x: tensor<3xf32>) -> tensor<2xf32> {
+        ...   %a = stablehlo.slice %x [1:3] : (tensor<3xf32>) -> tensor<2xf32>
+        ...   func.return %a : tensor<2xf32>
+        ... }''')                                         # an ImportedFunction
+        >>> f.entry, [t.shape for t in f.arg_types], jax.jit(f)(np.arange(3.0)).tolist()
+        ('main', [(3,)], [1.0, 2.0])
     """
 
     def __init__(self, module: Any, entry: str = "main"):
@@ -130,7 +146,24 @@ class ImportedFunction:
 
 def import_module(module_or_text: Any, entry: str = "main") -> ImportedFunction:
     """Import the StableHLO module (an ``ir.Module``, text, MLIR bytecode, a portable artifact or a serialized
-    ``jax.export`` artifact) as a JAX-traceable function of its entry ``entry``."""
+    ``jax.export`` artifact) as a JAX-traceable function of its entry ``entry``.
+
+    Raises:
+        InputError: the module cannot be read or parsed, it has no function ``entry``, or ``entry`` is a
+            declaration.
+        UnsupportedTypeError: an argument or result type the importer cannot represent.
+        DynamicShapeError: an argument or result with a dynamic (``?``) dimension.
+
+    Examples:
+        >>> import jax, numpy as np
+        >>> import stablehlo_sparsity as ss
+        >>> f = ss.import_module('''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+        ...   %y = stablehlo.multiply %x, %x : tensor<3xf32>
+        ...   func.return %y : tensor<3xf32>
+        ... }''')
+        >>> f(np.ones(3, np.float32)).tolist(), jax.jacfwd(f)(np.ones(3, np.float32)).tolist()
+        ([1.0, 1.0, 1.0], [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]])
+    """
     from ...analysis.parsing import as_module
 
     return ImportedFunction(as_module(module_or_text), entry)
