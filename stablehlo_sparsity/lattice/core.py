@@ -742,6 +742,15 @@ def row_columns(d: "Deps") -> frozenset[int] | None:
     return _row_set(d)
 
 
+def _stays_lazy(parts, rows: int) -> bool:
+    """A small value's union that need not be materialized now: a few index parts, whose entries (at most one
+    per row and part) fit the active nonzero budget — so a value too large for it is still refused at once."""
+    if len(parts) > LAZY_INDEX_PARTS or not all(type(p) is IndexPart for p in parts):
+        return False
+    limit = _NNZ_BUDGET.get()
+    return limit is None or rows * len(parts) <= limit
+
+
 def _stack_of_scalars(items, n: int) -> sp.csr_array | None:
     """The CSR of a lazy vstack of one-row values of the scalar lane (or empty ones), straight from their sets
     (a written-out program's output: one scalar per residual); ``None`` for any other stack."""
@@ -772,6 +781,7 @@ def _row_lane_union(items: Sequence["Deps"]) -> frozenset[int] | None:
     out = sets[0].union(*sets[1:])
     if not out or len(out) > ROW_LANE_ENTRIES:
         return None
+    check_nnz(len(out))  # (the array path would refuse it too)
     return out
 
 
@@ -807,6 +817,7 @@ class Deps:
         (the scalar lane) while it holds at most :data:`ROW_LANE_ENTRIES` of them."""
         if not row:
             return cls.empty(1, n)
+        check_nnz(len(row))
         if len(row) > ROW_LANE_ENTRIES:
             cols = np.fromiter(sorted(row), np.int64, len(row))
             check_nnz(len(cols))
@@ -1029,8 +1040,7 @@ class Deps:
             if part is not None:
                 return Deps(rows, n, [part])
         out = Deps(rows, n, parts)
-        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not (
-                len(parts) <= LAZY_INDEX_PARTS and all(type(p) is IndexPart for p in parts))):
+        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not _stays_lazy(parts, rows)):
             out.to_csr()
         return out
 

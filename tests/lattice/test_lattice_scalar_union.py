@@ -118,3 +118,25 @@ def _random_rows(rng, k, n):
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum([len(r) for r in rows], out=indptr[1:])
     return indptr, np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+
+
+def test_lane_and_lazy_unions_respect_the_nonzero_budget():
+    """A value above the active budget is refused when it is formed, on the fast paths too: a scalar's union in
+    the lane, a small lazy union of index parts."""
+    import pytest
+
+    from stablehlo_sparsity.errors import PatternTooLargeError
+    from stablehlo_sparsity.lattice import nnz_budget
+
+    n = 40
+    a, b = Deps(1, n, [_row([1, 2], n)]), Deps(1, n, [_row([3, 4], n)])
+    with nnz_budget(3), pytest.raises(PatternTooLargeError):
+        Deps.union(a, b)
+    with nnz_budget(4):
+        assert Deps.union(a, b).to_csr().indices.tolist() == [1, 2, 3, 4]
+    left = Deps(10, n, [IndexPart(np.arange(10, dtype=np.int64))])
+    right = Deps(10, n, [IndexPart(np.arange(10, 20, dtype=np.int64))])
+    with nnz_budget(15), pytest.raises(PatternTooLargeError):
+        Deps.union(left, right)
+    with nnz_budget(20):
+        assert Deps.union(left, right).nnz == 20
