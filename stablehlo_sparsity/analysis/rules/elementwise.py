@@ -323,10 +323,13 @@ def _value_aware_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> De
             other = args[j]
             if other.const is None:
                 pass
-            elif t.size == 1 and other.uncertainty is None:  # an exact scalar (a written-out program's literal)
+            elif other.uncertainty is None:  # exact everywhere (a literal, `x * 2.0`): the values alone decide
                 with np.errstate(all="ignore"):
-                    if bool(np.asarray(pred(np.asarray(other.const))).reshape(())):
-                        d = ctx.empty(1)
+                    zero = np.asarray(pred(np.asarray(other.const)), bool)
+                if zero.all():
+                    d = ctx.empty(t.size)
+                elif zero.any():
+                    d = d.mask_rows(~np.broadcast_to(zero, t.shape).ravel())
             else:  # only where the known value is exact (folding/exactness.py)
                 d = d.mask_rows(~surely(other, pred, t.shape).ravel())
         parts.append(d)
