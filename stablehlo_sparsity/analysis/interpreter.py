@@ -151,27 +151,14 @@ class Interpreter(RegionEngine[AbstractValue]):
         rtypes = self.result_types(op)
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
-        for sized in (rtypes, args):  # (loops, not generators: this runs once per op)
-            for v in sized:
-                if v.size > limit:
-                    results = self._too_large(op, args, rtypes)
-                    break
-            if results is not None:
-                break
+        if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
+            results = self._too_large(op, args, rtypes)
 
         # 1. the constant lattice: fold when every operand is known
         fold = FOLD_RULES.get(name)
-        known: list[np.ndarray] | None = None
-        if results is None and fold is not None:
-            known = []
-            for a in args:
-                if a.const is None:
-                    known = None
-                    break
-                known.append(a.const)
-            if known is not None and sum(t.size for t in rtypes) > self.options.max_fold_elements:
-                known = None
-        if known is not None and fold is not None:
+        known = [a.const for a in args if a.const is not None] if fold is not None else []
+        if results is None and fold is not None and len(known) == len(args) \
+                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
             try:
                 consts = fold(self, op, known)
             except NotFoldable:

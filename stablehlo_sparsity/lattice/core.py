@@ -336,6 +336,14 @@ SORTING_NETWORKS = [
 ]
 
 
+def _rows_of_keys(key: np.ndarray, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(indptr, columns)`` of ``k`` rows from sorted, distinct ``row · n + column`` keys."""
+    at = key // n
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(at, minlength=k), out=indptr[1:])
+    return indptr, key - at * n
+
+
 #: :func:`_merge_blocks` merges blocks of at most this many entries in all by one sort of keys.
 SMALL_MERGE_ENTRIES = 4096
 
@@ -354,11 +362,8 @@ def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         rows = np.arange(b, dtype=np.int64)
         key = np.concatenate([np.repeat(rows, np.diff(ptr)) * n + ind for ptr, ind in blocks])
         key.sort()
-        key = _distinct_sorted_keys(key)
-        at = key // n
-        indptr = np.zeros(b + 1, np.int64)
-        np.cumsum(np.bincount(at, minlength=b), out=indptr[1:])
-        return indptr, (key - at * n).astype(_col_dtype(n), copy=False)
+        indptr, cols = _rows_of_keys(_distinct_sorted_keys(key), b, n)
+        return indptr, cols.astype(_col_dtype(n), copy=False)
     heap = [(len(ind), i, make_csr(ptr, ind, b, n)) for i, (ptr, ind) in enumerate(blocks)]
     heapq.heapify(heap)
     tick = len(heap)
@@ -602,16 +607,10 @@ def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr
         cols_list.append(cols)
     key = np.concatenate(cols_list).astype(np.int64)
     key += np.concatenate(rows_list).astype(np.int64) * n
-    key = np.sort(key, kind="stable")
-    keep = np.empty(len(key), bool)
-    keep[:1] = True
-    np.not_equal(key[1:], key[:-1], out=keep[1:])
-    key = key[keep]
+    key = _distinct_sorted_keys(np.sort(key, kind="stable"))
     check_nnz(len(key))
-    rows = key // n
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=k), out=indptr[1:])
-    return make_csr(indptr, key - rows * n, k, n)
+    indptr, cols = _rows_of_keys(key, k, n)
+    return make_csr(indptr, cols, k, n)
 
 
 #: :func:`_scalar_union` inserts up to this many entries into one large row by slices instead of sorting.
@@ -662,43 +661,45 @@ def _distinct_sorted_keys(a: np.ndarray) -> np.ndarray:
     return a[keep]
 
 
+def _first_row(p: IndexPart | CsrPart) -> np.ndarray | None:
+    """The columns of row 0 of a part (sorted and distinct), ``None`` when that row is empty."""
+    if isinstance(p, IndexPart):
+        return p.cols[:1] if p.cols[0] >= 0 else None
+    r = 0 if p.rowmap is None else int(p.rowmap[0])
+    if r < 0:
+        return None
+    ptr = p.base.indptr
+    return p.base.indices[int(ptr[r]):int(ptr[r + 1])]
+
+
+def _row_csr(cols: np.ndarray, n: int) -> sp.csr_array:
+    """A ``(1, n)`` CSR of the sorted, distinct ``cols``, within the active nonzero budget."""
+    check_nnz(len(cols))
+    return make_csr(np.array([0, len(cols)], np.int64), cols, 1, n)
+
+
 def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array | None:
     """:func:`_small_union` of one-row parts (a scalar: the many small values of a written-out program)."""
     cols_list = []
     total = 0
     large = None                                      # the longest CSR row (sorted and distinct by contract)
     for p in parts:
-        if isinstance(p, IndexPart):
-            c = p.cols
-            if c[0] >= 0:
-                cols_list.append(c)
-                total += 1
+        row = _first_row(p)
+        if row is None:
             continue
-        ptr, ind = p.base.indptr, p.base.indices
-        r = 0 if p.rowmap is None else int(p.rowmap[0])
-        if r < 0:
-            continue
-        lo, hi = int(ptr[r]), int(ptr[r + 1])
-        total += hi - lo
-        cols_list.append(ind[lo:hi])
-        if large is None or hi - lo > len(large):
-            large = cols_list[-1]
+        cols_list.append(row)
+        total += len(row)
+        if not isinstance(p, IndexPart) and (large is None or len(row) > len(large)):
+            large = row
     if not cols_list:
         return _empty_csr(1, n)
-    row = _one_large_row(cols_list, large)
-    if row is not None:
-        check_nnz(len(row))
-        return make_csr(np.array([0, len(row)], np.int64), row, 1, n)
+    merged = _one_large_row(cols_list, large)
+    if merged is not None:
+        return _row_csr(merged, n)
     if total > SMALL_UNION_ENTRIES:
         return None
     key = np.sort(np.concatenate(cols_list).astype(np.int64, copy=False), kind="stable")
-    if len(key) > 1:
-        keep = np.empty(len(key), bool)
-        keep[0] = True
-        np.not_equal(key[1:], key[:-1], out=keep[1:])
-        key = key[keep]
-    check_nnz(len(key))
-    return make_csr(np.array([0, len(key)], np.int64), key, 1, n)
+    return _row_csr(_distinct_sorted_keys(key), n)
 
 
 #: The scalar lane (:meth:`Deps.union` of one-row values) keeps rows of at most this many columns as Python
@@ -715,20 +716,13 @@ def _row_set(d: "Deps") -> frozenset[int] | None:
         return None
     out: list[int] = []
     for p in parts:
-        if type(p) is IndexPart:
-            c = int(p.cols[0])
-            if c >= 0:
-                out.append(c)
-        elif type(p) is CsrPart:
-            r = 0 if p.rowmap is None else int(p.rowmap[0])
-            if r >= 0:
-                ptr = p.base.indptr
-                lo, hi = int(ptr[r]), int(ptr[r + 1])
-                if hi - lo + len(out) > ROW_LANE_ENTRIES:
-                    return None
-                out.extend(p.base.indices[lo:hi].tolist())
-        else:  # runs: the general union
+        if type(p) is not IndexPart and type(p) is not CsrPart:  # runs: the general union
             return None
+        row = _first_row(p)
+        if row is not None:
+            if len(row) + len(out) > ROW_LANE_ENTRIES:
+                return None
+            out.extend(row.tolist())
     return frozenset(out)
 
 
@@ -817,11 +811,9 @@ class Deps:
         (the scalar lane) while it holds at most :data:`ROW_LANE_ENTRIES` of them."""
         if not row:
             return cls.empty(1, n)
-        check_nnz(len(row))
         if len(row) > ROW_LANE_ENTRIES:
-            cols = np.fromiter(sorted(row), np.int64, len(row))
-            check_nnz(len(cols))
-            return cls._materialized(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))
+            return cls._materialized(_row_csr(np.fromiter(sorted(row), np.int64, len(row)), n))
+        check_nnz(len(row))
         return cls._of_row(n, row)
 
     @classmethod
@@ -835,9 +827,7 @@ class Deps:
     def _build_row(self) -> None:
         """The scalar lane's parts and CSR, from its set (once)."""
         assert self._row is not None
-        cols = np.fromiter(sorted(self._row), np.int64, len(self._row))
-        check_nnz(len(cols))
-        m = make_csr(np.array([0, len(cols)], np.int64), cols, 1, self.n)
+        m = _row_csr(np.fromiter(sorted(self._row), np.int64, len(self._row)), self.n)
         self._csr = m
         self._parts = (CsrPart(m),)
 

@@ -18,8 +18,8 @@ def no_term(ctx, op, args, results):
 
 def _scalar_pairs(ctx, a, b, square: bool):
     """The term of one-element operands from their column sets (the scalar lane of the lattice): the pairs
-    ``{u, v}``, ``u ∈ S_a``, ``v ∈ S_b``, as codes ``n + min·n + max``; ``None`` when a set is not at hand cheaply
-    or the term is too large for the lane."""
+    ``{u, v}``, ``u ∈ S_a``, ``v ∈ S_b``, as codes ``n + min·n + max`` (empty when there are none); ``None`` when a
+    set is not at hand cheaply or the term is too large for the lane."""
     ra = row_columns(a.deps)
     rb = ra if square else row_columns(b.deps)
     if ra is None or rb is None:
@@ -30,7 +30,7 @@ def _scalar_pairs(ctx, a, b, square: bool):
     if len(sa) * len(sb) > ROW_LANE_ENTRIES:
         return None
     codes = frozenset(n + u * n + v if u <= v else n + v * n + u for u in sa for v in sb)
-    return Deps.of_row(ctx.n, codes) if codes else False
+    return Deps.of_row(ctx.n, codes)
 
 
 def full_of(ctx, av):
@@ -40,7 +40,7 @@ def full_of(ctx, av):
     if av.size == 1:
         lane = _scalar_pairs(ctx, av, av, True)
         if lane is not None:
-            return lane or None
+            return lane
     return full_rows(ctx.first_order(av), ctx.n_first)
 
 
@@ -56,7 +56,7 @@ def cross_rows(ctx, a, b, size: int):
     if size == 1 and a.size == 1 and b.size == 1:
         lane = _scalar_pairs(ctx, a, b, False)
         if lane is not None:
-            return lane or None
+            return lane
     sa, sb = ctx.first_order(a), ctx.first_order(b)
     if a.size == size and b.size == size:
         fast = elementwise_pairs(sa, sb, ctx.n_first)
