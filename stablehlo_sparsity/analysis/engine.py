@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 from ..errors import InputError, format_location
 from .irtools import functions
 
-__all__ = ["TERMINATORS", "Scope", "FunctionTable", "RegionEngine", "single_block"]
+__all__ = ["TERMINATORS", "Scope", "FunctionTable", "DecodedOp", "DecodedBlock", "RegionEngine", "single_block"]
 
 V = TypeVar("V")
 
@@ -63,11 +63,58 @@ class Scope(Generic[V]):
         return [env[v] if v in env else self.lookup(v) for v in operands]
 
 
+class DecodedOp:
+    """One op as the engine reads it, read through the MLIR bindings once per analysis: the op itself (rules
+    read its attributes and regions), its name, its operand and result SSA values.  ``types`` is the
+    engine's own decoding of the result types, filled by the first engine that needs it (the analysis
+    stores :class:`~stablehlo_sparsity.analysis.values.TensorType` s there).
+
+    Reading an op's operands or results through the bindings builds new Python objects every time (about
+    2 µs each for a scalar op); loops run their bodies many times and the second-order walk reads every op
+    twice, so the walk reads each op once and keeps what it read."""
+
+    __slots__ = ("op", "name", "operands", "results", "types")
+
+    def __init__(self, op: Any):
+        self.op = op
+        self.name: str = op.operation.name
+        self.operands: tuple[Any, ...] = tuple(op.operands)
+        self.results: tuple[Any, ...] = tuple(op.results)
+        self.types: Any = None
+
+
+class DecodedBlock:
+    """A block's arguments and its ops (:class:`DecodedOp`), in order; ``dead`` is the analysis' memo of
+    which values die after which op (:meth:`RegionEngine.dead_after`)."""
+
+    __slots__ = ("block", "arguments", "ops", "dead")
+
+    def __init__(self, block: Any):
+        self.block = block
+        self.arguments: tuple[Any, ...] = tuple(block.arguments)
+        self.ops: list[DecodedOp] = [DecodedOp(op) for op in block.operations]
+        self.dead: Any = None
+
+
 class FunctionTable:
-    """The ``func.func`` ops of a module by symbol name (``sym_name``, read by :func:`.irtools.functions`)."""
+    """The ``func.func`` ops of a module by symbol name (``sym_name``, read by :func:`.irtools.functions`),
+    and the module's blocks as they have been decoded (:meth:`decoded`): the static structure every engine
+    over the module shares, the analysis and the sub-analyses its rules start."""
 
     def __init__(self, module: Any):
         self.by_name: dict[str, Any] = functions(module)
+        self._blocks: dict[Any, DecodedBlock] = {}
+
+    def decoded(self, region: Any) -> DecodedBlock:
+        """The one block of ``region``, decoded once (:func:`single_block` says why it may be refused).
+
+        Keyed by the block: the bindings hash a block by the IR it points to (a region's Python object is
+        made afresh at every ``op.regions[i]`` and hashes by identity)."""
+        block = single_block(region)
+        hit = self._blocks.get(block)
+        if hit is None:
+            hit = self._blocks[block] = DecodedBlock(block)
+        return hit
 
     def function(self, name: str) -> Any:
         """The ``func.func`` named ``name`` (an :class:`InputError` if there is none)."""
@@ -121,7 +168,12 @@ class RegionEngine(Generic[V]):
         """The values of ``op``'s results (one per result)."""
         raise NotImplementedError
 
-    def dead_after(self, block: Any) -> dict[int, list[Any]] | None:
+    def run_decoded(self, d: DecodedOp) -> Sequence[V]:
+        """:meth:`run_op` of a decoded op (what the walk calls); a side that reads the decoded operands,
+        results and types overrides this one instead."""
+        return self.run_op(d.op)
+
+    def dead_after(self, block: DecodedBlock) -> dict[int, list[Any]] | None:
         """Position of an op in ``block`` -> the SSA values no later op of the block reads, whose values
         :meth:`release` may shrink once that op has run; ``None`` (the default) keeps every value."""
         return None
@@ -169,8 +221,8 @@ class RegionEngine(Generic[V]):
 
         The block runs in a new scope whose parent is ``parent``: by default the scope running now (a nested
         region reads the values around it), ``None`` for a function body."""
-        block = single_block(region)
-        block_args = list(block.arguments)
+        block = self.function_table.decoded(region)
+        block_args = block.arguments
         if len(block_args) != len(args):
             raise InputError(f"region expects {len(block_args)} arguments, got {len(args)}")
         scope: Scope[V] = Scope(self._scope if isinstance(parent, _Current) else parent,
@@ -178,12 +230,12 @@ class RegionEngine(Generic[V]):
         env = scope.env
         saved, self._scope = self._scope, scope
         try:
-            run_op = self.run_op
+            run_decoded = self.run_decoded
             dead = self.dead_after(block)
-            for position, op in enumerate(block.operations):
-                if op.operation.name in TERMINATORS:
-                    return scope.values(op.operands)
-                for r, value in zip(op.results, run_op(op)):
+            for position, d in enumerate(block.ops):
+                if d.name in TERMINATORS:
+                    return scope.values(d.operands)
+                for r, value in zip(d.results, run_decoded(d)):
                     env[r] = value
                 if dead is not None:
                     for v in dead.get(position, ()):

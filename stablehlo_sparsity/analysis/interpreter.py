@@ -15,21 +15,27 @@ and per-analysis memo tables, and never reach into its state.
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
-from .engine import TERMINATORS, FunctionTable, RegionEngine, Scope
+from .engine import TERMINATORS, DecodedBlock, DecodedOp, FunctionTable, RegionEngine, Scope
 from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
 from .folding.exactness import Undecided, result_uncertainties
 from .irtools import nested_ops, region_captures
 from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
+from ..lattice.core import lane_size
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
 from .values import AbstractValue, TensorType, tensor_type
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
+
+
+#: :meth:`Interpreter.release` keeps a dead scalar whose set has at most this many columns (bounded memory:
+#: each kept value is a set of a few integers, as its op's own operands were).
+KEEP_SMALL_ROWS = 8
 
 
 class Interpreter(RegionEngine[AbstractValue]):
@@ -58,11 +64,16 @@ class Interpreter(RegionEngine[AbstractValue]):
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self._call_cache: dict = {}
+        #: the decoded op being evaluated (its result types answer :meth:`result_types` without the bindings)
+        self._current: DecodedOp | None = None
         self._memos: dict[str, dict] = {}
         self.warned: list[str] = []
 
     # ----------------------------------------------------------------- helpers for rules
-    def result_types(self, op) -> list[TensorType]:
+    def result_types(self, op) -> Sequence[TensorType]:
+        current = self._current
+        if current is not None and current.op is op and current.types is not None:
+            return current.types   # the op being evaluated: its types were decoded already
         try:
             return [tensor_type(r.type) for r in op.results]
         except SparsityError:  # say where: compute the location only when it is needed
@@ -146,9 +157,41 @@ class Interpreter(RegionEngine[AbstractValue]):
 
     # ----------------------------------------------------------------- ops
     def run_op(self, op) -> list[AbstractValue]:
-        name = op.operation.name
-        args = self.operands(op)
-        rtypes = self.result_types(op)
+        return self.run_decoded(DecodedOp(op))
+
+    def decoded_types(self, d: DecodedOp) -> Sequence[TensorType]:
+        """The result types of a decoded op, decoded once (:attr:`DecodedOp.types`)."""
+        rtypes = d.types
+        if rtypes is None:
+            rtypes = d.types = self._decode_types(d)
+        return rtypes
+
+    def _decode_types(self, d: DecodedOp) -> tuple[TensorType, ...]:
+        try:
+            return tuple([tensor_type(r.type) for r in d.results])
+        except SparsityError:  # say where: compute the location only when it is needed
+            loc = self.location(d.op)
+            return tuple([tensor_type(r.type, loc) for r in d.results])
+
+    def decoded_operands(self, d: DecodedOp) -> list[AbstractValue]:
+        """The values of a decoded op's operands (:meth:`operands` without reading the op again)."""
+        scope = self._scope
+        if scope is None:
+            raise InputError("use of an SSA value outside any region")
+        env = scope.env
+        return [env[v] if v in env else scope.lookup(v) for v in d.operands]
+
+    def run_decoded(self, d: DecodedOp) -> list[AbstractValue]:
+        return self.evaluate(d, self.decoded_operands(d))
+
+    def evaluate(self, d: DecodedOp, args: list[AbstractValue]) -> list[AbstractValue]:
+        """The results of the decoded op ``d`` on the abstract values ``args`` of its operands: fold, else the
+        index-set rule (see the module docstring)."""
+        op, name = d.op, d.name
+        rtypes = d.types
+        if rtypes is None:
+            rtypes = d.types = self._decode_types(d)
+        self._current = d
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
         if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
@@ -216,20 +259,25 @@ class Interpreter(RegionEngine[AbstractValue]):
         return results
 
     # ----------------------------------------------------------------- releasing dead values (engine hooks)
-    def dead_after(self, block) -> dict[int, list] | None:
+    def dead_after(self, block: DecodedBlock) -> dict[int, list] | None:
         """With :attr:`release_dead`, :func:`last_uses` of a function body (loop and branch rules may read
         their regions' values after the region ran, so nested blocks release nothing)."""
         if not self.release_dead:
             return None
-        memo = self.memo("last_uses")
-        dead = memo.get(block)
+        dead = block.dead
         if dead is None:
-            dead = memo[block] = last_uses(block) if block.owner.operation.name == "func.func" else {}
+            dead = block.dead = last_uses(block) if block.block.owner.operation.name == "func.func" else {}
         return dead or None
 
     def release(self, value: AbstractValue) -> AbstractValue:
-        """A dead value keeps its type, constant and range; its index sets are emptied."""
-        return value if value.deps.is_empty else value.with_deps(Deps.empty(value.size, self.n))
+        """A dead value keeps its type, constant and range; its index sets are emptied — unless they are a
+        scalar lane's set of at most :data:`KEEP_SMALL_ROWS` columns, which costs less to keep than to
+        replace (a written-out program's intermediates: ``x[i]``, ``x[i] * x[j]``)."""
+        deps = value.deps
+        small = lane_size(deps)
+        if small is not None and small <= KEEP_SMALL_ROWS or deps.is_empty:
+            return value
+        return value.with_deps(Deps.empty(value.size, self.n))
 
     def _with_ranges(self, range_rule, op, args, results: list[AbstractValue]) -> list[AbstractValue]:
         """Integer ranges of the results the constant lattice does not know (:mod:`.folding.ranges`)."""
@@ -270,17 +318,18 @@ def _cast(value, t: TensorType) -> np.ndarray:
     return arr
 
 
-def last_uses(block) -> dict[int, list]:
+def last_uses(block: DecodedBlock) -> dict[int, list]:
     """Position of an op in ``block`` -> the values of the block (its arguments and results) that no later op
     reads, counting reads from inside nested regions; values the terminator returns are never listed."""
     last: dict = {}
     own = set(block.arguments)  # values of an enclosing block may be read again (a loop body runs many times)
-    ops = list(block.operations)
-    for position, op in enumerate(ops):
-        for v in list(op.operands) + (region_captures(op) if len(op.regions) else []):
+    ops = block.ops
+    for position, d in enumerate(ops):
+        op = d.op
+        for v in d.operands + (tuple(region_captures(op)) if len(op.regions) else ()):
             if v in own:
                 last[v] = position
-        for r in op.results:
+        for r in d.results:
             own.add(r)
             last.setdefault(r, position)
     for v in ops[-1].operands if ops else ():

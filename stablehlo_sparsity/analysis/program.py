@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -17,15 +18,15 @@ import scipy.sparse as sp
 from .._compat import release_lowering_caches
 from . import hooks
 from .attrs import function_results
-from ..errors import InputError, LoweringError, SparsityError, SparsityWarning
+from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
+from .engine import FunctionTable
 from .interpreter import AnalysisOptions, Interpreter
-from .irtools import functions
 from .keywords import parse_indices
 from ..lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
 from .folding.exactness import literal_uncertainty
-from .values import AbstractValue, is_differentiable, is_token_type, tensor_type
+from .values import TOKEN, AbstractValue, is_differentiable, is_token_type, tensor_type
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
@@ -365,12 +366,19 @@ class EntryLayout:
     first- and the second-order analyses of a module's entry)."""
 
     fn: Any
-    loc: str | None
     arg_types: list
     #: indices of the differentiated arguments among the entry's arguments (effect tokens skipped by ``wrt``)
     wrt: list[int]
     offsets: list[int]
     n: int
+    #: the module's functions (the analysis of the entry reuses the table: it is read once)
+    table: FunctionTable
+
+    @property
+    def loc(self) -> str:
+        """The entry's source location (read when a message needs it: reading it costs more than a small
+        analysis' op)."""
+        return format_location(self.fn.location)
 
     @property
     def columns(self) -> dict[int, int]:
@@ -391,27 +399,28 @@ class EntryLayout:
 def entry_layout(module, entry: str, wrt) -> EntryLayout:
     """The entry function ``@entry`` of a parsed module (in its context) and its column layout for ``wrt``;
     an :class:`InputError` names what is wrong (no such function, a declaration, an index out of range)."""
-    funcs = functions(module)
-    fn = funcs.get(entry)
+    table = FunctionTable(module)
+    fn = table.by_name.get(entry)
     if fn is None:
-        names = list(funcs)
+        names = list(table.by_name)
         raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
-    from ..errors import format_location
-
-    loc = format_location(fn.location)
     if not len(fn.regions[0].blocks):
         raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
-                         "analyze", loc)
-    block = fn.regions[0].blocks[0]
-    arg_types = [tensor_type(a.type, loc) for a in block.arguments]
+                         "analyze", format_location(fn.location))
+    block = table.decoded(fn.regions[0])
+    try:
+        arg_types = [tensor_type(a.type) for a in block.arguments]
+    except SparsityError:
+        loc = format_location(fn.location)
+        arg_types = [tensor_type(a.type, loc) for a in block.arguments]
     # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
     # counted as arguments (wrt indices skip them) and their results are not rows.
-    data_args = [i for i, a in enumerate(block.arguments) if not is_token_type(a.type)]
+    data_args = [i for i, t in enumerate(arg_types) if t is not TOKEN]
     wrt_list = resolve_wrt(wrt, len(data_args), f"@{entry}")
     wrt_list = [data_args[i] for i in wrt_list]
     sizes = [arg_types[i].size for i in wrt_list]
-    offsets = [int(o) for o in np.cumsum([0] + sizes[:-1])] if sizes else []
-    return EntryLayout(fn, loc, arg_types, wrt_list, offsets, int(sum(sizes)))
+    offsets = list(itertools.accumulate(sizes[:-1], initial=0)) if sizes else []
+    return EntryLayout(fn, arg_types, wrt_list, offsets, int(sum(sizes)), table)
 
 
 def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: AnalysisOptions,
@@ -424,9 +433,9 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
 
     with module.context:
         layout = entry_layout(module, entry, wrt)
-        fn, loc, arg_types, wrt_list, n = layout.fn, layout.loc, layout.arg_types, layout.wrt, layout.n
+        fn, arg_types, wrt_list, n = layout.fn, layout.arg_types, layout.wrt, layout.n
         offsets = layout.offsets
-        interp = Interpreter(module, n, opts, observer=observer)
+        interp = Interpreter(module, n, opts, observer=observer, function_table=layout.table)
         args = []
         for i, t in enumerate(arg_types):
             const = None if values is None or i in layout.columns else _known_argument(values[i], t)
@@ -442,13 +451,13 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
         if m > opts.max_pattern_nnz:  # the (m × n) CSR needs m + 1 row pointers
             from ..lattice.budget import too_large
 
-            raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, loc)
+            raise too_large(f"the outputs of @{entry} have", m, opts.max_pattern_nnz, layout.loc)
         if rows:
             with nnz_budget(opts.max_pattern_nnz):
                 matrix = Deps.vstack(rows).to_csr()
         else:
             matrix = sp.csr_array((0, n), dtype=bool)
-        out_offsets = list(np.cumsum([0] + [r.size for r in results[:-1]]).astype(int)) if results else []
+        out_offsets = list(itertools.accumulate([r.size for r in results[:-1]], initial=0)) if results else []
         return Analysis(
             pattern=SparsityPattern(matrix),
             module=module,

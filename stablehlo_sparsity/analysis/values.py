@@ -80,6 +80,9 @@ _TYPE_CACHE: dict = {}
 #: megabyte) alive, so the cache holds the types of one context only: analyzing a new module empties it, and a
 #: long run over many functions keeps at most one old module alive instead of thousands.
 _TYPE_CACHE_CONTEXT: list = [None]
+#: The same answers by the type's text, which outlives a context: JAX lowers every function in a new context, so
+#: without it every analysis would decode its types afresh (a dataclass and a dtype per type).
+_TEXT_TYPES: dict[str, "TensorType"] = {}
 
 
 def tensor_type(t, location: str | None = None) -> TensorType:
@@ -88,7 +91,13 @@ def tensor_type(t, location: str | None = None) -> TensorType:
         return _TYPE_CACHE[t]
     except (KeyError, TypeError):
         pass
-    tt = _tensor_type(t, location)
+    text = str(t)
+    tt = _TEXT_TYPES.get(text)
+    if tt is None:
+        tt = _tensor_type(t, location, text)
+        if len(_TEXT_TYPES) > 4096:
+            _TEXT_TYPES.clear()
+        _TEXT_TYPES[text] = tt
     context = getattr(t, "context", None)
     if context is not _TYPE_CACHE_CONTEXT[0] or len(_TYPE_CACHE) > 4096:
         _TYPE_CACHE.clear()
@@ -108,10 +117,9 @@ def is_token_type(t) -> bool:
     return str(t) == "!stablehlo.token"
 
 
-def _tensor_type(t, location: str | None) -> TensorType:
+def _tensor_type(t, location: str | None, text: str) -> TensorType:
     from jaxlib.mlir import ir
 
-    text = str(t)
     if text == "!stablehlo.token":
         return TOKEN
     try:
@@ -137,7 +145,6 @@ def same_constant(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
-@dataclass(frozen=True, eq=False)
 class AbstractValue:
     """One tensor in the abstract interpretation: its type, index sets, and constant value if known.
 
@@ -146,13 +153,39 @@ class AbstractValue:
     read known values through its queries (``maybe_nonzero``, ``surely``) rather than ``const`` itself.
 
     ``int_range`` (only without ``const``, only for integers and booleans): bounds every execution respects
-    (:mod:`stablehlo_sparsity.analysis.folding.ranges`)."""
+    (:mod:`stablehlo_sparsity.analysis.folding.ranges`).
+
+    Immutable, compared by identity.  (A frozen dataclass did the same at three times the cost of making one,
+    and the analysis makes one or two per op: the fields are set through their slots' descriptors instead.)"""
+
+    __slots__ = ("type", "deps", "const", "uncertainty", "int_range")
 
     type: TensorType
     deps: Deps
-    const: np.ndarray | None = None
-    uncertainty: "Uncertainty | None" = None
-    int_range: "IntRange | None" = None
+    const: np.ndarray | None
+    uncertainty: "Uncertainty | None"
+    int_range: "IntRange | None"
+
+    def __init__(self, type: TensorType, deps: Deps, const: np.ndarray | None = None,
+                 uncertainty: "Uncertainty | None" = None, int_range: "IntRange | None" = None):
+        _set_type(self, type)
+        _set_deps(self, deps)
+        _set_const(self, const)
+        _set_uncertainty(self, uncertainty)
+        _set_int_range(self, int_range)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"AbstractValue is immutable: cannot set '{name}' (make a new one, e.g. with_deps)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"AbstractValue is immutable: cannot delete '{name}'")
+
+    def __reduce__(self):
+        return AbstractValue, (self.type, self.deps, self.const, self.uncertainty, self.int_range)
+
+    def __repr__(self) -> str:
+        return (f"AbstractValue(type={self.type!r}, deps={self.deps!r}, const={self.const!r}, "
+                f"uncertainty={self.uncertainty!r}, int_range={self.int_range!r})")
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -180,3 +213,10 @@ class AbstractValue:
 
     def without_range(self) -> "AbstractValue":
         return self if self.int_range is None else AbstractValue(self.type, self.deps, self.const, self.uncertainty)
+
+
+_set_type = AbstractValue.__dict__["type"].__set__
+_set_deps = AbstractValue.__dict__["deps"].__set__
+_set_const = AbstractValue.__dict__["const"].__set__
+_set_uncertainty = AbstractValue.__dict__["uncertainty"].__set__
+_set_int_range = AbstractValue.__dict__["int_range"].__set__

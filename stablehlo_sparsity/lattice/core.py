@@ -726,6 +726,11 @@ def _row_set(d: "Deps") -> frozenset[int] | None:
     return frozenset(out)
 
 
+def lane_size(d: "Deps") -> int | None:
+    """How many columns a value of the scalar lane holds (``None``: not a lane value)."""
+    return None if d._row is None else len(d._row)
+
+
 def row_columns(d: "Deps") -> frozenset[int] | None:
     """The columns of a one-row value as a Python set when that is cheap (the scalar lane: at most
     :data:`ROW_LANE_ENTRIES` of them), else ``None``; an empty value gives the empty set."""

@@ -99,3 +99,16 @@ def test_a_symbolic_run_reads_outer_values_from_its_root_scope_only():
         i = AbstractValue(tensor_type(while_body.blocks[0].arguments[0].type), Deps.empty(1, 3))
         with pytest.raises(InputError, match="undefined SSA value"):  # %c1 and %w are outer values
             interp.interpret_symbolically(while_body, [i, av], {}, 3)
+
+
+def test_blocks_are_decoded_once_per_analysis():
+    # the walk reads each op through the bindings once: a loop body decoded on its first iteration is reused by
+    # the later ones and by the sub-analyses its rules start (one function table)
+    module = parse_module(CAPTURE)
+    with module.context:
+        table = FunctionTable(module)
+        body = table.function("main").regions[0]
+        first = table.decoded(body)
+        assert table.decoded(table.function("main").regions[0]) is first   # a new region object, the same block
+        assert [d.name for d in first.ops][-1] == "func.return"
+        assert first.ops[0].results and first.ops[0].types is None

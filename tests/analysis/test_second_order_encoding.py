@@ -109,3 +109,63 @@ def test_a_one_off_hessian_detection_does_not_import_numba():
             "print('done')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "done"]
+
+
+# ---------------------------------------------------------------------------------------------- repeated rows
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_row_groups_are_exact(data):
+    # a value whose rows repeat (a broadcast's) is grouped exactly: every row equals its representative, and
+    # rows that differ are never put together (np.unique over the rows, not a hash)
+    from stablehlo_sparsity.analysis.second_order.terms import row_groups
+
+    n = data.draw(st.integers(2, 12))
+    length = data.draw(st.integers(1, n))
+    distinct = data.draw(st.integers(1, 6))
+    k = data.draw(st.integers(1, 80))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    base = np.stack([np.sort(rng.choice(n, length, replace=False)) for _ in range(distinct)])
+    which = rng.integers(0, distinct, k)
+    m = sp.csr_array((np.ones(k * length, bool), base[which].reshape(-1), np.arange(k + 1) * length), shape=(k, n))
+    groups = row_groups(m)
+    dense = m.toarray()
+    if groups is None:
+        return
+    first, inverse = groups
+    assert len(first) <= 0.25 * k
+    assert np.array_equal(dense[first[inverse]], dense)
+    assert len({dense[f].tobytes() for f in first}) == len(first)  # one representative per distinct row
+
+
+def test_row_groups_decline_rows_that_differ():
+    from stablehlo_sparsity.analysis.second_order.terms import row_groups
+
+    k = 100
+    eye = sp.csr_array(np.eye(k, dtype=bool))
+    assert row_groups(eye) is None                      # a stencil's rows: the sample tells them apart
+    ragged = sp.csr_array(np.tril(np.ones((k, k), bool)))
+    assert row_groups(ragged) is None                   # rows of different lengths
+    same = sp.csr_array(np.ones((k, 7), bool))
+    first, inverse = row_groups(same)
+    assert len(first) == 1 and np.array_equal(inverse, np.zeros(k))
+
+
+def test_broadcast_rows_give_the_hessian_of_jax():
+    # r_e = x_e + Σx (every row the whole of x) squared and summed, and a product of two such values with a
+    # scalar: the grouped term must equal the one built row by row, and jax.hessian's pattern
+    import jax
+    import jax.numpy as jnp
+
+    from stablehlo_sparsity import hessian_sparsity
+
+    def f(x):
+        r = x + jnp.sum(x) - 3.0
+        s = x[0] * jnp.sum(x[:3]) + x
+        return jnp.sum(r * r) + jnp.sum(r * s) + jnp.sum(jnp.sin(s)) + jnp.sum(x[::2] * x[1::2])
+
+    for n in (16, 40):
+        x = jnp.linspace(0.3, 1.7, n)
+        got = hessian_sparsity(f, x).to_scipy().toarray()
+        want = np.asarray(jax.hessian(f)(x)) != 0
+        assert np.array_equal(got, want | got) and not (want & ~got).any()
+        assert got.all()    # every pair interacts here (Σx reaches every row)

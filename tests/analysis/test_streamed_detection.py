@@ -138,13 +138,14 @@ def test_a_block_never_holds_more_than_its_share_of_the_pattern():
 
 
 def test_release_dead_values_keeps_the_pattern():
+    from stablehlo_sparsity.analysis.engine import DecodedBlock
     from stablehlo_sparsity.analysis.interpreter import Interpreter, last_uses
     from stablehlo_sparsity.analysis.irtools import functions
 
     text = jax.jit(lambda x: jnp.roll(x, 1) * x + jnp.sin(x)).lower(jnp.ones(5)).as_text()
     bd = BlockedDetection(text)
     block = list(functions(bd.module)["main"].regions[0].blocks)[0]
-    dead = last_uses(block)
+    dead = last_uses(DecodedBlock(block))
     assert sum(len(v) for v in dead.values()) == len(list(block.operations)) - 1  # all but the returned one
     with bd.module.context:
         interp = Interpreter(bd.module, 5, release_dead=True)

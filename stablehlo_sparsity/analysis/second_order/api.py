@@ -35,7 +35,7 @@ def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_a
 
     with module.context, cyclic_gc_paused():
         layout = entry_layout(module, entry, wrt)
-        interp = SecondOrderInterpreter(module, layout.n, options)
+        interp = SecondOrderInterpreter(module, layout.n, options, function_table=layout.table)
         args = [AbstractValue(t, layout.argument_deps(i, interp.n)) for i, t in enumerate(layout.arg_types)]
         results = interp.call(entry, args)
         res_types = function_results(layout.fn)

@@ -3,7 +3,7 @@
 :class:`SecondOrderInterpreter` is the first-order :class:`~stablehlo_sparsity.analysis.interpreter.Interpreter`
 (folding, value-aware rules, exact loop iterations, calls) run on the wider rows of :mod:`.encoding`; after
 each op's first-order rule it unions the op's local term (:data:`.registry.LOCAL_TERMS`; the full term for an
-op without an entry) into each result.  Regions run through :meth:`run_op` too, so ops inside loops, branches
+op without an entry) into each result.  Regions run through :meth:`run_decoded` too, so ops inside loops, branches
 and callees add their terms in every abstract iteration.
 
 One first-order shortcut is turned off: while-loop *summaries* (``rules/control_flow.py``), which run the body
@@ -17,6 +17,7 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ...errors import PatternTooLargeError, SparsityError
+from ..engine import DecodedOp
 from ..interpreter import Interpreter
 from ...lattice import Deps
 from ..values import AbstractValue, is_differentiable
@@ -40,11 +41,11 @@ class _NoLoopPlans(dict):
 class SecondOrderInterpreter(Interpreter):
     """Abstract interpretation over first-order and pair columns (``n`` inputs, ``n + n²`` columns)."""
 
-    def __init__(self, module, n_inputs: int, options=None):
+    def __init__(self, module, n_inputs: int, options=None, function_table=None):
         # Dead values are released (their index sets emptied after their last use in a function body; the
         # interpreter declines in a module with a float bitcast): a written-out objective's running total is a
         # new, longer row at every add, and keeping every one alive makes memory quadratic in the terms.
-        super().__init__(module, n_inputs, options, release_dead=True)
+        super().__init__(module, n_inputs, options, release_dead=True, function_table=function_table)
         self.n_first = int(n_inputs)
         self.n = pair_width(self.n_first)
         self._no_plans = _NoLoopPlans()
@@ -69,12 +70,12 @@ class SecondOrderInterpreter(Interpreter):
         self._first_order_cache.pop(id(value.deps), None)  # its first-order rows go with it
         return super().release(value)
 
-    def run_op(self, op) -> list[AbstractValue]:
-        results = super().run_op(op)
+    def run_decoded(self, d: DecodedOp) -> list[AbstractValue]:
+        args = self.decoded_operands(d)
+        results = self.evaluate(d, args)
         if all(r.deps.is_empty for r in results):
             return results
-        name = op.operation.name
-        args = self.operands(op)
+        op, name = d.op, d.name
         term = LOCAL_TERMS.get(name, full_term)
         try:
             extra = term(self, op, args, results)
@@ -86,9 +87,9 @@ class SecondOrderInterpreter(Interpreter):
             raise SparsityError(f"second-order rule for {name} returned {len(extra)} results for {len(results)}",
                                 self.location(op))
         out = []
-        for r, d in zip(results, extra):
-            if d is not None and not d.is_empty and r.const is None and is_differentiable(r.dtype):
-                r = r.with_deps(Deps.union(r.deps, d))
+        for r, local in zip(results, extra):
+            if local is not None and not local.is_empty and r.const is None and is_differentiable(r.dtype):
+                r = r.with_deps(Deps.union(r.deps, local))
             out.append(r)
         return out
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...lattice import Deps
-from ...lattice.core import ROW_LANE_ENTRIES, row_columns
-from .encoding import elementwise_pairs, full_rows, pair_rows
+from ...lattice.core import ROW_LANE_ENTRIES, gather_csr_rows, row_columns
+from .encoding import _uniform_rows, elementwise_pairs, full_rows, pair_rows
 
 __all__ = ["no_term", "full_term", "cross_rows", "full_of"]
 
@@ -33,6 +33,44 @@ def _scalar_pairs(ctx, a, b, square: bool):
     return Deps.of_row(ctx.n, codes)
 
 
+#: :func:`row_groups` samples this many rows spread over a value before it looks for repeated rows exactly.
+GROUP_SAMPLES = 8
+#: … and uses the groups only when there are at most this fraction of the rows (the term is then built for
+#: the distinct rows only and repeated by a row map).
+GROUP_FRACTION = 0.25
+
+
+def row_groups(m) -> tuple[np.ndarray, np.ndarray] | None:
+    """Repeated rows of a first-order CSR: ``(first, inverse)`` with ``m[first[inverse[e]]] == m[e]`` for
+    every row ``e``, when the rows have one length and at most :data:`GROUP_FRACTION` of them are distinct;
+    else ``None``.
+
+    A value built from a broadcast (``r_e = x_e + Σx``: every row the whole of ``x``) has the same set in
+    every row, and its pair term is the same for every row: ``k`` copies of ``|S|²/2`` codes.  Built for the
+    distinct rows only, it costs one row's term.  Rows that differ (a stencil's) are told apart by sampling
+    :data:`GROUP_SAMPLES` rows first, so their check costs O(1); the grouping itself is exact
+    (``np.unique`` over the rows), never a hash."""
+    k = m.shape[0]
+    if k < 2 * GROUP_SAMPLES:
+        return None
+    ptr, cols = m.indptr, m.indices
+    at = np.arange(0, k, k // GROUP_SAMPLES)
+    starts, ends = ptr[at].tolist(), ptr[at + 1].tolist()
+    sample = {cols[a:b].tobytes() for a, b in zip(starts, ends)}
+    if len(sample) == len(starts):           # the sampled rows are all different
+        return None
+    length = _uniform_rows(m)
+    if not length:
+        return None
+    rows = cols.reshape(k, length)
+    if (rows == rows[0]).all():              # one set in every row (a broadcast's): no sort needed
+        return np.zeros(1, np.int64), np.zeros(k, np.int64)
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    if len(first) > GROUP_FRACTION * k:
+        return None
+    return first.astype(np.int64), np.asarray(inverse, np.int64).reshape(-1)
+
+
 def full_of(ctx, av):
     """``S_e × S_e`` for every element of ``av`` (None when it depends on nothing)."""
     if av.deps.is_empty:
@@ -41,7 +79,12 @@ def full_of(ctx, av):
         lane = _scalar_pairs(ctx, av, av, True)
         if lane is not None:
             return lane
-    return full_rows(ctx.first_order(av), ctx.n_first)
+    s = ctx.first_order(av)
+    groups = row_groups(s)
+    if groups is not None:
+        first, inverse = groups
+        return full_rows(gather_csr_rows(s, first), ctx.n_first).gather_rows(inverse)
+    return full_rows(s, ctx.n_first)
 
 
 def full_term(ctx, op, args, results):
@@ -58,6 +101,9 @@ def cross_rows(ctx, a, b, size: int):
         if lane is not None:
             return lane
     sa, sb = ctx.first_order(a), ctx.first_order(b)
+    grouped = _grouped_cross(ctx, a, sa, b, sb, size) if size > 1 else None
+    if grouped is not None:
+        return grouped
     if a.size == size and b.size == size:
         fast = elementwise_pairs(sa, sb, ctx.n_first)
         if fast is not None:
@@ -66,3 +112,32 @@ def cross_rows(ctx, a, b, size: int):
     ia = e if a.size == size else np.zeros(size, np.int64)
     ib = e if b.size == size else np.zeros(size, np.int64)
     return pair_rows(e, size, sa, ia, sb, ib, ctx.n_first, one_per_row=True)
+
+
+def _grouped_cross(ctx, a, sa, b, sb, size: int):
+    """:func:`cross_rows` built once per distinct pair of operand rows (:func:`row_groups`), ``None`` when the
+    operands' rows do not repeat enough.  An operand of one element is one group."""
+    ga = np.zeros(size, np.int64) if a.size == 1 else None
+    gb = np.zeros(size, np.int64) if b.size == 1 else None
+    if ga is None:
+        groups = row_groups(sa)
+        if groups is None:
+            return None
+        ga = groups[0][groups[1]]            # each row's representative (a row index of sa)
+    if gb is None:
+        if sb is sa:
+            gb = ga
+        else:
+            groups = row_groups(sb)
+            if groups is None:
+                return None
+            gb = groups[0][groups[1]]
+    if a.size == 1 and b.size == 1:
+        return None
+    _, first, inverse = np.unique(ga * size + gb, return_index=True, return_inverse=True)
+    if len(first) > GROUP_FRACTION * size:
+        return None
+    u = len(first)
+    term = pair_rows(np.arange(u, dtype=np.int64), u, sa, ga[first], sb, gb[first], ctx.n_first,
+                     one_per_row=True)
+    return term.gather_rows(np.asarray(inverse, np.int64).reshape(-1))
