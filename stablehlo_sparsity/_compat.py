@@ -126,6 +126,22 @@ def release_lowering_caches() -> None:
     pxla._dce_jaxpr.cache_clear()
 
 
+def innermost_locations():
+    """A context in which JAX lowers with the innermost user frame only in each op's location (its
+    ``traceback_in_locations_limit`` option at 1; the default, 100 frames, is a call-site chain per op).
+
+    The analysis reads a location only to name the user's line in a message, which is the innermost frame
+    (:func:`stablehlo_sparsity.errors.format_location`), and building the chains costs about a tenth of
+    lowering a written-out program.  The same private option on every supported release, named once here;
+    where it is missing the lowering keeps JAX's default."""
+    import contextlib
+
+    from jax._src import config as jax_config
+
+    option = getattr(jax_config, "traceback_in_locations_limit", None)
+    return option(1) if option is not None else contextlib.nullcontext()
+
+
 # ---------------------------------------------------------------------------------------------------- MLIR context
 def jax_context_factory():
     """JAX's own MLIR context factory (every dialect JAX emits registered); the same private entry point on every

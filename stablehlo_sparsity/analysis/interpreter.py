@@ -22,7 +22,7 @@ import numpy as np
 from .engine import TERMINATORS, DecodedBlock, DecodedOp, FunctionTable, RegionEngine, Scope
 from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
 from .folding.exactness import Undecided, result_uncertainties
-from .irtools import nested_ops, region_captures
+from .irtools import contains_op, region_captures
 from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
 from ..lattice.core import lane_size
@@ -59,13 +59,14 @@ class Interpreter(RegionEngine[AbstractValue]):
         #: and range, which rules looking back through producers read (a select's predicate); only the
         #: float-bitcast provenance walk reads a producer's index sets, so a module with a ``bitcast_convert``
         #: never releases, whoever asks.
-        self.release_dead = release_dead and not any(o.name == "stablehlo.bitcast_convert"
-                                                     for o in nested_ops(module))
+        self.release_dead = release_dead and not contains_op(module, "stablehlo.bitcast_convert")
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self._call_cache: dict = {}
         #: the decoded op being evaluated (its result types answer :meth:`result_types` without the bindings)
         self._current: DecodedOp | None = None
+        #: a constant's literal attribute -> its results (see :meth:`evaluate`)
+        self._literals: dict = {}
         self._memos: dict[str, dict] = {}
         self.warned: list[str] = []
 
@@ -192,6 +193,18 @@ class Interpreter(RegionEngine[AbstractValue]):
         if rtypes is None:
             rtypes = d.types = self._decode_types(d)
         self._current = d
+        literal = None
+        if name == "stablehlo.constant" and not args:
+            # one literal, one answer: the bindings unique an attribute by its type and bits, so every op of
+            # the module with the same literal (a written-out program repeats ``2.0`` thousands of times) has
+            # the same attribute, and its fold, trust and abstract value are computed once
+            try:
+                literal = op.attributes["value"]
+            except Exception:  # the bindings cannot even cast some literals (complex) to an attribute
+                literal = None
+            hit = self._literals.get(literal) if literal is not None else None
+            if hit is not None:
+                return self._finish(op, list(hit))
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
         if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
@@ -215,6 +228,8 @@ class Interpreter(RegionEngine[AbstractValue]):
                 if uncertainties is not None:
                     results = [AbstractValue(t, Deps.empty(t.size, self.n), c, u)
                                for t, c, u in zip(rtypes, consts, uncertainties)]
+                    if literal is not None:
+                        self._literals[literal] = tuple(results)
 
         # 2. the index-set lattice
         if results is None:
@@ -252,6 +267,10 @@ class Interpreter(RegionEngine[AbstractValue]):
             range_rule = RANGE_RULES.get(name) if integral else None  # (ranges are kept for integers only)
             if range_rule is not None:
                 results = self._with_ranges(range_rule, op, args, results)
+        return self._finish(op, results)
+
+    def _finish(self, op, results: list[AbstractValue]) -> list[AbstractValue]:
+        """An op's results as the streamed detection and an observer see them."""
         if self.result_filter is not None:
             results = self.result_filter(op, results)
         if self.observer is not None:

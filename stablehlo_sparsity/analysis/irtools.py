@@ -40,6 +40,22 @@ def nested_ops(op) -> list:
     return out[1:] if out and out[0] == root else out
 
 
+def contains_op(op, name: str) -> bool:
+    """Whether an op named ``name`` is nested in ``op`` (the walk stops at the first)."""
+    from jaxlib.mlir import ir
+
+    found = []
+
+    def visit(o):
+        if o.name == name:
+            found.append(o)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    _operation(op).walk(visit, walk_order=ir.WalkOrder.PRE_ORDER)
+    return bool(found)
+
+
 def region_ops(region) -> Iterator:
     """Every op inside ``region`` (nested regions included), in pre-order."""
     for block in region.blocks:

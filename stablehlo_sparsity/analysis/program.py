@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._compat import release_lowering_caches
+from .._compat import innermost_locations, release_lowering_caches
 from . import hooks
 from .attrs import function_results
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
@@ -282,7 +282,8 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
                               f"be formed ({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is "
                               "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
                               stacklevel=2)
-        lowered = traced.lower()
+        with innermost_locations():
+            lowered = traced.lower()
         release_lowering_caches()
     except SparsityError:
         raise

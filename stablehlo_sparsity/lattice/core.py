@@ -501,6 +501,39 @@ def _stack_materialized(sources: Sequence[RowSource], k: int, n: int) -> sp.csr_
     return make_csr(indptr, np.concatenate([m.indices for m in mats]).astype(np.int64, copy=False), k, n)
 
 
+#: :func:`materialize` stacks sources of at most this many rows and :data:`SMALL_UNION_ENTRIES` entries by one
+#: sort of ``row · n + column`` keys (a small program's values), without planning blocks.
+SMALL_MATERIALIZE_ROWS = 4096
+
+
+def _small_materialized(sources: Sequence[RowSource], k: int, n: int) -> sp.csr_array | None:
+    """:func:`materialize` of few rows and entries (see :data:`SMALL_MATERIALIZE_ROWS`) as :func:`_small_union`
+    does it: the entries of every part as keys, one stable sort (the parts are sorted runs), repeats dropped;
+    ``None`` for anything larger."""
+    if k > SMALL_MATERIALIZE_ROWS or k * n >= 1 << 62 or any(type(s) is not _PartsRows for s in sources):
+        return None
+    if sum(int(s.bounds(0, s.rows).sum()) for s in sources) > SMALL_UNION_ENTRIES:
+        return None
+    keys = []
+    off = 0
+    for s in sources:
+        assert isinstance(s, _PartsRows)
+        for p in s.index_parts:
+            live = p.cols >= 0
+            keys.append((np.flatnonzero(live) + off) * n + p.cols[live])
+        for c in s.csr_parts:
+            ptr, cols = (c.base.indptr.astype(np.int64), c.base.indices) if c.rowmap is None \
+                else _gather_block(c.base, c.rowmap)
+            keys.append(np.repeat(np.arange(off, off + s.rows, dtype=np.int64), np.diff(ptr)) * n + cols)
+        off += s.rows
+    if not keys:
+        return _empty_csr(k, n)
+    key = _distinct_sorted_keys(np.sort(np.concatenate(keys).astype(np.int64, copy=False), kind="stable"))
+    check_nnz(len(key))
+    indptr, cols = _rows_of_keys(key, k, n)
+    return make_csr(indptr, cols, k, n)
+
+
 def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     """One canonical bool CSR of the sources' rows stacked top to bottom.
 
@@ -512,6 +545,9 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     stacked = _stack_materialized(sources, k, n)
     if stacked is not None:
         return stacked
+    small = _small_materialized(sources, k, n)
+    if small is not None:
+        return small
     wide = k >= INT32_LIMIT or n >= INT32_LIMIT
     indptr: np.ndarray = np.zeros(k + 1, np.int64 if wide else np.int32)
     plans = []

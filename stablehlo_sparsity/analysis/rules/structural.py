@@ -85,6 +85,12 @@ def _pad_args(op):
     return i64_list(op, "edge_padding_low"), i64_list(op, "edge_padding_high"), i64_list(op, "interior_padding")
 
 
+def _dims_in_order(op) -> bool:
+    """§broadcast_in_dim's ``broadcast_dimensions`` increase: operand dimensions keep their order."""
+    dims = i64_list(op, "broadcast_dimensions")
+    return all(a < b for a, b in zip(dims, dims[1:]))
+
+
 def _map_rule(np_twin):
     """An index-set rule for a one-operand structural op from its NumPy twin."""
 
@@ -92,6 +98,9 @@ def _map_rule(np_twin):
         (t,) = ctx.result_types(op)
         if args[0].size == 1:  # every result element is a copy of the one operand element (a scalar's broadcast)
             return [args[0].deps if t.size == 1 else args[0].deps.broadcast_row(t.size)]
+        if np_twin is broadcast_in_dim_np and t.size == args[0].size and _dims_in_order(op):
+            # nothing is repeated and no dimension moves (``x[:, None]``): a reshape, rows in the same order
+            return [args[0].deps]
         idx = np_twin(positions(args[0].shape), op, t.shape)
         return [args[0].deps.gather_rows(np.ascontiguousarray(idx).ravel())]
 

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..._compat import release_lowering_caches
+from ..._compat import innermost_locations, release_lowering_caches
 from ..attrs import function_results
 from ..program import cyclic_gc_paused
 from ...errors import InputError, SparsityError
@@ -83,7 +83,8 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
             raise PreferGradient(f"the cost model predicts via-gradient faster than direct (time ratio "
                                  f"{predicted_ratio(features):.2f}) for {features}")
     try:
-        lowered = traced.lower()
+        with innermost_locations():
+            lowered = traced.lower()
         release_lowering_caches()
     except Exception as e:
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e

@@ -59,7 +59,7 @@ def _members(ctx, op, x, init):
     from ..interpreter import Interpreter
     from ..rules.registry import DEPS_RULES
 
-    sub = Interpreter(ctx.module, x.size, ctx.options)
+    sub = Interpreter(ctx.module, x.size, ctx.options, function_table=ctx.function_table)
     ident = AbstractValue(x.type, Deps.identity(x.size, x.size, 0))
     known = AbstractValue(init.type, Deps.empty(init.size, x.size), init.const, init.uncertainty)
     (groups,) = DEPS_RULES[op.operation.name](sub, op, [ident, known])

@@ -76,7 +76,7 @@ def _conv_members(ctx, op, lhs, rhs):
     from ..values import AbstractValue
 
     width = lhs.size + rhs.size
-    sub = Interpreter(ctx.module, width, ctx.options)
+    sub = Interpreter(ctx.module, width, ctx.options, function_table=ctx.function_table)
     args = [AbstractValue(lhs.type, Deps.identity(lhs.size, width, 0)),
             AbstractValue(rhs.type, Deps.identity(rhs.size, width, lhs.size))]
     (res,) = DEPS_RULES[op.operation.name](sub, op, args)

@@ -1,0 +1,120 @@
+"""The paths that make a small program cost little beyond its lowering (issue 34): each must give exactly the
+pattern the general machinery gives, and the numbers of ``jax.jacfwd``."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stablehlo_sparsity import analyze_module, jacobian_sparsity
+from stablehlo_sparsity.lattice import Deps, core
+from stablehlo_sparsity.lattice.core import CsrPart, IndexPart
+
+
+def _numeric(f, x):
+    out = np.zeros(np.asarray(jax.jacfwd(f)(x)).reshape(-1, x.size).shape, bool)
+    for seed in range(2):
+        p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
+        out |= np.asarray(jax.jacfwd(f)(p)).reshape(-1, x.size) != 0
+    return out
+
+
+def test_repeated_literals_are_one_answer_and_signed_zeros_are_two():
+    # the same literal in many ops is folded once (the bindings unique attributes by type and bits); -0.0 and
+    # +0.0 are two literals: the sign bit of the first selects x, of the second zero
+    text = """
+    func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+      %nz = stablehlo.constant dense<-0.0> : tensor<3xf32>
+      %pz = stablehlo.constant dense<0.0> : tensor<3xf32>
+      %nz2 = stablehlo.constant dense<-0.0> : tensor<3xf32>
+      %zi = stablehlo.constant dense<0> : tensor<3xi32>
+      %bn = stablehlo.bitcast_convert %nz : (tensor<3xf32>) -> tensor<3xi32>
+      %bp = stablehlo.bitcast_convert %pz : (tensor<3xf32>) -> tensor<3xi32>
+      %bn2 = stablehlo.bitcast_convert %nz2 : (tensor<3xf32>) -> tensor<3xi32>
+      %pn = stablehlo.compare LT, %bn, %zi, SIGNED : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+      %pp = stablehlo.compare LT, %bp, %zi, SIGNED : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+      %pn2 = stablehlo.compare LT, %bn2, %zi, SIGNED : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi1>
+      %yn = stablehlo.select %pn, %x, %pz : tensor<3xi1>, tensor<3xf32>
+      %yp = stablehlo.select %pp, %x, %pz : tensor<3xi1>, tensor<3xf32>
+      %yn2 = stablehlo.select %pn2, %x, %nz : tensor<3xi1>, tensor<3xf32>
+      return %yn, %yp, %yn2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+    }
+    """
+    dense = analyze_module(text).pattern.to_scipy().toarray()
+    eye = np.eye(3, dtype=bool)
+    assert np.array_equal(dense, np.vstack([eye, np.zeros((3, 3), bool), eye]))
+
+
+def test_complex_literals_still_fold():
+    f = lambda x: jnp.real(x * (1.0 + 2.0j)) + jnp.real(x * (1.0 + 2.0j))
+    assert np.array_equal(jacobian_sparsity(f, jnp.ones(4)).to_scipy().toarray(), np.eye(4, dtype=bool))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x[:, None] * x[None, :],                      # order-keeping broadcasts (a reshape) and a real one
+    lambda x: jnp.concatenate([x[:, None], (x ** 2)[:, None]], axis=1).ravel(),
+    lambda x: jnp.broadcast_to(x.reshape(2, 1, 3), (2, 1, 3)) * jnp.sum(x),
+])
+def test_broadcasts_that_keep_the_order_are_reshapes(f):
+    x = jnp.linspace(0.5, 1.5, 6)
+    got = jacobian_sparsity(f, x).to_scipy().toarray()
+    want = _numeric(f, x)
+    assert not (want & ~got).any() and np.array_equal(got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_small_materialization_equals_the_block_path(data):
+    # a few sources (index parts, CSR parts seen through row maps) stacked: the key-sort path for small values
+    # and the two-pass block path give the same canonical CSR
+    n = data.draw(st.integers(1, 30))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    sources = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        rows = data.draw(st.integers(0, 12))
+        parts: list = []
+        for _ in range(data.draw(st.integers(0, 3))):
+            if data.draw(st.booleans()):
+                parts.append(IndexPart(rng.integers(-1, n, rows)))
+            else:
+                base = sp.csr_array(rng.random((data.draw(st.integers(1, 5)), n)) < 0.3)
+                base.sort_indices()
+                rowmap = rng.integers(-1, base.shape[0], rows) if data.draw(st.booleans()) or base.shape[0] != rows \
+                    else None
+                parts.append(CsrPart(core.make_csr(base.indptr.astype(np.int64), base.indices.astype(np.int64),
+                                                   base.shape[0], n), rowmap))
+        sources.append(core._PartsRows(parts, rows, n))
+    small = core.materialize(sources, n)
+    k = sum(s.rows for s in sources)
+    saved = core.SMALL_MATERIALIZE_ROWS
+    core.SMALL_MATERIALIZE_ROWS = -1
+    try:
+        general = core.materialize(sources, n)
+    finally:
+        core.SMALL_MATERIALIZE_ROWS = saved
+    assert small.shape == general.shape == (k, n)
+    assert np.array_equal(small.toarray(), general.toarray())
+    assert small.has_canonical_format
+
+
+def test_messages_still_name_the_users_line():
+    # the lowering keeps only the innermost frame in each location: the user's own line, which messages name
+    from stablehlo_sparsity.errors import SparsityWarning
+
+    def f(x):
+        y = jax.pure_callback(lambda v: v, jax.ShapeDtypeStruct(x.shape, x.dtype), x)  # the line named
+        return y * 2.0
+
+    with pytest.warns(SparsityWarning, match=r"test_small_program_paths\.py:\d+"):
+        jacobian_sparsity(f, jnp.ones(3))
+
+
+def test_a_sum_of_broadcast_rows_keeps_every_pair():
+    # Deps of a value whose rows are all one set: the union and reduction read every row
+    d = Deps.identity(1, 5, 0).broadcast_row(4)
+    assert d.to_csr().toarray().sum() == 4 and d.reduce_all().nnz == 1
