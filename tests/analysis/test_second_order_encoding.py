@@ -43,7 +43,7 @@ def _hessian_by_scipy(codes: np.ndarray, n: int) -> sp.csr_array:
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 40), data=st.data())
-def test_compiled_hessian_assembly_equals_the_symmetrized_upper_triangle(n, data):
+def test_hessian_assembly_paths_equal_the_symmetrized_upper_triangle(n, data):
     # the compiled two-pass fill (any pattern: empty rows, diagonal only, full, first-order columns in front)
     # against SciPy's U + Uᵀ; both the compiled and the SciPy path of pairs_to_hessian
     import stablehlo_sparsity.analysis.second_order.assembly  # noqa: F401  (loads numba: the compiled path is open)
@@ -56,17 +56,18 @@ def test_compiled_hessian_assembly_equals_the_symmetrized_upper_triangle(n, data
     cols = np.concatenate([first, codes])
     row = make_csr(np.array([0, len(cols)], np.int64), cols, 1, pair_width(n))
     want = _hessian_by_scipy(codes, n).toarray()
-    old = enc.COMPILED_ASSEMBLY
+    old, old_small = enc.COMPILED_ASSEMBLY, enc.SMALL_ASSEMBLY
     try:
-        for threshold in (0, 1 << 62):
-            enc.COMPILED_ASSEMBLY = threshold
+        # the compiled kernel; the one-sort assembly of few pairs; SciPy's U + Uᵀ
+        for threshold, small in ((0, old_small), (1 << 62, old_small), (1 << 62, -1)):
+            enc.COMPILED_ASSEMBLY, enc.SMALL_ASSEMBLY = threshold, small
             got = enc.pairs_to_hessian(row, n)
             assert got.shape == (n, n) and got.has_canonical_format
             rows = np.repeat(np.arange(n), np.diff(got.indptr))
             assert np.all((np.diff(got.indices) > 0) | (np.diff(rows) > 0))  # each row strictly ascending
             assert np.array_equal(got.toarray(), want)
     finally:
-        enc.COMPILED_ASSEMBLY = old
+        enc.COMPILED_ASSEMBLY, enc.SMALL_ASSEMBLY = old, old_small
 
 
 def test_compiled_hessian_assembly_writes_sorted_rows_at_scale():

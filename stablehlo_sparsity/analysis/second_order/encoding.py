@@ -449,6 +449,10 @@ COMPILED_ASSEMBLY = 1 << 16
 COMPILED_ASSEMBLY_WITH_IMPORT = 1 << 25
 
 
+#: :func:`pairs_to_hessian` assembles at most this many pair codes by one sort of both triangles' keys.
+SMALL_ASSEMBLY = 1 << 15
+
+
 def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     """The symmetric ``(n, n)`` pattern of a one-row second-order lattice (its pair columns, both triangles).
 
@@ -463,6 +467,15 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
         check_nnz(len(indices), "the Hessian pattern")
         return make_csr(indptr, indices, n, n)
     u, v = _divmod(code - n, n)
+    if len(code) <= SMALL_ASSEMBLY and n < 1 << 31:
+        # few pairs (a small program's Hessian): both triangles as keys, one sort, no transpose and sum
+        key = np.sort(np.concatenate([u * n + v, v * n + u]))
+        key = _distinct_sorted(key)
+        check_nnz(len(key), "the Hessian pattern")
+        rows = key // n
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return make_csr(indptr, key - rows * n, n, n)
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
     upper = make_csr(indptr, v, n, n)

@@ -23,7 +23,7 @@ from ...lattice import Deps
 from ..values import AbstractValue, is_differentiable
 from .encoding import first_order, pair_width
 from .registry import LOCAL_TERMS
-from .terms import full_term
+from .terms import full_term, no_term
 
 __all__ = ["SecondOrderInterpreter"]
 
@@ -77,6 +77,8 @@ class SecondOrderInterpreter(Interpreter):
             return results
         op, name = d.op, d.name
         term = LOCAL_TERMS.get(name, full_term)
+        if term is no_term:  # linear: the first-order rule passed every interaction on
+            return results
         try:
             extra = term(self, op, args, results)
         except PatternTooLargeError as e:
