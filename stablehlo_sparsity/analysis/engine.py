@@ -193,12 +193,16 @@ class RegionEngine(Generic[V]):
         return self._scope.lookup(v)
 
     def operands(self, op: Any) -> list[V]:
-        """The values of ``op``'s operands (:meth:`Scope.values`, inlined: this runs once per op)."""
+        """The values of ``op``'s operands."""
+        return self.operand_values(op.operands)
+
+    def operand_values(self, operands: Iterable[Any]) -> list[V]:
+        """The values of the SSA values ``operands`` (:meth:`Scope.values`, inlined: this runs once per op)."""
         scope = self._scope
         if scope is None:
             raise InputError("use of an SSA value outside any region")
         env = scope.env
-        return [env[v] if v in env else scope.lookup(v) for v in op.operands]
+        return [env[v] if v in env else scope.lookup(v) for v in operands]
 
     # ------------------------------------------------------------------ functions and regions
     def function(self, name: str) -> Any:

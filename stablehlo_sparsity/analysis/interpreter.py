@@ -28,7 +28,7 @@ from ..lattice import Deps, nnz_budget
 from ..lattice.core import lane_size
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, NotFoldable
-from .values import AbstractValue, TensorType, tensor_type
+from .values import AbstractValue, TensorType, tensor_types
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
 
@@ -75,11 +75,7 @@ class Interpreter(RegionEngine[AbstractValue]):
         current = self._current
         if current is not None and current.op is op and current.types is not None:
             return current.types   # the op being evaluated: its types were decoded already
-        try:
-            return [tensor_type(r.type) for r in op.results]
-        except SparsityError:  # say where: compute the location only when it is needed
-            loc = self.location(op)
-            return [tensor_type(r.type, loc) for r in op.results]
+        return tensor_types([r.type for r in op.results], lambda: self.location(op))
 
     def warn(self, op, message: str) -> None:
         text = f"{self.location(op)}: {op.operation.name}: {message}"
@@ -160,38 +156,16 @@ class Interpreter(RegionEngine[AbstractValue]):
     def run_op(self, op) -> list[AbstractValue]:
         return self.run_decoded(DecodedOp(op))
 
-    def decoded_types(self, d: DecodedOp) -> Sequence[TensorType]:
-        """The result types of a decoded op, decoded once (:attr:`DecodedOp.types`)."""
-        rtypes = d.types
-        if rtypes is None:
-            rtypes = d.types = self._decode_types(d)
-        return rtypes
-
-    def _decode_types(self, d: DecodedOp) -> tuple[TensorType, ...]:
-        try:
-            return tuple([tensor_type(r.type) for r in d.results])
-        except SparsityError:  # say where: compute the location only when it is needed
-            loc = self.location(d.op)
-            return tuple([tensor_type(r.type, loc) for r in d.results])
-
-    def decoded_operands(self, d: DecodedOp) -> list[AbstractValue]:
-        """The values of a decoded op's operands (:meth:`operands` without reading the op again)."""
-        scope = self._scope
-        if scope is None:
-            raise InputError("use of an SSA value outside any region")
-        env = scope.env
-        return [env[v] if v in env else scope.lookup(v) for v in d.operands]
-
     def run_decoded(self, d: DecodedOp) -> list[AbstractValue]:
-        return self.evaluate(d, self.decoded_operands(d))
+        return self.evaluate(d, self.operand_values(d.operands))
 
     def evaluate(self, d: DecodedOp, args: list[AbstractValue]) -> list[AbstractValue]:
         """The results of the decoded op ``d`` on the abstract values ``args`` of its operands: fold, else the
         index-set rule (see the module docstring)."""
         op, name = d.op, d.name
         rtypes = d.types
-        if rtypes is None:
-            rtypes = d.types = self._decode_types(d)
+        if rtypes is None:  # decoded once: a tuple, which the rules reading result_types cannot change
+            rtypes = d.types = tuple(tensor_types([r.type for r in d.results], lambda: self.location(op)))
         self._current = d
         literal = None
         if name == "stablehlo.constant" and not args:

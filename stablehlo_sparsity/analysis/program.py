@@ -26,7 +26,7 @@ from ..lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
 from .folding.exactness import literal_uncertainty
-from .values import TOKEN, AbstractValue, is_differentiable, is_token_type, tensor_type
+from .values import TOKEN, AbstractValue, is_differentiable, is_token_type, tensor_types
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
@@ -409,11 +409,7 @@ def entry_layout(module, entry: str, wrt) -> EntryLayout:
         raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
                          "analyze", format_location(fn.location))
     block = table.decoded(fn.regions[0])
-    try:
-        arg_types = [tensor_type(a.type) for a in block.arguments]
-    except SparsityError:
-        loc = format_location(fn.location)
-        arg_types = [tensor_type(a.type, loc) for a in block.arguments]
+    arg_types = tensor_types([a.type for a in block.arguments], lambda: format_location(fn.location))
     # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
     # counted as arguments (wrt indices skip them) and their results are not rows.
     data_args = [i for i, t in enumerate(arg_types) if t is not TOKEN]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..dtypes import is_float
-from ..errors import DynamicShapeError, UnsupportedTypeError
+from ..errors import DynamicShapeError, SparsityError, UnsupportedTypeError
 from ..lattice import Deps
 
 if TYPE_CHECKING:
@@ -107,6 +107,16 @@ def tensor_type(t, location: str | None = None) -> TensorType:
     except TypeError:
         pass
     return tt
+
+
+def tensor_types(types, location_of: Callable[[], str | None]) -> list[TensorType]:
+    """:func:`tensor_type` of each of ``types``; ``location_of()`` — reading a location costs more than a small
+    op's analysis — is called only when a type is refused, to say where."""
+    try:
+        return [tensor_type(t) for t in types]
+    except SparsityError:
+        loc = location_of()
+        return [tensor_type(t, loc) for t in types]
 
 
 #: ``!stablehlo.token`` (ordered effects): no data, so a zero-derivative scalar to the analysis.

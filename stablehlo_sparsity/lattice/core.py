@@ -336,12 +336,31 @@ SORTING_NETWORKS = [
 ]
 
 
-def _rows_of_keys(key: np.ndarray, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+def rows_of_keys(key: np.ndarray, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(indptr, columns)`` of ``k`` rows from sorted, distinct ``row · n + column`` keys."""
     at = key // n
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(np.bincount(at, minlength=k), out=indptr[1:])
     return indptr, key - at * n
+
+
+def csr_of_keys(key: np.ndarray, k: int, n: int, what: str = "a value's index sets") -> sp.csr_array:
+    """The ``(k, n)`` canonical CSR of ``row · n + column`` keys in any order, repeats allowed: one stable sort
+    (keys that come as a few sorted runs are merged in one pass), repeats dropped, the budget checked."""
+    key = distinct_sorted(np.sort(key.astype(np.int64, copy=False), kind="stable"))
+    check_nnz(len(key), what)
+    indptr, cols = rows_of_keys(key, k, n)
+    return make_csr(indptr, cols, k, n)
+
+
+def _part_entries(p: "IndexPart | CsrPart", k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(row, column)`` entries of a part of ``k`` rows, row by row, each row's columns sorted."""
+    if isinstance(p, IndexPart):
+        live = p.cols >= 0
+        return np.flatnonzero(live), p.cols[live]
+    ptr, cols = (p.base.indptr.astype(np.int64), p.base.indices) if p.rowmap is None \
+        else _gather_block(p.base, p.rowmap)
+    return np.repeat(np.arange(k, dtype=np.int64), np.diff(ptr)), cols
 
 
 #: :func:`_merge_blocks` merges blocks of at most this many entries in all by one sort of keys.
@@ -362,7 +381,7 @@ def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         rows = np.arange(b, dtype=np.int64)
         key = np.concatenate([np.repeat(rows, np.diff(ptr)) * n + ind for ptr, ind in blocks])
         key.sort()
-        indptr, cols = _rows_of_keys(_distinct_sorted_keys(key), b, n)
+        indptr, cols = rows_of_keys(distinct_sorted(key), b, n)
         return indptr, cols.astype(_col_dtype(n), copy=False)
     heap = [(len(ind), i, make_csr(ptr, ind, b, n)) for i, (ptr, ind) in enumerate(blocks)]
     heapq.heapify(heap)
@@ -518,20 +537,14 @@ def _small_materialized(sources: Sequence[RowSource], k: int, n: int) -> sp.csr_
     off = 0
     for s in sources:
         assert isinstance(s, _PartsRows)
-        for p in s.index_parts:
-            live = p.cols >= 0
-            keys.append((np.flatnonzero(live) + off) * n + p.cols[live])
-        for c in s.csr_parts:
-            ptr, cols = (c.base.indptr.astype(np.int64), c.base.indices) if c.rowmap is None \
-                else _gather_block(c.base, c.rowmap)
-            keys.append(np.repeat(np.arange(off, off + s.rows, dtype=np.int64), np.diff(ptr)) * n + cols)
+        parts: list[IndexPart | CsrPart] = [*s.index_parts, *s.csr_parts]
+        for p in parts:
+            rows, cols = _part_entries(p, s.rows)
+            keys.append((rows + off) * n + cols)
         off += s.rows
     if not keys:
         return _empty_csr(k, n)
-    key = _distinct_sorted_keys(np.sort(np.concatenate(keys).astype(np.int64, copy=False), kind="stable"))
-    check_nnz(len(key))
-    indptr, cols = _rows_of_keys(key, k, n)
-    return make_csr(indptr, cols, k, n)
+    return csr_of_keys(np.concatenate(keys), k, n)
 
 
 def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
@@ -625,28 +638,15 @@ def _small_union(parts: Sequence[IndexPart | CsrPart], k: int, n: int) -> sp.csr
         return None
     if k == 1:
         return _scalar_union(parts, n)
-    rows_list, cols_list = [], []
+    keys = []
     total = 0
     for p in parts:
-        if isinstance(p, IndexPart):
-            live = p.cols >= 0
-            rows = np.flatnonzero(live)
-            cols = p.cols[live]
-        else:
-            ptr, cols = (p.base.indptr.astype(np.int64), p.base.indices) if p.rowmap is None \
-                else _gather_block(p.base, p.rowmap)
-            rows = np.repeat(np.arange(k, dtype=np.int64), np.diff(ptr))
+        rows, cols = _part_entries(p, k)
         total += len(cols)
         if total > SMALL_UNION_ENTRIES:
             return None
-        rows_list.append(rows)
-        cols_list.append(cols)
-    key = np.concatenate(cols_list).astype(np.int64)
-    key += np.concatenate(rows_list).astype(np.int64) * n
-    key = _distinct_sorted_keys(np.sort(key, kind="stable"))
-    check_nnz(len(key))
-    indptr, cols = _rows_of_keys(key, k, n)
-    return make_csr(indptr, cols, k, n)
+        keys.append(rows * n + cols)
+    return csr_of_keys(np.concatenate(keys), k, n)
 
 
 #: :func:`_scalar_union` inserts up to this many entries into one large row by slices instead of sorting.
@@ -685,11 +685,11 @@ def _one_large_row(cols_list: list, large: np.ndarray | None) -> np.ndarray | No
     small = np.concatenate(rest).astype(np.int64) if rest else np.zeros(0, np.int64)
     if len(small) > 1:
         small.sort()
-        small = _distinct_sorted_keys(small)
+        small = distinct_sorted(small)
     return insert_sorted(large.astype(np.int64, copy=False), small)
 
 
-def _distinct_sorted_keys(a: np.ndarray) -> np.ndarray:
+def distinct_sorted(a: np.ndarray) -> np.ndarray:
     """The distinct entries of a sorted array."""
     keep = np.empty(len(a), bool)
     keep[:1] = True
@@ -735,7 +735,7 @@ def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array 
     if total > SMALL_UNION_ENTRIES:
         return None
     key = np.sort(np.concatenate(cols_list).astype(np.int64, copy=False), kind="stable")
-    return _row_csr(_distinct_sorted_keys(key), n)
+    return _row_csr(distinct_sorted(key), n)
 
 
 #: The scalar lane (:meth:`Deps.union` of one-row values) keeps rows of at most this many columns as Python

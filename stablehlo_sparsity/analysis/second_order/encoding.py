@@ -33,7 +33,7 @@ from ...errors import PatternTooLargeError
 from ...lattice import Deps
 from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
-                             distinct_entries, is_arange, make_csr, sorted_columns)
+                             csr_of_keys, distinct_entries, distinct_sorted, is_arange, make_csr, sorted_columns)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -88,7 +88,7 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
         # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
         # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
         # and de-duplicating neighbours is one pass — no division, no marks
-        return _distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
+        return distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
     pairs = cols >= n
     first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
     code = cols[pairs]
@@ -114,7 +114,7 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
         if n * band > budget:
             band = 0
     if not band:
-        return _with_first(first, _distinct_sorted(np.sort(code)))
+        return _with_first(first, distinct_sorted(np.sort(code)))
     mark = np.zeros(n * band, bool)
     mark[u * band + d] = True
     hit = np.flatnonzero(mark)
@@ -129,14 +129,6 @@ def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 WIDE_DISTINCT.append(distinct_columns)
-
-
-def _distinct_sorted(a: np.ndarray) -> np.ndarray:
-    """The distinct entries of a sorted array."""
-    keep = np.empty(len(a), bool)
-    keep[:1] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
 
 
 def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
@@ -377,7 +369,7 @@ def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_arra
     else:
         codes = (np.minimum.outer(u, v) * n + np.maximum.outer(u, v) + n).reshape(-1)
         if len(codes) > 1:
-            codes = _distinct_sorted(np.sort(codes))
+            codes = distinct_sorted(np.sort(codes))
     if k == 1:
         if len(codes) == 1:  # one pair (x², x·y of single inputs): an index part, as _pairs_one_per_row gives
             return Deps(1, width, [IndexPart(codes)])
@@ -387,7 +379,7 @@ def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_arra
     return Deps(k, width, [CsrPart(make_csr(indptr, codes, k, width))])
 
 
-def _uniform_rows(m: sp.csr_array) -> int | None:
+def uniform_rows(m: sp.csr_array) -> int | None:
     """The common length of every row of a CSR, or ``None`` when the lengths differ (or there are no rows)."""
     k = m.shape[0]
     total = int(m.indptr[-1]) if k else 0
@@ -404,10 +396,10 @@ def elementwise_pairs(left: sp.csr_array, right: sp.csr_array, n: int) -> Deps |
     triangle of ``S_e × S_e``; or one entry per row on each side): a ``(k, pairs)`` code matrix, built in a
     few array passes, without :func:`pair_rows`' per-triple bookkeeping.  ``None``: not that case."""
     k = left.shape[0]
-    la = _uniform_rows(left)
+    la = uniform_rows(left)
     if la is None:
         return None
-    lb = la if right is left else _uniform_rows(right)
+    lb = la if right is left else uniform_rows(right)
     if lb is None or (right is not left and la * lb > 1):
         return None
     width = pair_width(n)
@@ -469,13 +461,7 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     u, v = _divmod(code - n, n)
     if len(code) <= SMALL_ASSEMBLY and n < 1 << 31:
         # few pairs (a small program's Hessian): both triangles as keys, one sort, no transpose and sum
-        key = np.sort(np.concatenate([u * n + v, v * n + u]))
-        key = _distinct_sorted(key)
-        check_nnz(len(key), "the Hessian pattern")
-        rows = key // n
-        indptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        return make_csr(indptr, key - rows * n, n, n)
+        return csr_of_keys(np.concatenate([u * n + v, v * n + u]), n, n, "the Hessian pattern")
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
     upper = make_csr(indptr, v, n, n)

@@ -71,7 +71,7 @@ class SecondOrderInterpreter(Interpreter):
         return super().release(value)
 
     def run_decoded(self, d: DecodedOp) -> list[AbstractValue]:
-        args = self.decoded_operands(d)
+        args = self.operand_values(d.operands)
         results = self.evaluate(d, args)
         if all(r.deps.is_empty for r in results):
             return results

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...lattice import Deps
 from ...lattice.core import ROW_LANE_ENTRIES, gather_csr_rows, row_columns
-from .encoding import _uniform_rows, elementwise_pairs, full_rows, pair_rows
+from .encoding import elementwise_pairs, full_rows, pair_rows, uniform_rows
 
 __all__ = ["no_term", "full_term", "cross_rows", "full_of"]
 
@@ -59,7 +59,7 @@ def row_groups(m) -> tuple[np.ndarray, np.ndarray] | None:
     sample = {cols[a:b].tobytes() for a, b in zip(starts, ends)}
     if len(sample) == len(starts):           # the sampled rows are all different
         return None
-    length = _uniform_rows(m)
+    length = uniform_rows(m)
     if not length:
         return None
     rows = cols.reshape(k, length)
@@ -117,6 +117,8 @@ def cross_rows(ctx, a, b, size: int):
 def _grouped_cross(ctx, a, sa, b, sb, size: int):
     """:func:`cross_rows` built once per distinct pair of operand rows (:func:`row_groups`), ``None`` when the
     operands' rows do not repeat enough.  An operand of one element is one group."""
+    if a.size == 1 and b.size == 1:
+        return None
     ga = np.zeros(size, np.int64) if a.size == 1 else None
     gb = np.zeros(size, np.int64) if b.size == 1 else None
     if ga is None:
@@ -132,8 +134,6 @@ def _grouped_cross(ctx, a, sa, b, sb, size: int):
             if groups is None:
                 return None
             gb = groups[0][groups[1]]
-    if a.size == 1 and b.size == 1:
-        return None
     _, first, inverse = np.unique(ga * size + gb, return_index=True, return_inverse=True)
     if len(first) > GROUP_FRACTION * size:
         return None
