@@ -27,10 +27,22 @@ def test_features_count_equations_elements_and_nonlinear_elements():
     assert feats.eqns == 4 and feats.elements == 16 and feats.nonlinear_elements == 10
 
 
-def test_more_equations_favour_direct_and_more_nonlinear_elements_favour_the_gradient():
+def test_more_equations_favour_direct_and_more_elements_favour_the_gradient():
     base = cost.ProgramFeatures(10, 10_000, 5_000)
-    assert cost.predicted_ratio(cost.ProgramFeatures(10_000, 10_000, 5_000)) > cost.predicted_ratio(base)
-    assert cost.predicted_ratio(cost.ProgramFeatures(10, 10_000, 5_000_000)) < cost.predicted_ratio(base)
+    assert cost.score(cost.ProgramFeatures(10_000, 10_000, 5_000)) > cost.score(base)
+    assert cost.score(cost.ProgramFeatures(10, 1_000_000, 500_000)) < cost.score(base)  # same nonlinear share
+
+
+@pytest.mark.parametrize("features, method", [
+    (cost.ProgramFeatures(1_386, 1_386, 495), "direct"),            # written out, scalar by scalar
+    (cost.ProgramFeatures(11, 991, 396), "direct"),                 # a small vectorized objective
+    (cost.ProgramFeatures(17, 1_399_985, 599_992), "direct"),       # many local terms at n = 10⁵
+    (cost.ProgramFeatures(4, 300_001, 300_000), "via-gradient"),    # sum(sin(x)·x²) at n = 10⁵
+    (cost.ProgramFeatures(8, 600_001, 200_000), "via-gradient"),    # a periodic chain at n = 10⁵
+])
+def test_the_fitted_model_picks_the_measured_winner(features, method):
+    # benchmarks/data/hessian_method_*.json: the faster method of each, in a fresh process and in a long one
+    assert cost.choose_method(features) == method
 
 
 @pytest.mark.parametrize("f, n", [(written_out, 12), (vectorized, 30)])
@@ -47,7 +59,7 @@ def test_auto_records_its_choice_and_both_methods_agree(f, n):
 
 
 def test_auto_takes_the_gradient_where_the_model_predicts_it_faster(monkeypatch):
-    monkeypatch.setattr(cost, "WEIGHTS", (-50.0, 0.0, 0.0, 0.0))  # every program: via-gradient predicted faster
+    monkeypatch.setattr(cost, "WEIGHTS", (-50.0, 0.0, 0.0, 0.0))  # every program scores below 0: via-gradient
     x = jnp.linspace(0.1, 1.0, 9)
     p = ss.hessian_sparsity(written_out, x)
     assert p.method == "via-gradient" and p == ss.hessian_sparsity(written_out, x, method="direct")
@@ -65,3 +77,16 @@ def test_custom_rules_still_take_the_gradient():
 
 def test_jacobian_patterns_have_no_method():
     assert ss.jacobian_sparsity(lambda x: x[1:] * x[:-1], jnp.ones(4)).method is None
+
+
+def test_the_shipped_weights_pick_within_1_25_of_the_faster_method_on_their_data():
+    import json
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+    rows = [r for name in ("hessian_method_fresh.json", "hessian_method_shared.json")
+            for r in json.loads((data / name).read_text())]
+    assert len(rows) >= 100
+    for r in rows:
+        pick = cost.choose_method(cost.ProgramFeatures(r["eqns"], r["elements"], r["nonlinear"]))
+        assert r[pick] <= 1.25 * min(r["direct"], r["via-gradient"]), (r["label"], r["process"], pick)

@@ -76,12 +76,12 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
         raise NotCovered(f"f uses a custom derivative rule ({', '.join(sorted(custom))}); the primal program does "
                          "not show the derivative JAX computes: use method='via-gradient'")
     if auto:
-        from .method import choose_method, predicted_ratio, program_features
+        from .method import choose_method, program_features, score
 
         features = program_features(traced.jaxpr)
         if choose_method(features) == "via-gradient":
-            raise PreferGradient(f"the cost model predicts via-gradient faster than direct (time ratio "
-                                 f"{predicted_ratio(features):.2f}) for {features}")
+            raise PreferGradient(f"the cost model predicts via-gradient faster than direct (score "
+                                 f"{score(features):.2f} < 0) for {features}")
     try:
         with innermost_locations():
             lowered = traced.lower()

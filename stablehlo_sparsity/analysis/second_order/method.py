@@ -9,13 +9,19 @@ first-order analysis over it, which moves ``|S|`` columns an element.  So the di
 of many small ops, and the gradient path can win on a few wide nonlinear ops over large arrays.
 
 The model reads three counts off the traced jaxpr, before anything is lowered: equations, the elements they
-produce, and the elements produced by nonlinear equations.  It predicts the ratio of the two times,
+produce, and the elements produced by nonlinear equations.  It scores a program by a linear function of their
+logarithms,
 
-    log(t_via-gradient / t_direct) ≈ w₀ + w₁·log(eqns) + w₂·log(elements) + w₃·log(1 + nonlinear elements),
+    score = w₀ + w₁·log(eqns) + w₂·log(elements) + w₃·log(1 + nonlinear elements),
 
-and ``auto`` takes the gradient path only where that ratio is predicted below 1.  The weights are a least-squares
-fit on ``benchmarks/hessian_method.py`` (``--fit``); the data, and the check that ``auto`` stays within 1.25× of
-the faster method, are in ``docs/benchmarks/index.md`` ("Choosing the Hessian method").
+and ``auto`` takes the gradient path where the score is below 0.  The score is a decision, not a time ratio: the
+weights are a logistic regression of which method was faster (``benchmarks/hessian_method.py --fit``), each
+problem weighted by ``|log(t_via-gradient / t_direct)|`` — what a wrong pick costs there — so near ties decide
+little and wide wins much.  (A least-squares fit of the log time ratio, the earlier model, spends its freedom on
+the written-out programs, where direct wins by 4–7×, and misplaces the boundary among the large vectorized ones.)
+The data are two regimes: each problem in a fresh process, and every problem in one long process, whose grown
+heap spares the direct walk's short-lived arrays the page faults a fresh process pays.  The data, the fit and the
+leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian method").
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["ProgramFeatures", "program_features", "predicted_ratio", "choose_method", "WEIGHTS"]
+__all__ = ["ProgramFeatures", "program_features", "score", "choose_method", "WEIGHTS"]
 
 #: Primitives whose second derivative is zero (linear in their differentiable operands, or piecewise
 #: constant): they write no interaction pairs.  Every other primitive counts as nonlinear.
@@ -78,18 +84,20 @@ def program_features(jaxpr) -> ProgramFeatures:
     return ProgramFeatures(eqns, elements, nonlinear)
 
 
-#: ``w`` of the module docstring: fitted by ``python benchmarks/hessian_method.py --fit`` (2026-11-28, 72 problems,
-#: jax 0.11.2; residual standard deviation 0.19 in log-ratio).  More equations favour direct (the gradient
-#: program's lowering grows with them); more nonlinear elements favour the gradient path (the direct walk
-#: writes their interaction pairs).
-WEIGHTS: tuple[float, float, float, float] = (0.85511226, 0.12237073, 0.03258591, -0.09531423)
+#: ``w`` of the module docstring: fitted by ``python benchmarks/hessian_method.py --fit`` (2026-11-28, jax 0.11.2;
+#: 75 problems, each in a fresh process and all in one process: 150 rows).  Every pick of the fit is within 1.05×
+#: of the faster method, and so is every pick of a fit that left the problem out.  More equations favour direct
+#: (the gradient program's lowering grows with them); more elements favour the gradient path, the less so the
+#: more of them are nonlinear (every element the direct walk moves carries its interaction pairs, and a linear
+#: op's gradient is cheap).
+WEIGHTS: tuple[float, float, float, float] = (1.13887, 2.16875, -1.58031, 1.22676)
 
 
-def predicted_ratio(features: ProgramFeatures) -> float:
-    """The predicted ``t_via-gradient / t_direct`` for a program with these features."""
-    return math.exp(sum(w * v for w, v in zip(WEIGHTS, features.as_row())))
+def score(features: ProgramFeatures) -> float:
+    """The model's score of a program: below 0, the gradient path is predicted faster."""
+    return sum(w * v for w, v in zip(WEIGHTS, features.as_row()))
 
 
 def choose_method(features: ProgramFeatures) -> str:
     """``"direct"`` or ``"via-gradient"``: the one predicted faster (direct on a tie)."""
-    return "via-gradient" if predicted_ratio(features) < 1.0 else "direct"
+    return "via-gradient" if score(features) < 0.0 else "direct"
