@@ -324,8 +324,8 @@ def _value_aware_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> De
             if other.const is None:
                 pass
             elif other.uncertainty is None:  # exact everywhere (a literal, `x * 2.0`): the values alone decide
-                with np.errstate(all="ignore"):
-                    zero = np.asarray(pred(np.asarray(other.const)), bool)
+                # (the predicates are comparisons and isinf, which warn of nothing: no errstate needed)
+                zero = np.asarray(pred(np.asarray(other.const)), bool)
                 if zero.all():
                     d = ctx.empty(t.size)
                 elif zero.any():
