@@ -50,6 +50,33 @@ def test_repeated_literals_are_one_answer_and_signed_zeros_are_two():
     assert np.array_equal(dense, np.vstack([eye, np.zeros((3, 3), bool), eye]))
 
 
+def test_a_literal_broadcast_keeps_its_bits():
+    # the fold of a one-element broadcast fills the result at once: the sign of zero and a NaN's payload stay
+    text = """
+    func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+      %nz = stablehlo.constant dense<-0.0> : tensor<f32>
+      %b = stablehlo.broadcast_in_dim %nz, dims = [] : (tensor<f32>) -> tensor<3xf32>
+      %nan = stablehlo.constant dense<0x7FC00123> : tensor<1xf32>
+      %bn = stablehlo.broadcast_in_dim %nan, dims = [1] : (tensor<1xf32>) -> tensor<2x1xf32>
+      %bf = stablehlo.constant dense<1.5> : tensor<bf16>
+      %bb = stablehlo.broadcast_in_dim %bf, dims = [] : (tensor<bf16>) -> tensor<2xbf16>
+      %r = stablehlo.multiply %x, %b : tensor<3xf32>
+      return %r : tensor<3xf32>
+    }
+    """
+    seen = {}
+
+    def observer(op, results):
+        if op.operation.name == "stablehlo.broadcast_in_dim":
+            seen[len(seen)] = results[0].const
+
+    analyze_module(text, observer=observer)
+    signed, nan, bf16 = seen[0], seen[1], seen[2]
+    assert signed.shape == (3,) and signed.dtype == np.float32 and np.signbit(signed).all() and not signed.any()
+    assert nan.shape == (2, 1) and (nan.view(np.uint32) == 0x7FC00123).all()
+    assert bf16.dtype.name == "bfloat16" and bf16.shape == (2,) and (bf16.astype(np.float32) == 1.5).all()
+
+
 def test_complex_literals_still_fold():
     f = lambda x: jnp.real(x * (1.0 + 2.0j)) + jnp.real(x * (1.0 + 2.0j))
     assert np.array_equal(jacobian_sparsity(f, jnp.ones(4)).to_scipy().toarray(), np.eye(4, dtype=bool))
