@@ -3,7 +3,8 @@ is fitted on (``stablehlo_sparsity/analysis/second_order/method.py``), and the c
 1.25× of the faster method.
 
     python benchmarks/hessian_method.py                 # measure direct, via-gradient and auto; print the table
-    python benchmarks/hessian_method.py --fit           # also fit the coefficients (weighted least squares)
+    python benchmarks/hessian_method.py --fit           # also fit the coefficients (weighted logistic regression)
+    python benchmarks/hessian_method.py --fit --load benchmarks/data/hessian_method_*.json   # refit the kept data
     python benchmarks/hessian_method.py --json out.json # keep the measurements
     python benchmarks/hessian_method.py --in-process    # all problems in this one process (see below)
 
