@@ -115,12 +115,8 @@ def fit(rows, margin: float = 0.1, ridge: float = 1e-2) -> tuple[float, ...]:
 
 def regret(rows, weights) -> np.ndarray:
     """Time of the method ``weights`` picks over the faster one, per row."""
-    saved, cost.WEIGHTS = cost.WEIGHTS, weights
-    try:
-        return np.array([r[cost.choose_method(cost.ProgramFeatures(r["eqns"], r["elements"], r["nonlinear"]))]
-                         / min(r["direct"], r["via-gradient"]) for r in rows])
-    finally:
-        cost.WEIGHTS = saved
+    return np.array([r[cost.choose_method(cost.ProgramFeatures(r["eqns"], r["elements"], r["nonlinear"]), weights)]
+                     / min(r["direct"], r["via-gradient"]) for r in rows])
 
 
 def leave_one_out(rows) -> np.ndarray:
@@ -168,10 +164,11 @@ def main(argv=None) -> int:
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(rows, fh, indent=1)
+    weights = cost.WEIGHTS
     if args.fit:
-        cost.WEIGHTS = fit(rows)
-        print("WEIGHTS =", cost.WEIGHTS)
-        print(f"worst picked / best of the fit: {regret(rows, cost.WEIGHTS).max():.2f}; with each problem left out of "
+        weights = fit(rows)
+        print("WEIGHTS =", weights)
+        print(f"worst picked / best of the fit: {regret(rows, weights).max():.2f}; with each problem left out of "
               f"the fit that picks for it: {leave_one_out(rows).max():.2f} ({len(rows)} rows)")
     source = (f"measurements read from {', '.join(args.load)}" if args.load else
               f"best of {args.repeat}, " + ("all problems in one process" if args.in_process else
@@ -183,12 +180,12 @@ def main(argv=None) -> int:
     worst_pick = worst_auto = 0.0
     for r in rows:
         feats = cost.ProgramFeatures(r["eqns"], r["elements"], r["nonlinear"])
-        pick = cost.choose_method(feats)
+        pick = cost.choose_method(feats, weights)
         best = min(r["direct"], r["via-gradient"])
         worst_pick = max(worst_pick, r[pick] / best)
         line = (f"| {r['label']} | {r.get('process', 'shared')} | {r['n']:,} | {r['eqns']:,} | {r['elements']:,} | "
                 f"{r['nonlinear']:,} | {r['direct'] * 1e3:.1f} | {r['via-gradient'] * 1e3:.1f} | "
-                f"{r['via-gradient'] / r['direct']:.2f} | {cost.score(feats):.2f} | {pick} | {r[pick] / best:.2f} |")
+                f"{r['via-gradient'] / r['direct']:.2f} | {cost.score(feats, weights):.2f} | {pick} | {r[pick] / best:.2f} |")
         if "auto" in r:
             worst_auto = max(worst_auto, r["auto"] / best)
             line += f" {r['auto'] * 1e3:.1f} | {r['auto'] / best:.2f} |"

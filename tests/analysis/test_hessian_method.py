@@ -90,3 +90,12 @@ def test_the_shipped_weights_pick_within_1_25_of_the_faster_method_on_their_data
     for r in rows:
         pick = cost.choose_method(cost.ProgramFeatures(r["eqns"], r["elements"], r["nonlinear"]))
         assert r[pick] <= 1.25 * min(r["direct"], r["via-gradient"]), (r["label"], r["process"], pick)
+
+
+def test_a_refit_passes_its_weights_without_touching_the_shipped_ones():
+    features = cost.ProgramFeatures(100, 1_000, 500)
+    shipped = cost.score(features)
+    assert cost.score(features, (-50.0, 0.0, 0.0, 0.0)) == -50.0
+    assert cost.choose_method(features, (-50.0, 0.0, 0.0, 0.0)) == "via-gradient"
+    assert cost.choose_method(features, (50.0, 0.0, 0.0, 0.0)) == "direct"
+    assert cost.score(features) == shipped

@@ -107,9 +107,10 @@ def _map_rule(np_twin):
     def fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
         (t,) = ctx.result_types(op)
         x = consts[0]
-        if x.size == 1 and np_twin is broadcast_in_dim_np:
-            # a literal broadcast (``x * 2.0``: every vectorized program has some): filled at once, the bits as
-            # they are — a quarter of the cost of NumPy's broadcast view and its copy
+        if x.size == 1:
+            # every result element is the one operand element, as in the rule above (a literal broadcast,
+            # ``x * 2.0``: every vectorized program has some): filled at once, the bits as they are — a quarter
+            # of the cost of NumPy's view and its copy
             return [np.full(t.shape, x.reshape(()), dtype=x.dtype)]
         return [np.array(np_twin(x, op, t.shape))]  # a contiguous copy (keeps 0-d arrays 0-d)
 

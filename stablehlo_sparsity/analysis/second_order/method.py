@@ -27,6 +27,7 @@ leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian m
 from __future__ import annotations
 
 import math
+from typing import Sequence
 from dataclasses import dataclass
 
 __all__ = ["ProgramFeatures", "program_features", "score", "choose_method", "WEIGHTS"]
@@ -93,11 +94,12 @@ def program_features(jaxpr) -> ProgramFeatures:
 WEIGHTS: tuple[float, float, float, float] = (1.13887, 2.16875, -1.58031, 1.22676)
 
 
-def score(features: ProgramFeatures) -> float:
-    """The model's score of a program: below 0, the gradient path is predicted faster."""
-    return sum(w * v for w, v in zip(WEIGHTS, features.as_row()))
+def score(features: ProgramFeatures, weights: Sequence[float] | None = None) -> float:
+    """The model's score of a program (with :data:`WEIGHTS`, or the ``weights`` of a refit): below 0, the
+    gradient path is predicted faster."""
+    return sum(w * v for w, v in zip(WEIGHTS if weights is None else weights, features.as_row()))
 
 
-def choose_method(features: ProgramFeatures) -> str:
+def choose_method(features: ProgramFeatures, weights: Sequence[float] | None = None) -> str:
     """``"direct"`` or ``"via-gradient"``: the one predicted faster (direct on a tie)."""
-    return "via-gradient" if score(features) < 0.0 else "direct"
+    return "via-gradient" if score(features, weights) < 0.0 else "direct"
