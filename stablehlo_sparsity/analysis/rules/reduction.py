@@ -82,11 +82,13 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
     bargs = list(block.arguments)
     if len(bargs) != 2 * k:
         raise InputError(f"reduction body takes {len(bargs)} arguments for {k} operands", None)
+    if simple_body(region, k) is not None:
+        # add/max/…: result j reads operand j only, and nothing from outside (every op of such a body reads
+        # the block's arguments), so the walk for captured values is not needed
+        return np.eye(k, dtype=bool), np.zeros(k, bool), []
     outer = region_captures(region)
     key = None
     if not outer:
-        if simple_body(region, k) is not None:  # add/max/…: result j reads operand j only
-            return np.eye(k, dtype=bool), np.zeros(k, bool), []
         # The answer depends only on the body then: memoize per op for this analysis (loops re-run ops).
         cache = ctx.memo("reduce_body")
         key = region.owner.operation

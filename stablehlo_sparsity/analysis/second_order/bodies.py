@@ -43,12 +43,18 @@ def piecewise_linear(region) -> bool:
     return True
 
 
-def _by_body(ctx, op, args, results):
+def _linear_body(ctx, op) -> bool:
+    """:func:`piecewise_linear` of every region of ``op`` (memoized per op for the analysis)."""
     memo = ctx.memo("second_order_bodies")
     key = op.operation
-    if key not in memo:
-        memo[key] = all(piecewise_linear(r) for r in op.regions)
-    if memo[key]:
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = all(piecewise_linear(r) for r in op.regions)
+    return hit
+
+
+def _by_body(ctx, op, args, results):
+    if _linear_body(ctx, op):
         return [None] * len(results)
     return full_term(ctx, op, args, results)
 
@@ -95,10 +101,12 @@ def _product_pairs(ctx, op, x, init) -> Deps:
 def _reduce(ctx, op, args, results):
     """§reduce, §reduce_window: a piecewise-linear body adds nothing; a one-operand product (``jnp.prod``,
     ``jnp.cumprod``) with a known init adds the pairs of distinct factors; any other body, the full term."""
+    if _linear_body(ctx, op):  # (a sum: the common case, told first; a product's body is not linear)
+        return [None] * len(results)
     if len(args) == 2 and not args[0].deps.is_empty and args[1].deps.is_empty and args[1].const is not None \
             and simple_body(op.regions[0], 1) == [np.multiply]:
         return [_product_pairs(ctx, op, args[0], args[1])]
-    return _by_body(ctx, op, args, results)
+    return full_term(ctx, op, args, results)
 
 
 local_term("stablehlo.reduce", "stablehlo.reduce_window", kind=BODY,
