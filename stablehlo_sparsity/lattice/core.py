@@ -741,6 +741,9 @@ def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array 
 #: The scalar lane (:meth:`Deps.union` of one-row values) keeps rows of at most this many columns as Python
 #: sets: a written-out program's scalars union a few columns at a time, where NumPy's per-call cost dominates.
 ROW_LANE_ENTRIES = 2048
+#: :meth:`Deps.take_row` gives a lane value when the row has at most this many columns (a set of a few
+#: integers costs less than the arrays of a one-row part; a long row stays arrays).
+TAKE_ROW_LANE = 64
 
 
 def _row_set(d: "Deps") -> frozenset[int] | None:
@@ -1014,6 +1017,9 @@ class Deps:
             return self
         if self.is_empty:
             return Deps.empty(1, self.n)
+        lane = self._row_of_few(i)
+        if lane is not None:
+            return Deps.of_row(self.n, lane)
         idx = None
         parts: list = []
         for p in self.parts:
@@ -1023,6 +1029,30 @@ class Deps:
                 idx = np.array([i], np.int64) if idx is None else idx
                 parts.append(p.gather(idx, False))
         return Deps(1, self.n, parts)
+
+    def _row_of_few(self, i: int) -> frozenset[int] | None:
+        """The columns of row ``i`` as a set (the scalar lane) when its parts hold at most
+        :data:`TAKE_ROW_LANE` of them, else ``None``: ``x[i]`` of a written-out program becomes a lane value at
+        once, which the unions of its scalar arithmetic and the release of dead values read without NumPy."""
+        cols: list[int] = []
+        for p in self.parts:
+            if type(p) is IndexPart:
+                c = int(p.cols[i])
+                if c >= 0:
+                    cols.append(c)
+            elif type(p) is CsrPart:
+                r = i if p.rowmap is None else int(p.rowmap[i])
+                if r >= 0:
+                    ptr = p.base.indptr
+                    a, b = int(ptr[r]), int(ptr[r + 1])
+                    if b - a + len(cols) > TAKE_ROW_LANE:
+                        return None
+                    cols.extend(p.base.indices[a:b].tolist())
+            else:
+                return None
+            if len(cols) > TAKE_ROW_LANE:
+                return None
+        return frozenset(cols)
 
     def mask_rows(self, keep) -> "Deps":
         """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""

@@ -140,3 +140,30 @@ def test_lane_and_lazy_unions_respect_the_nonzero_budget():
         Deps.union(left, right)
     with nnz_budget(20):
         assert Deps.union(left, right).nnz == 20
+
+
+def test_take_row_gives_the_lane_for_few_columns_and_arrays_for_many():
+    """``x[i]``: a row of at most TAKE_ROW_LANE columns becomes a lane value (a set), a longer one stays arrays;
+    both equal ``gather_rows([i])``, empty rows (a row map's -1, an index part's -1) included."""
+    from stablehlo_sparsity.lattice.core import TAKE_ROW_LANE, lane_size
+
+    rng = np.random.default_rng(4)
+    n = 300
+    for _ in range(200):
+        k = int(rng.integers(2, 10))
+        rows = [np.unique(rng.integers(0, n, rng.integers(0, 2 * TAKE_ROW_LANE))) for _ in range(k)]
+        indptr = np.zeros(k + 1, np.int64)
+        np.cumsum([len(r) for r in rows], out=indptr[1:])
+        m = make_csr(indptr, np.concatenate(rows).astype(np.int64), k, n)
+        rowmap = rng.integers(-1, k, k)
+        parts = [CsrPart(m, rowmap), IndexPart(rng.integers(-1, n, k))]
+        d = Deps(k, n, parts)
+        for i in range(k):
+            got, want = d.take_row(i), d.gather_rows([i])
+            assert got == want
+            count = want.nnz
+            if lane_size(got) is not None:
+                assert lane_size(got) == count <= TAKE_ROW_LANE
+            elif count:
+                long_rows = (len(rows[rowmap[i]]) if rowmap[i] >= 0 else 0) + 1
+                assert long_rows > TAKE_ROW_LANE
