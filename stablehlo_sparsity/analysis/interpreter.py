@@ -181,8 +181,15 @@ class Interpreter(RegionEngine[AbstractValue]):
                 return self._finish(op, list(hit))
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
-        if any(t.size > limit for t in rtypes) or any(a.size > limit for a in args):
-            results = self._too_large(op, args, rtypes)
+        for t in rtypes:  # (plain loops: a generator per op costs more than the small op's check)
+            if t.size > limit:
+                results = self._too_large(op, args, rtypes)
+                break
+        else:
+            for a in args:
+                if a.type.size > limit:
+                    results = self._too_large(op, args, rtypes)
+                    break
 
         # 1. the constant lattice: fold when every operand is known
         fold = FOLD_RULES.get(name)
@@ -245,6 +252,8 @@ class Interpreter(RegionEngine[AbstractValue]):
 
     def _finish(self, op, results: list[AbstractValue]) -> list[AbstractValue]:
         """An op's results as the streamed detection and an observer see them."""
+        if self.result_filter is None and self.observer is None:
+            return results
         if self.result_filter is not None:
             results = self.result_filter(op, results)
         if self.observer is not None:
