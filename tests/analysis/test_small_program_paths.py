@@ -145,3 +145,36 @@ def test_a_sum_of_broadcast_rows_keeps_every_pair():
     # Deps of a value whose rows are all one set: the union and reduction read every row
     d = Deps.identity(1, 5, 0).broadcast_row(4)
     assert d.to_csr().toarray().sum() == 4 and d.reduce_all().nnz == 1
+
+
+def _every_union_op(x):
+    """One expression per op the interpreter's union path takes (UNION_WHEN_UNKNOWN), on scalars (written out)
+    and on vectors, every operand unknown; the literal multiplies and the integer reshape take the rules."""
+    a, b, c = x[0], x[1], x[2]
+    s = [a + b, a - b, a * b, a / b, a ** b, jnp.arctan2(a, b), jnp.remainder(a, b), jnp.maximum(a, b),
+         jnp.minimum(a, b), jnp.abs(a), jnp.sin(a), jnp.cos(b), jnp.tan(c), jnp.tanh(a), jnp.exp(b),
+         jnp.expm1(c), jnp.log(a), jnp.log1p(b), jax.nn.sigmoid(c), jnp.sqrt(a), jax.lax.rsqrt(b), jnp.cbrt(c),
+         jnp.real(jax.lax.complex(a, b) * jax.lax.complex(b, c)), a * 0.0, (x[3:7] * x[5:9]).reshape(2, 2).sum(),
+         jnp.sum(jnp.arange(4).reshape(2, 2)) * a]
+    v = jnp.sin(x[:4] * x[4:8]) / (x[8:] + 2.0) + jnp.maximum(x[:4], x[8:]).reshape(2, 2).ravel()
+    return jnp.concatenate([jnp.stack(s), v])
+
+
+def test_the_union_path_gives_the_rules_own_answer(monkeypatch):
+    """The interpreter's union of unknown operands (registry.UNION_WHEN_UNKNOWN) against the rules themselves
+    (the path turned off), Jacobian and Hessian patterns, and the numbers of jax.jacfwd / jax.hessian."""
+    from stablehlo_sparsity import hessian_sparsity
+    from stablehlo_sparsity.analysis.rules import registry
+
+    x = jnp.linspace(0.3, 1.2, 12)
+    obj = lambda v: jnp.sum(_every_union_op(v) ** 2)  # noqa: E731
+    fast_j, fast_h = jacobian_sparsity(_every_union_op, x), hessian_sparsity(obj, x, method="direct")
+    monkeypatch.setattr(registry, "UNION_WHEN_UNKNOWN", set())
+    from stablehlo_sparsity.analysis import interpreter
+
+    monkeypatch.setattr(interpreter, "UNION_WHEN_UNKNOWN", set())
+    slow_j, slow_h = jacobian_sparsity(_every_union_op, x), hessian_sparsity(obj, x, method="direct")
+    assert fast_j == slow_j and fast_h == slow_h
+    assert not (_numeric(_every_union_op, x) & ~fast_j.todense()).any()
+    numeric_h = np.asarray(jax.hessian(obj)(x)) != 0
+    assert not (numeric_h & ~fast_h.todense()).any()

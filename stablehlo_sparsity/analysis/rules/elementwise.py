@@ -30,7 +30,7 @@ from ..attrs import enum_text, symbol_ref
 from ..folding.exactness import error_array, finalize, is_float, surely
 from ..irtools import nested_ops, region_captures
 from ...lattice import Deps, group_union, Groups
-from .registry import CONSERVATIVE, EXACT, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
+from .registry import CONSERVATIVE, EXACT, UNION_WHEN_UNKNOWN, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, FoldResult  # the rule contract
 from ..values import AbstractValue
 
@@ -363,6 +363,8 @@ _KIND_COVERAGE = {
     "none": (ZERO, "piecewise constant or integer/boolean"),
     "complex": (EXACT, "union for complex operands; zero-derivative for real ones"),
 }
+
+UNION_WHEN_UNKNOWN.update({_union_rule, _value_aware_rule})
 
 for _name, (_kind, _fn) in ELEMENTWISE.items():
     fold_rule(_name)(_make_folder(_fn, _name))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..values import AbstractValue, TensorType
 
 __all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
+           "UNION_WHEN_UNKNOWN",
            "FOLD_RULES", "ERROR_RULES", "RANGE_RULES", "RangeRule", "range_rule", "COVERAGE", "REFUSED",
            "deps_rule", "fold_rule", "error_rule", "refuse",
            "Op", "DepsResult", "FoldResult",
@@ -114,6 +115,12 @@ ERROR_RULES: dict[str, ErrorRule] = {}
 RANGE_RULES: dict[str, RangeRule] = {}
 COVERAGE: dict[str, Coverage] = {}
 REFUSED: dict[str, str] = {}
+#: Index-set rules that, when no operand is a known constant and every operand has the result's one float
+#: type's size, give the union of the operands' index sets (the elementwise union, the value-aware rules —
+#: which drop rows only where an operand is known — and §reshape).  The interpreter gives that union without
+#: calling them (:meth:`~stablehlo_sparsity.analysis.interpreter.Interpreter.evaluate`): half the ops of a
+#: written-out program are such ops on scalars, where the call costs more than the union.
+UNION_WHEN_UNKNOWN: set[Callable] = set()
 
 
 def _check_name(name: str) -> None:

@@ -19,7 +19,7 @@ from ...lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
                                  unknown_float)
-from .registry import EXACT, ZERO, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import EXACT, ZERO, FOLD_RULES, UNION_WHEN_UNKNOWN, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
 
@@ -153,6 +153,9 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
 def _reshape(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     """§reshape keeps the row-major element order: the index sets are unchanged."""
     return [args[0].deps]
+
+
+UNION_WHEN_UNKNOWN.add(_reshape)
 
 
 @fold_rule("stablehlo.reshape")
