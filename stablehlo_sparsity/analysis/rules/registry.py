@@ -120,7 +120,7 @@ REFUSED: dict[str, str] = {}
 #: which drop rows only where an operand is known — and §reshape).  The interpreter gives that union without
 #: calling them (:meth:`~stablehlo_sparsity.analysis.interpreter.Interpreter.evaluate`): half the ops of a
 #: written-out program are such ops on scalars, where the call costs more than the union.
-UNION_WHEN_UNKNOWN: set[Callable] = set()
+UNION_WHEN_UNKNOWN: set[DepsRule] = set()
 
 
 def _check_name(name: str) -> None:
