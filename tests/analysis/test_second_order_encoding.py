@@ -170,3 +170,24 @@ def test_broadcast_rows_give_the_hessian_of_jax():
         want = np.asarray(jax.hessian(f)(x)) != 0
         assert np.array_equal(got, want | got) and not (want & ~got).any()
         assert got.all()    # every pair interacts here (Σx reaches every row)
+
+
+def test_entries_to_rows_by_keys_and_by_scipy_agree(monkeypatch):
+    """A term's (row, pair code) entries, repeats allowed, become the same canonical rows by one sort of keys (a
+    few entries) and by SciPy's COO conversion (many)."""
+    from stablehlo_sparsity.analysis.second_order import encoding
+
+    rng = np.random.default_rng(7)
+    for _ in range(100):
+        k, width = int(rng.integers(1, 12)), int(rng.integers(2, 300))
+        m = int(rng.integers(1, 400))
+        rows, cols = rng.integers(0, k, m), rng.integers(0, width, m)
+        by_keys = encoding._rows_from_entries(rows, cols, k, width).to_csr()
+        monkeypatch.setattr(encoding, "KEY_SORT_ENTRIES", 0)
+        by_scipy = encoding._rows_from_entries(rows, cols, k, width).to_csr()
+        monkeypatch.undo()
+        want = sp.csr_array((np.ones(m, bool), (rows, cols)), shape=(k, width))
+        want.sum_duplicates()
+        for got in (by_keys, by_scipy):
+            assert got.shape == (k, width) and got.has_canonical_format
+            assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
