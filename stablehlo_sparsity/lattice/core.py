@@ -697,11 +697,11 @@ def distinct_sorted(a: np.ndarray) -> np.ndarray:
     return a[keep]
 
 
-def _first_row(p: IndexPart | CsrPart) -> np.ndarray | None:
-    """The columns of row 0 of a part (sorted and distinct), ``None`` when that row is empty."""
+def _part_row(p: IndexPart | CsrPart, i: int = 0) -> np.ndarray | None:
+    """The columns of row ``i`` of a part (sorted and distinct), ``None`` when that row is empty."""
     if isinstance(p, IndexPart):
-        return p.cols[:1] if p.cols[0] >= 0 else None
-    r = 0 if p.rowmap is None else int(p.rowmap[0])
+        return p.cols[i:i + 1] if p.cols[i] >= 0 else None
+    r = i if p.rowmap is None else int(p.rowmap[i])
     if r < 0:
         return None
     ptr = p.base.indptr
@@ -720,7 +720,7 @@ def _scalar_union(parts: Sequence[IndexPart | CsrPart], n: int) -> sp.csr_array 
     total = 0
     large = None                                      # the longest CSR row (sorted and distinct by contract)
     for p in parts:
-        row = _first_row(p)
+        row = _part_row(p)
         if row is None:
             continue
         cols_list.append(row)
@@ -753,13 +753,19 @@ def _row_set(d: "Deps") -> frozenset[int] | None:
     parts = d._parts
     if parts is None:  # a lazy vstack
         return None
+    return _parts_row_set(parts, 0, ROW_LANE_ENTRIES)
+
+
+def _parts_row_set(parts, i: int, limit: int) -> frozenset[int] | None:
+    """The columns of row ``i`` of index and CSR parts as a set; ``None`` when a part is of another kind (runs:
+    the general union) or the row has more than ``limit`` columns."""
     out: list[int] = []
     for p in parts:
-        if type(p) is not IndexPart and type(p) is not CsrPart:  # runs: the general union
+        if type(p) is not IndexPart and type(p) is not CsrPart:
             return None
-        row = _first_row(p)
+        row = _part_row(p, i)
         if row is not None:
-            if len(row) + len(out) > ROW_LANE_ENTRIES:
+            if len(row) + len(out) > limit:
                 return None
             out.extend(row.tolist())
     return frozenset(out)
@@ -1017,7 +1023,9 @@ class Deps:
             return self
         if self.is_empty:
             return Deps.empty(1, self.n)
-        lane = self._row_of_few(i)
+        # ``x[i]`` of a written-out program: a row of few columns becomes a lane value at once, which the unions
+        # of its scalar arithmetic and the release of dead values read without NumPy
+        lane = _parts_row_set(self.parts, i, TAKE_ROW_LANE)
         if lane is not None:
             return Deps.of_row(self.n, lane)
         idx = None
@@ -1029,30 +1037,6 @@ class Deps:
                 idx = np.array([i], np.int64) if idx is None else idx
                 parts.append(p.gather(idx, False))
         return Deps(1, self.n, parts)
-
-    def _row_of_few(self, i: int) -> frozenset[int] | None:
-        """The columns of row ``i`` as a set (the scalar lane) when its parts hold at most
-        :data:`TAKE_ROW_LANE` of them, else ``None``: ``x[i]`` of a written-out program becomes a lane value at
-        once, which the unions of its scalar arithmetic and the release of dead values read without NumPy."""
-        cols: list[int] = []
-        for p in self.parts:
-            if type(p) is IndexPart:
-                c = int(p.cols[i])
-                if c >= 0:
-                    cols.append(c)
-            elif type(p) is CsrPart:
-                r = i if p.rowmap is None else int(p.rowmap[i])
-                if r >= 0:
-                    ptr = p.base.indptr
-                    a, b = int(ptr[r]), int(ptr[r + 1])
-                    if b - a + len(cols) > TAKE_ROW_LANE:
-                        return None
-                    cols.extend(p.base.indices[a:b].tolist())
-            else:
-                return None
-            if len(cols) > TAKE_ROW_LANE:
-                return None
-        return frozenset(cols)
 
     def mask_rows(self, keep) -> "Deps":
         """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""
