@@ -30,7 +30,7 @@ def i64_list(op, name: str, default=None) -> list[int]:
 
     One lookup in the attribute map, and the elements read by index: iterating a ``DenseI64ArrayAttr`` costs
     four times as much on jaxlib 0.10 (3.7 µs for one element against 0.9), and a written-out program reads
-    three such attributes for every scalar it slices out of its input."""
+    two such attributes for every scalar it slices out of its input."""
     a = _lookup(op, name)
     if a is None:
         if default is None:

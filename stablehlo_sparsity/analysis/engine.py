@@ -77,9 +77,12 @@ class DecodedOp:
 
     def __init__(self, op: Any):
         self.op = op
-        self.name: str = op.operation.name
-        self.operands: tuple[Any, ...] = tuple(op.operands)
-        self.results: tuple[Any, ...] = tuple(op.results)
+        operation = op.operation
+        self.name: str = operation.name
+        self.operands: tuple[Any, ...] = tuple(operation.operands)
+        results = operation.results
+        # (one result, as nearly every op has: indexing the list builds one object; iterating it costs 1 µs more)
+        self.results: tuple[Any, ...] = (results[0],) if len(results) == 1 else tuple(results)
         self.types: Any = None
 
 

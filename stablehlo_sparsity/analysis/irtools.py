@@ -60,8 +60,10 @@ def region_ops(region) -> Iterator:
     """Every op inside ``region`` (nested regions included), in pre-order."""
     for block in region.blocks:
         for op in block.operations:
-            yield op.operation
-            yield from nested_ops(op)
+            o = op.operation
+            yield o
+            if len(o.regions):  # (a walk per op costs more than the op's own read: only where there is one)
+                yield from nested_ops(o)
 
 
 def region_captures(regions) -> list:
@@ -74,20 +76,26 @@ def region_captures(regions) -> list:
     inside: set = set()
     used: list = []
     for region in regions:
-        for block in region.blocks:
-            inside.update(block.arguments)
-        for op in region_ops(region):
-            inside.update(op.results)
-            for r in op.regions:
-                for b in r.blocks:
-                    inside.update(b.arguments)
-            used.extend(op.operands)
+        _defined_and_used(region, inside, used)
     out, seen = [], set()
     for v in used:
         if v not in inside and v not in seen:
             seen.add(v)
             out.append(v)
     return out
+
+
+def _defined_and_used(region, inside: set, used: list) -> None:
+    """Add the values defined in ``region`` (block arguments, op results, nested regions included) to ``inside``
+    and the operands its ops read to ``used``, in pre-order (a recursion over the blocks: no walk callbacks)."""
+    for block in region.blocks:
+        inside.update(block.arguments)
+        for op in block.operations:
+            o = op.operation
+            inside.update(o.results)
+            used.extend(o.operands)
+            for r in o.regions:
+                _defined_and_used(r, inside, used)
 
 
 # ---------------------------------------------------------------------------------------------- functions

@@ -90,8 +90,8 @@ def reduce_dims(deps: Deps, shape, dims) -> Deps:
     shape = tuple(int(s) for s in shape)
     dims = sorted(int(d) for d in dims)
     kept = [d for d in range(len(shape)) if d not in dims]
-    out_size = int(np.prod([shape[d] for d in kept], dtype=np.int64))
-    g = int(np.prod([shape[d] for d in dims], dtype=np.int64))
+    out_size = math.prod(shape[d] for d in kept)   # (Python integers: exact, and no array for a few numbers)
+    g = math.prod(shape[d] for d in dims)
     if deps.is_empty or g == 0 or out_size == 0:
         return Deps.empty(out_size, deps.n)
     if out_size == 1:

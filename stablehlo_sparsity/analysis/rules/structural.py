@@ -137,10 +137,13 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     x = args[0]
     starts = i64_list(op, "start_indices")
     limits = i64_list(op, "limit_indices")
+    if len(starts) == 1 and limits[0] - starts[0] == 1:
+        # ``x[i]`` of a written-out vector, the commonest slice of all: one element, whatever the stride
+        return [x.deps.take_row(starts[0])]
     strides = i64_list(op, "strides", [1] * len(x.shape))
     if all(lim - s <= st for s, lim, st in zip(starts, limits, strides)) and all(lim > s for s, lim in
                                                                                zip(starts, limits)):
-        # one element (``x[i]`` of a written-out program): its flat position, without the index-map arithmetic
+        # one element (``x[i, j]``): its flat position, without the index-map arithmetic
         flat, step = 0, 1
         for s, d in zip(reversed(starts), reversed(x.shape)):
             flat += int(s) * step
