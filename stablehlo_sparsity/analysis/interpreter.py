@@ -28,7 +28,7 @@ from ..lattice import Deps, nnz_budget
 from ..lattice.core import lane_size
 from .options import AnalysisOptions
 from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, UNION_WHEN_UNKNOWN, NotFoldable
-from .values import AbstractValue, TensorType, tensor_types
+from .values import AbstractValue, TensorType, tensor_type, tensor_types
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
 
@@ -165,7 +165,7 @@ class Interpreter(RegionEngine[AbstractValue]):
         op, name = d.op, d.name
         rtypes = d.types
         if rtypes is None:  # decoded once: a tuple, which the rules reading result_types cannot change
-            rtypes = d.types = tuple(tensor_types([r.type for r in d.results], lambda: self.location(op)))
+            rtypes = d.types = self._decode_types(d)
         if args and len(rtypes) == 1 and DEPS_RULES.get(name) in UNION_WHEN_UNKNOWN:
             # the union of unknown operands of the result's size (the rule's own answer: see UNION_WHEN_UNKNOWN),
             # without the fold, size and rule machinery below — half the ops of a written-out program
@@ -261,6 +261,16 @@ class Interpreter(RegionEngine[AbstractValue]):
             if range_rule is not None:
                 results = self._with_ranges(range_rule, op, args, results)
         return self._finish(op, results)
+
+    def _decode_types(self, d: DecodedOp) -> tuple[TensorType, ...]:
+        """The result types of ``d`` (a refused type names the op's location)."""
+        results = d.results
+        if len(results) == 1:  # (nearly every op: no lists, no closure)
+            try:
+                return (tensor_type(results[0].type),)
+            except SparsityError:
+                pass  # refused: again below, with the location in the message
+        return tuple(tensor_types([r.type for r in results], lambda: self.location(d.op)))
 
     def _finish(self, op, results: list[AbstractValue]) -> list[AbstractValue]:
         """An op's results as the streamed detection and an observer see them."""

@@ -864,14 +864,13 @@ class Deps:
         if len(row) > ROW_LANE_ENTRIES:
             return cls._materialized(_row_csr(np.fromiter(sorted(row), np.int64, len(row)), n))
         check_nnz(len(row))
-        return cls._of_row(n, row)
+        return cls._of_row(int(n), row)
 
     @classmethod
     def _of_row(cls, n: int, row: frozenset[int]) -> "Deps":
         """A one-row value of the scalar lane (``row`` non-empty, at most :data:`ROW_LANE_ENTRIES` columns)."""
-        d = cls(1, n)
-        d._parts = None
-        d._row = row
+        d = object.__new__(cls)  # (every slot set here: the constructor's conversions are not needed)
+        d.rows, d.n, d._parts, d._stack, d._csr, d._row = 1, n, None, None, None, row
         return d
 
     def _build_row(self) -> None:
@@ -1050,6 +1049,20 @@ class Deps:
     @staticmethod
     def union(*items: "Deps") -> "Deps":
         """Join ``S_a ∨ S_b ∨ …`` of values of the same number of rows (elementwise ops)."""
+        if len(items) == 2:
+            # two scalars of the lane (a written-out program's ``x[i] * x[j]``, ``t + x[k]``: most of its unions):
+            # one set union, without the general checks and lists below
+            a, b = items
+            if a is not None and b is not None and a._row is not None and b._row is not None and a.n == b.n:
+                ra, rb = a._row, b._row
+                if rb <= ra:
+                    return a
+                if ra <= rb:
+                    return b
+                row = ra | rb
+                if len(row) <= ROW_LANE_ENTRIES:
+                    check_nnz(len(row))
+                    return Deps._of_row(a.n, row)
         vals = [d for d in items if d is not None]
         if not vals:
             raise ValueError("union of nothing")

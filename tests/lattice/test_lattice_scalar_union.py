@@ -167,3 +167,34 @@ def test_take_row_gives_the_lane_for_few_columns_and_arrays_for_many():
             elif count:
                 long_rows = (len(rows[rowmap[i]]) if rowmap[i] >= 0 else 0) + 1
                 assert long_rows > TAKE_ROW_LANE
+
+
+def test_union_of_two_lane_values_is_the_set_union_within_the_budget():
+    """The two-scalar path of ``Deps.union`` (both operands in the lane: most unions of a written-out program):
+    the set union, an operand itself when it already holds the other, the same rows as the general path, and the
+    nonzero budget checked."""
+    import pytest
+
+    from stablehlo_sparsity.errors import PatternTooLargeError
+    from stablehlo_sparsity.lattice import nnz_budget
+
+    rng = np.random.default_rng(5)
+    n = 60
+    for _ in range(300):
+        sa = frozenset(int(c) for c in rng.integers(0, n, rng.integers(1, 12)))
+        sb = frozenset(int(c) for c in rng.integers(0, n, rng.integers(1, 12)))
+        if rng.random() < 0.2:
+            sb = frozenset(list(sa)[: max(1, len(sa) // 2)])          # a subset: the operand itself comes back
+        a, b = Deps.of_row(n, sa), Deps.of_row(n, sb)
+        u = Deps.union(a, b)
+        assert u._row == sa | sb and u.rows == 1 and u.n == n
+        assert u.to_csr().indices.tolist() == sorted(sa | sb)
+        general = Deps.union(Deps(1, n, [_row(sorted(sa), n)]), Deps(1, n, [_row(sorted(sb), n)]))
+        assert u == general
+        if sb <= sa:
+            assert u is a
+    a, b = Deps.of_row(n, frozenset({1, 2})), Deps.of_row(n, frozenset({3, 4}))
+    with nnz_budget(3), pytest.raises(PatternTooLargeError):
+        Deps.union(a, b)
+    with nnz_budget(4):
+        assert Deps.union(a, b)._row == frozenset({1, 2, 3, 4})

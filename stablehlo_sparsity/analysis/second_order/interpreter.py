@@ -73,7 +73,7 @@ class SecondOrderInterpreter(Interpreter):
     def run_decoded(self, d: DecodedOp) -> list[AbstractValue]:
         args = self.operand_values(d.operands)
         results = self.evaluate(d, args)
-        if all(r.deps.is_empty for r in results):
+        if results[0].deps.is_empty if len(results) == 1 else all(r.deps.is_empty for r in results):
             return results
         op, name = d.op, d.name
         term = LOCAL_TERMS.get(name, full_term)
