@@ -1059,10 +1059,10 @@ class Deps:
                     return a
                 if ra <= rb:
                     return b
-                row = ra | rb
-                if len(row) <= ROW_LANE_ENTRIES:
-                    check_nnz(len(row))
-                    return Deps._of_row(a.n, row)
+                joined = ra | rb
+                if len(joined) <= ROW_LANE_ENTRIES:
+                    check_nnz(len(joined))
+                    return Deps._of_row(a.n, joined)
         vals = [d for d in items if d is not None]
         if not vals:
             raise ValueError("union of nothing")
