@@ -786,6 +786,25 @@ def row_columns(d: "Deps") -> frozenset[int] | None:
     return _row_set(d)
 
 
+def _within_budget(parts) -> bool:
+    """The entries of index and CSR parts together fit the active nonzero budget, and so does their union: a
+    lazy union (``Deps.union(..., eager=False)``) stays lazy only then — else it is materialized, and refused at
+    once exactly when an eager union would be."""
+    limit = _NNZ_BUDGET.get()
+    if limit is None:
+        return True
+    total = 0
+    for p in parts:
+        if type(p) is IndexPart:
+            total += len(p.cols)
+        elif type(p) is CsrPart:
+            rm = p.rowmap
+            total += p.base.nnz if rm is None else int(np.diff(p.base.indptr)[rm[rm >= 0]].sum())
+        else:
+            return False
+    return total <= limit
+
+
 def _stays_lazy(parts, rows: int) -> bool:
     """A small value's union that need not be materialized now: a few index parts, whose entries (at most one
     per row and part) fit the active nonzero budget — so a value too large for it is still refused at once."""
@@ -1047,8 +1066,12 @@ class Deps:
         return self.gather_rows(np.where(keep, np.arange(self.rows, dtype=np.int64), -1))
 
     @staticmethod
-    def union(*items: "Deps") -> "Deps":
-        """Join ``S_a ∨ S_b ∨ …`` of values of the same number of rows (elementwise ops)."""
+    def union(*items: "Deps", eager: bool = True) -> "Deps":
+        """Join ``S_a ∨ S_b ∨ …`` of values of the same number of rows (elementwise ops).
+
+        A small value's union (at most :data:`SMALL_ROWS` rows) is materialized at once unless ``eager`` is
+        False: the second-order walk adds a product's pair term to its first-order rows lazily, and the op that
+        reads them next materializes both in one union instead of two."""
         if len(items) == 2:
             # two scalars of the lane (a written-out program's ``x[i] * x[j]``, ``t + x[k]``: most of its unions):
             # one set union, without the general checks and lists below
@@ -1098,7 +1121,8 @@ class Deps:
             if part is not None:
                 return Deps(rows, n, [part])
         out = Deps(rows, n, parts)
-        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not _stays_lazy(parts, rows)):
+        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not _stays_lazy(parts, rows)
+                                           and (eager or not _within_budget(parts))):
             out.to_csr()
         return out
 

@@ -76,3 +76,54 @@ def test_small_union_of_mixed_parts_matches_block_merge(rows, p, wide, data):
     assert np.array_equal(np.asarray(got.indptr, np.int64), np.asarray(want.indptr, np.int64))
     assert np.array_equal(np.asarray(got.indices, np.int64), np.asarray(want.indices, np.int64))
     assert got.shape == want.shape and got.has_canonical_format
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 40), st.integers(2, 4), st.data())
+def test_a_lazy_union_is_the_eager_one_under_every_later_move(rows, p, data):
+    """``Deps.union(..., eager=False)`` (the second-order walk adding a pair term) keeps a small value's parts
+    unmaterialized; its rows, its union with more values, its gathers and its reduction are the eager union's."""
+    n = 9
+    items = []
+    for _ in range(p):
+        d = data.draw(index_deps(rows, n))
+        if data.draw(st.booleans()):  # a materialized CSR part, as a first-order result is
+            d = Deps.from_csr(Deps.union(d, data.draw(index_deps(rows, n))).to_csr())
+        items.append(d)
+    eager, lazy = Deps.union(*items), Deps.union(*items, eager=False)
+    assert np.array_equal(dense(lazy), dense(eager))
+    other = data.draw(index_deps(rows, n))
+    assert np.array_equal(dense(Deps.union(Deps.union(*items, eager=False), other)), dense(Deps.union(eager, other)))
+    idx = np.array(data.draw(st.lists(st.integers(-1, rows - 1), min_size=1, max_size=rows)), np.int64)
+    assert np.array_equal(dense(Deps.union(*items, eager=False).gather_rows(idx)), dense(eager.gather_rows(idx)))
+    assert np.array_equal(dense(Deps.union(*items, eager=False).reduce_all()), dense(eager.reduce_all()))
+
+
+def test_a_lazy_union_is_refused_exactly_when_the_eager_one_is():
+    """A lazy union whose parts' entries pass the nonzero budget is materialized at once: refused when the union
+    itself passes the budget, kept (as the eager union) when the parts overlap enough to fit."""
+    import pytest
+
+    from stablehlo_sparsity import PatternTooLargeError
+    from stablehlo_sparsity.lattice import nnz_budget
+
+    n = 40
+    a = Deps(20, n, [IndexPart(np.arange(20, dtype=np.int64))])
+    b = Deps(20, n, [IndexPart(np.arange(20, 40, dtype=np.int64))])
+    same = Deps(20, n, [IndexPart(np.arange(20, dtype=np.int64))])
+    with nnz_budget(30):
+        with pytest.raises(PatternTooLargeError):
+            Deps.union(Deps.from_csr(a.to_csr()), b, eager=False)
+        kept = Deps.union(Deps.from_csr(a.to_csr()), same, eager=False)   # 40 entries, a union of 20
+        assert kept.nnz == 20
+    with nnz_budget(40):
+        lazy = Deps.union(Deps.from_csr(a.to_csr()), b, eager=False)
+        assert lazy._csr is None and lazy.nnz == 40                        # parts within the budget: lazy
+    mapped = Deps.from_csr(Deps.union(a, b).to_csr()).gather_rows(np.array([3, -1, 3] + list(range(17)), np.int64))
+    assert any(getattr(p, "rowmap", None) is not None for p in mapped.parts)   # a CSR part seen through a row map
+    with nnz_budget(38):                                                   # its rows hold 38 entries, b's 20
+        with pytest.raises(PatternTooLargeError):
+            Deps.union(mapped, b, eager=False)
+    with nnz_budget(58):
+        lazy = Deps.union(mapped, b, eager=False)
+        assert lazy._csr is None and np.array_equal(dense(lazy), dense(Deps.union(mapped, b)))

@@ -91,7 +91,7 @@ class SecondOrderInterpreter(Interpreter):
         out = []
         for r, local in zip(results, extra):
             if local is not None and not local.is_empty and r.const is None and is_differentiable(r.dtype):
-                r = r.with_deps(Deps.union(r.deps, local))
+                r = r.with_deps(Deps.union(r.deps, local, eager=False))
             out.append(r)
         return out
 
