@@ -62,8 +62,8 @@ def region_ops(region) -> Iterator:
         for op in block.operations:
             o = op.operation
             yield o
-            if len(o.regions):  # (a walk per op costs more than the op's own read: only where there is one)
-                yield from nested_ops(o)
+            for r in o.regions:  # (a recursion over the blocks, as _defined_and_used: no walk callback per op)
+                yield from region_ops(r)
 
 
 def region_captures(regions) -> list:

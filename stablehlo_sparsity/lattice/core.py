@@ -805,13 +805,12 @@ def _within_budget(parts) -> bool:
     return total <= limit
 
 
-def _stays_lazy(parts, rows: int) -> bool:
+def _stays_lazy(parts) -> bool:
     """A small value's union that need not be materialized now: a few index parts, whose entries (at most one
     per row and part) fit the active nonzero budget — so a value too large for it is still refused at once."""
     if len(parts) > LAZY_INDEX_PARTS or not all(type(p) is IndexPart for p in parts):
         return False
-    limit = _NNZ_BUDGET.get()
-    return limit is None or rows * len(parts) <= limit
+    return _within_budget(parts)  # (an index part holds at most one entry a row)
 
 
 def _stack_of_scalars(items, n: int) -> sp.csr_array | None:
@@ -1121,7 +1120,7 @@ class Deps:
             if part is not None:
                 return Deps(rows, n, [part])
         out = Deps(rows, n, parts)
-        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not _stays_lazy(parts, rows)
+        if len(parts) > MAX_LAZY_PARTS or (rows <= SMALL_ROWS and len(parts) > 1 and not _stays_lazy(parts)
                                            and (eager or not _within_budget(parts))):
             out.to_csr()
         return out
