@@ -175,3 +175,27 @@ def test_the_union_path_gives_the_rules_own_answer(monkeypatch):
     assert not (_numeric(_every_union_op, x) & ~fast_j.todense()).any()
     numeric_h = np.asarray(jax.hessian(obj)(x)) != 0
     assert not (numeric_h & ~fast_h.todense()).any()
+
+
+def test_one_element_slices_are_the_numbers_of_jax():
+    """``x[i]`` of a vector (the slice path that reads only start and limit: strides 1 and 3 alike) and ``x[i, j]``
+    of a matrix: exactly the nonzeros of ``jax.jacfwd`` and, in an objective, of ``jax.hessian``."""
+    from jax import lax
+
+    from stablehlo_sparsity import hessian_sparsity
+
+    def f(x):
+        m = x.reshape(3, 4)
+        terms = [x[i] * x[(5 * i + 3) % 12] for i in range(12)]
+        terms += [lax.slice(x, (i,), (i + 1,), (3,))[0] ** 3 for i in range(0, 12, 5)]
+        terms += [m[i, j] * m[j % 3, i] for i in range(3) for j in range(4)]
+        return jnp.stack(terms)
+
+    x = jnp.linspace(0.3, 1.2, 12)
+    assert np.array_equal(jacobian_sparsity(f, x).todense(), _numeric(f, x))
+    obj = lambda v: jnp.sum(f(v))  # noqa: E731
+    want = np.zeros((12, 12), bool)
+    for seed in range(2):
+        p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
+        want |= np.asarray(jax.hessian(obj)(p)) != 0
+    assert np.array_equal(hessian_sparsity(obj, x, method="direct").todense(), want)
