@@ -1055,6 +1055,28 @@ class Deps:
                 parts.append(p.gather(idx, False))
         return Deps(1, self.n, parts)
 
+    def row_range(self, start: int, stop: int, step: int = 1) -> "Deps":
+        """Rows ``start, start + step, …`` below ``stop`` (``0 <= start < stop <= rows``, ``step >= 1``):
+        ``gather_rows(np.arange(start, stop, step))`` without an index map to build and check — an index part
+        is a view of its columns, a CSR part's row map one ``arange`` (a slice of a vectorized program)."""
+        if not (0 <= start < stop <= self.rows and step >= 1):
+            raise IndexError(f"rows {start}:{stop}:{step} of a value with {self.rows} rows")
+        count = (stop - start + step - 1) // step
+        if count == self.rows:
+            return self
+        if self.is_empty:
+            return Deps.empty(count, self.n)
+        parts: list = []
+        for p in self.parts:
+            if isinstance(p, IndexPart):
+                parts.append(IndexPart(p.cols[start:stop] if step == 1 else p.cols[start:stop:step].copy()))
+            elif p.rowmap is None:
+                parts.append(CsrPart(p.base, np.arange(start, stop, step, dtype=np.int64)))
+            else:
+                rowmap = p.rowmap[start:stop] if step == 1 else p.rowmap[start:stop:step].copy()
+                parts.append(CsrPart(p.base, rowmap))
+        return Deps(count, self.n, parts)
+
     def mask_rows(self, keep) -> "Deps":
         """Drop: rows where ``keep`` is False become empty (a zero derivative there)."""
         keep = np.asarray(keep, dtype=bool).ravel()

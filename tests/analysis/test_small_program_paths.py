@@ -199,3 +199,79 @@ def test_one_element_slices_are_the_numbers_of_jax():
         p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
         want |= np.asarray(jax.hessian(obj)(p)) != 0
     assert np.array_equal(hessian_sparsity(obj, x, method="direct").todense(), want)
+
+
+def test_evenly_spaced_slices_read_the_rows_of_the_index_map():
+    """The slice path that reads a range of rows (``x[1:]``, ``x[::2]``, whole rows of a matrix): where it
+    applies, the range is the slice's index map; it applies to every 1-D slice."""
+    from stablehlo_sparsity.analysis.rules.structural import _flat_run, slice_index_map
+
+    rng = np.random.default_rng(0)
+    applied = 0
+    for _ in range(3000):
+        shape = [int(d) for d in rng.integers(1, 6, rng.integers(1, 4))]
+        starts = [int(rng.integers(0, d)) for d in shape]
+        limits = [int(rng.integers(s + 1, d + 1)) for s, d in zip(starts, shape)]
+        strides = [int(rng.integers(1, 4)) for _ in shape]
+        for d in range(len(shape)):
+            if rng.random() < 0.4:
+                starts[d], limits[d], strides[d] = 0, shape[d], 1
+        run = _flat_run(shape, starts, limits, strides)
+        if len(shape) == 1:
+            assert run is not None
+        if run is not None:
+            applied += 1
+            assert np.array_equal(np.arange(*run), slice_index_map(shape, starts, limits, strides))
+    assert applied > 1000
+    assert _flat_run([4, 5], [0, 1], [4, 5], [1, 1]) is None  # (columns 1: of every row: not evenly spaced)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_range_of_rows_is_the_gather_of_its_arange(data):
+    rows, n = data.draw(st.integers(1, 9)), 7
+    start = data.draw(st.integers(0, rows - 1))
+    stop = data.draw(st.integers(start + 1, rows))
+    step = data.draw(st.integers(1, 3))
+    parts = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        if data.draw(st.booleans()):
+            parts.append(IndexPart(np.asarray(data.draw(st.lists(st.integers(-1, n - 1), min_size=rows,
+                                                                  max_size=rows)), np.int64)))
+        else:
+            dense = np.asarray(data.draw(st.lists(st.booleans(), min_size=rows * n, max_size=rows * n))).reshape(rows, n)
+            part = CsrPart(sp.csr_array(dense))
+            if data.draw(st.booleans()):  # a part seen through a row map (-1 = empty row)
+                rowmap = np.asarray(data.draw(st.lists(st.integers(-1, rows - 1), min_size=rows, max_size=rows)))
+                part = CsrPart(part.base, rowmap.astype(np.int64))
+            parts.append(part)
+    d = Deps(rows, n, parts)
+    got = d.row_range(start, stop, step)
+    want = d.gather_rows(np.arange(start, stop, step))
+    assert got.rows == want.rows == len(range(start, stop, step))
+    assert (got.to_csr() != want.to_csr()).nnz == 0
+    with pytest.raises(IndexError):
+        d.row_range(start, rows + 1)
+
+
+def test_slices_of_rows_are_the_numbers_of_jax():
+    """``x[1:]``, ``x[:-1]``, ``x[::2]``, ``x[1::3]``, whole rows of a matrix and a strided column: exactly the
+    nonzeros of ``jax.jacfwd`` and, in an objective, of ``jax.hessian`` — with the operands index parts (an
+    argument), CSR parts (a product) and row-mapped parts (a slice of a broadcast)."""
+    from stablehlo_sparsity import hessian_sparsity
+
+    def f(x):
+        m = x.reshape(3, 4)
+        y = x * x[::-1]                         # CSR rows
+        b = jnp.broadcast_to(y[:4], (3, 4)).T.reshape(-1)  # rows seen through a row map
+        return jnp.concatenate([x[1:] * x[:-1], y[::2] * x[1::3].sum(), m[1:].reshape(-1) * y[:8],
+                                m[:, 1::2].reshape(-1), b[2:9] * x[:7], jnp.sin(y[3:11:3])])
+
+    x = jnp.linspace(0.3, 1.2, 12)
+    assert np.array_equal(jacobian_sparsity(f, x).todense(), _numeric(f, x))
+    obj = lambda v: jnp.sum(f(v) ** 2)  # noqa: E731
+    want = np.zeros((12, 12), bool)
+    for seed in range(2):
+        p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
+        want |= np.asarray(jax.hessian(obj)(p)) != 0
+    assert np.array_equal(hessian_sparsity(obj, x, method="direct").todense(), want)

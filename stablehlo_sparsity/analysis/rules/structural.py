@@ -149,7 +149,37 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
             flat += int(s) * step
             step *= int(d)
         return [x.deps.take_row(flat)]
+    run = _flat_run(x.shape, starts, limits, strides)
+    if run is not None:  # ``x[1:]``, ``x[::2]``, a block of whole rows: a range of rows, no index map
+        return [x.deps.row_range(*run)]
     return [x.deps.gather_rows(slice_index_map(x.shape, starts, limits, strides))]
+
+
+def _flat_run(shape, starts, limits, strides) -> tuple[int, int, int] | None:
+    """``(start, stop, step)`` of the flat operand positions a (non-empty) §slice reads, when they are evenly
+    spaced: every dimension before some ``k`` takes one index, every one after ``k`` is whole, and dimension
+    ``k`` has stride 1 (or nothing after it).  ``None`` otherwise."""
+    ndim = len(shape)
+    if any(lim <= s for s, lim in zip(starts, limits)):
+        return None  # (an empty slice)
+    k = 0
+    while k < ndim - 1 and limits[k] - starts[k] <= strides[k]:  # one index of dimension k
+        k += 1
+    inner = 1
+    for d in range(ndim - 1, k, -1):
+        if starts[d] != 0 or limits[d] != shape[d] or strides[d] != 1:
+            return None
+        inner *= int(shape[d])
+    if strides[k] != 1 and inner != 1:
+        return None
+    offset, step = 0, 1
+    for d in range(ndim - 1, -1, -1):
+        if d <= k:
+            offset += int(starts[d]) * step
+        step *= int(shape[d])
+    row_step = int(strides[k]) if inner == 1 else 1
+    count = ((int(limits[k]) - int(starts[k]) + int(strides[k]) - 1) // int(strides[k])) * inner
+    return offset, offset + (count - 1) * row_step + 1, row_step
 
 
 @deps_rule("stablehlo.reshape", kind=EXACT, note="rows by index map")
