@@ -147,6 +147,16 @@ def test_prod_has_no_diagonal():
     check(lambda x: jnp.prod(x[:3] * x[1:]), (jnp.ones(4),))  # shared factors: x1², x2² appear
 
 
+def test_a_product_of_all_elements_pairs_the_live_factors_only():
+    """``jnp.prod`` to one element (its groups: every element, without the first-order rule's sub-analysis) of
+    a matrix, with constant factors and factors that are one input twice: exactly the pairs of ``jax.hessian``."""
+    w = jnp.asarray([[1.0, 2.0, 0.5], [3.0, 1.5, 2.5]])
+    f = lambda x: jnp.prod(jnp.stack([x[0] * x[1], x[2], 2.0, x[3] + x[4], x[2], x[0]])) * jnp.sum(w)  # noqa: E731
+    direct, via, _ = check(f, (jnp.ones(5),))
+    assert direct.sum() == 5 * 5 - 5  # every pair but {1,1} (x1 once), {3,3}, {4,4} and {3,4} both ways (x3 + x4)
+    check(lambda x: jnp.prod(x.reshape(2, 3) ** 2 + 1.0), (jnp.ones(6),))
+
+
 def test_piecewise_linear_ops_add_nothing():
     f = lambda x: jnp.sum(jnp.abs(x)) + jnp.max(x) + jnp.sum(jnp.clip(x, -1, 1)) + jnp.sum(jnp.sort(x)) \
         + jnp.sum(jnp.where(x > 0, x, 2 * x))

@@ -48,7 +48,7 @@ from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, f
 from .registry import ERROR_RULES, EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
-__all__ = ["body_dependence", "simple_body", "eval_body_np", "eval_body_trusted", "symbolic_captures",
+__all__ = ["body_dependence", "body_fns", "simple_body", "eval_body_np", "eval_body_trusted", "symbolic_captures",
            "grouped_trust", "body_rounds"]
 
 
@@ -68,8 +68,8 @@ def symbolic_captures(ctx, outer: list, width: int) -> tuple[dict, list]:
     return outer_env, captured
 
 
-def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
-    """Which operands each result of a reduction body reaches, after any number of applications.
+def body_dependence(ctx, op, k: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """Which operands each result of the reduction ``op``'s body reaches, after any number of applications.
 
     Returns ``(C, cap, captured)``: ``C[j, i]`` — result ``j`` may depend on operand ``i`` (the
     reflexive-transitive closure of one application); ``cap[j]`` — result ``j`` may depend on a value
@@ -78,20 +78,21 @@ def body_dependence(ctx, region, k: int) -> tuple[np.ndarray, np.ndarray, list]:
     Body argument ``i`` and ``k + i`` both stand for operand ``i`` (accumulator and element are
     interchangeable under §reduce's implementation-defined tree order).
     """
+    if body_fns(ctx, op, k) is not None:
+        # add/max/…: result j reads operand j only, and nothing from outside (every op of such a body reads
+        # the block's arguments), so the walk for captured values is not needed
+        return np.eye(k, dtype=bool), np.zeros(k, bool), []
+    region = op.regions[0]
     block = list(region.blocks)[0]
     bargs = list(block.arguments)
     if len(bargs) != 2 * k:
         raise InputError(f"reduction body takes {len(bargs)} arguments for {k} operands", None)
-    if simple_body(region, k) is not None:
-        # add/max/…: result j reads operand j only, and nothing from outside (every op of such a body reads
-        # the block's arguments), so the walk for captured values is not needed
-        return np.eye(k, dtype=bool), np.zeros(k, bool), []
     outer = region_captures(region)
     key = None
     if not outer:
         # The answer depends only on the body then: memoize per op for this analysis (loops re-run ops).
         cache = ctx.memo("reduce_body")
-        key = region.owner.operation
+        key = op.operation
         if key in cache:
             return cache[key]
     width = k + 1  # column k: anything captured from the enclosing region
@@ -129,10 +130,24 @@ _SIMPLE = {
 }
 
 
+def body_fns(ctx, op, k: int):
+    """:func:`simple_body` of the ``k``-operand reduction ``op``'s body, read through the bindings once per analysis
+    (a reduction's index-set rule, fold, error bound and second-order term each ask, and loops re-run the op)."""
+    memo = ctx.memo("simple_body")
+    key = op.operation
+    if key in memo:
+        return memo[key]
+    fns = memo[key] = simple_body(op.regions[0], k)
+    return fns
+
+
 def simple_body(region, k: int):
-    """The NumPy ufunc of each result if result ``j`` is ``op(arg j, arg k+j)`` for a simple ``op``, else None."""
+    """The NumPy ufunc of each result if result ``j`` is ``op(arg j, arg k+j)`` for a simple ``op``, else None
+    (a body of ``2k`` arguments; any other is not simple)."""
     block = list(region.blocks)[0]
     bargs = list(block.arguments)
+    if len(bargs) != 2 * k:
+        return None
     ops = list(block.operations)
     ret = ops[-1]
     if len(ops) != k + 1 or len(list(ret.operands)) != k:
@@ -219,7 +234,7 @@ def _reduce(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     k, inputs, inits = _split(op, args)
     dims = i64_list(op, "dimensions")
     rtypes = ctx.result_types(op)
-    closure, cap, captured = body_dependence(ctx, op.regions[0], k)
+    closure, cap, captured = body_dependence(ctx, op, k)
     out_size = rtypes[0].size
     grouped: dict[int, Deps] = {}
 
@@ -250,11 +265,11 @@ def _reduce(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
 def _reduce_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldResult:
     k, inputs, inits = _split(op, consts)
     dims = tuple(sorted(i64_list(op, "dimensions")))
-    region = op.regions[0]
     if any(inputs[0].shape[d] == 0 for d in dims):  # empty groups: the result is the init value
         return [np.broadcast_to(np.asarray(i).reshape(()), t.shape).copy()
                 for i, t in zip(inits, ctx.result_types(op))]
-    fns = simple_body(region, k)
+    fns = body_fns(ctx, op, k)
+    region = op.regions[0]
     if fns is not None:
         out = []
         for fn, x, init in zip(fns, inputs, inits):
@@ -322,7 +337,7 @@ def grouped_trust(ctx: RuleContext, op: Op, args, consts, k: int, reduce_groups,
     inputs, inits = args[:k], args[k:]
     region = op.regions[0]
     captured = [ctx.value(v) for v in region_captures(region)]
-    fns = simple_body(region, k)
+    fns = body_fns(ctx, op, k)
     if fns is None:
         if all(a.is_exact for a in args + captured) and not body_rounds(region):
             return [finalize(c, 0.0) for c in consts]

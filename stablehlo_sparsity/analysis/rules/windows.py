@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from ..attrs import dense_attr, i64_list
 from ..irtools import region_captures
 from ...lattice import Deps, Groups, group_union, relation_along, window_union
-from .reduction import body_dependence, eval_body_np, grouped_trust, simple_body
+from .reduction import body_dependence, body_fns, eval_body_np, grouped_trust
 from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 from ..values import AbstractValue
@@ -223,7 +223,7 @@ def _reduce_window(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsR
     chosen = _chosen_taps(ctx, op, inputs, inits, rtypes[0].shape, k)
     if chosen is not None:
         return [_with_init(group_union(a.deps, chosen), i) for a, i in zip(inputs, inits)]
-    closure, cap, captured = body_dependence(ctx, op.regions[0], k)
+    closure, cap, captured = body_dependence(ctx, op, k)
     relations = _reduce_window_relations(op, inputs[0].shape, rtypes[0].shape)
     cache: dict[int, Deps] = {}
 
@@ -269,7 +269,7 @@ def _reduce_window_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> F
     axes = tuple(range(rank, 2 * rank))
     views = [_window_view(np.asarray(x), np.asarray(i).reshape(()), op, out_shape) for x, i in zip(inputs, inits)]
     region = op.regions[0]
-    fns = simple_body(region, k)
+    fns = body_fns(ctx, op, k)
     with np.errstate(all="ignore"):
         if fns is not None:
             return [fn(fn.reduce(v, axis=axes), np.asarray(i).reshape(())) for fn, v, i in zip(fns, views, inits)]

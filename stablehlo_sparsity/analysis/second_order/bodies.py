@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...lattice import Deps
-from ...lattice.core import check_nnz
+from ...lattice.core import check_nnz, make_csr
 from ..values import AbstractValue
-from ..rules.reduction import simple_body
+from ..rules.reduction import body_fns
 from .encoding import pair_rows
 from .registry import BODY, local_term
 from .terms import full_term
@@ -61,9 +61,13 @@ def _by_body(ctx, op, args, results):
 
 def _members(ctx, op, x, init):
     """Which operand elements each result element of a one-operand §reduce / §reduce_window combines: the
-    first-order rule itself, run on the identity lattice of the operand (column ``i`` = element ``i``)."""
+    first-order rule itself, run on the identity lattice of the operand (column ``i`` = element ``i``); a
+    §reduce to one element (``jnp.prod(x)``) combines them all."""
     from ..interpreter import Interpreter
     from ..rules.registry import DEPS_RULES
+
+    if op.operation.name == "stablehlo.reduce" and ctx.result_types(op)[0].size == 1:
+        return make_csr(np.array([0, x.size], np.int64), np.arange(x.size, dtype=np.int64), 1, x.size)
 
     sub = Interpreter(ctx.module, x.size, ctx.options, function_table=ctx.function_table)
     ident = AbstractValue(x.type, Deps.identity(x.size, x.size, 0))
@@ -104,7 +108,7 @@ def _reduce(ctx, op, args, results):
     if _linear_body(ctx, op):  # (a sum: the common case, told first; a product's body is not linear)
         return [None] * len(results)
     if len(args) == 2 and not args[0].deps.is_empty and args[1].deps.is_empty and args[1].const is not None \
-            and simple_body(op.regions[0], 1) == [np.multiply]:
+            and body_fns(ctx, op, 1) == [np.multiply]:
         return [_product_pairs(ctx, op, args[0], args[1])]
     return full_term(ctx, op, args, results)
 
