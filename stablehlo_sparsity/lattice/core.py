@@ -1045,15 +1045,7 @@ class Deps:
         lane = _parts_row_set(self.parts, i, TAKE_ROW_LANE)
         if lane is not None:
             return Deps.of_row(self.n, lane)
-        idx = None
-        parts: list = []
-        for p in self.parts:
-            if type(p) is IndexPart:
-                parts.append(IndexPart(p.cols[i:i + 1]))
-            else:
-                idx = np.array([i], np.int64) if idx is None else idx
-                parts.append(p.gather(idx, False))
-        return Deps(1, self.n, parts)
+        return self.row_range(i, i + 1)
 
     def row_range(self, start: int, stop: int, step: int = 1) -> "Deps":
         """Rows ``start, start + step, …`` below ``stop`` (``0 <= start < stop <= rows``, ``step >= 1``):
