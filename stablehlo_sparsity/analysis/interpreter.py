@@ -179,6 +179,27 @@ class Interpreter(RegionEngine[AbstractValue]):
                     deps = args[0].deps if len(args) == 1 else Deps.union(*[a.deps for a in args])
                     return self._finish(op, [AbstractValue(t, deps)])
         self._current = d
+        if args and len(rtypes) == 1:
+            # one differentiable result and an unknown operand: nothing folds (a fold needs every operand
+            # known) and no range is kept (floats), so the rule's index sets are the answer as they stand —
+            # the generic path below, without its fold, range and per-result machinery (a written-out
+            # program's ``x[i]`` slices and its products with literals)
+            t = rtypes[0]
+            limit = self.options.max_pattern_nnz
+            if t.differentiable and t.size <= limit:
+                unknown = False
+                for a in args:
+                    if a.type.size > limit:
+                        break
+                    if a.const is None:
+                        unknown = True
+                else:
+                    rule = DEPS_RULES.get(name) if unknown else None
+                    if rule is not None:
+                        answer = self._apply(rule, name, op, args)
+                        if len(answer) == 1 and isinstance(answer[0], Deps) and answer[0].rows == t.size:
+                            return self._finish(op, [AbstractValue(t, answer[0])])
+                        return self._finish(op, self._results(name, op, args, rtypes, answer))
         literal = None
         if name == "stablehlo.constant" and not args:
             # one literal, one answer: the bindings unique an attribute by its type and bits, so every op of
@@ -233,34 +254,44 @@ class Interpreter(RegionEngine[AbstractValue]):
                 else:
                     raise UnsupportedOpError(name, self.location(op))
             else:
-                try:
-                    out = list(rule(self, op, args))
-                except PatternTooLargeError as e:
-                    if e.location is not None:
-                        raise
-                    raise PatternTooLargeError(f"'{name}': {e.message}", self.location(op)) from None
-            if len(out) != len(rtypes):
-                raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}",
-                                    self.location(op))
-            results = []
-            integral = False
-            for t, o in zip(rtypes, out):
-                if isinstance(o, AbstractValue):
-                    av = o if o.type == t else AbstractValue(t, o.deps, o.const, o.uncertainty)
-                else:
-                    av = AbstractValue(t, o)
-                if av.deps.rows != t.size:
-                    raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements",
-                                        self.location(op))
-                if av.const is not None or not t.differentiable:
-                    if not av.deps.is_empty:
-                        av = av.with_deps(Deps.empty(t.size, self.n))
-                integral = integral or t.integral
-                results.append(av)
-            range_rule = RANGE_RULES.get(name) if integral else None  # (ranges are kept for integers only)
-            if range_rule is not None:
-                results = self._with_ranges(range_rule, op, args, results)
+                out = self._apply(rule, name, op, args)
+            results = self._results(name, op, args, rtypes, out)
         return self._finish(op, results)
+
+    def _apply(self, rule, name: str, op, args: list[AbstractValue]) -> list:
+        """The index-set rule's answer for ``op`` (a size refusal without a location gets the op's)."""
+        try:
+            return list(rule(self, op, args))
+        except PatternTooLargeError as e:
+            if e.location is not None:
+                raise
+            raise PatternTooLargeError(f"'{name}': {e.message}", self.location(op)) from None
+
+    def _results(self, name: str, op, args: list[AbstractValue], rtypes, out: list) -> list[AbstractValue]:
+        """A rule's answer as the op's results: checked against the result types, emptied where a result is
+        known or not differentiable, with the integer ranges of :data:`RANGE_RULES`."""
+        if len(out) != len(rtypes):
+            raise SparsityError(f"rule for {name} returned {len(out)} results, op has {len(rtypes)}",
+                                self.location(op))
+        results = []
+        integral = False
+        for t, o in zip(rtypes, out):
+            if isinstance(o, AbstractValue):
+                av = o if o.type == t else AbstractValue(t, o.deps, o.const, o.uncertainty)
+            else:
+                av = AbstractValue(t, o)
+            if av.deps.rows != t.size:
+                raise SparsityError(f"rule for {name} produced {av.deps.rows} rows for {t.size} elements",
+                                    self.location(op))
+            if av.const is not None or not t.differentiable:
+                if not av.deps.is_empty:
+                    av = av.with_deps(Deps.empty(t.size, self.n))
+            integral = integral or t.integral
+            results.append(av)
+        range_rule = RANGE_RULES.get(name) if integral else None  # (ranges are kept for integers only)
+        if range_rule is not None:
+            results = self._with_ranges(range_rule, op, args, results)
+        return results
 
     def _decode_types(self, d: DecodedOp) -> tuple[TensorType, ...]:
         """The result types of ``d`` (a refused type names the op's location)."""
