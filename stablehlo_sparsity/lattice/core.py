@@ -861,7 +861,7 @@ class Deps:
         (6, 3)
     """
 
-    __slots__ = ("rows", "n", "_parts", "_stack", "_csr", "_row")
+    __slots__ = ("rows", "n", "_parts", "_stack", "_csr", "_row", "__weakref__")
 
     def __init__(self, rows: int, n: int, parts: Iterable[IndexPart | CsrPart] = ()):
         self.rows = int(rows)

@@ -11,6 +11,8 @@ Spec sections mirrored: §reshape, §transpose, §broadcast_in_dim, §slice, §c
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..attrs import dense_attr, i64_list, int_attr, literal_from_text
@@ -139,7 +141,7 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     limits = i64_list(op, "limit_indices")
     if len(starts) == 1 and limits[0] - starts[0] == 1:
         # ``x[i]`` of a written-out vector, the commonest slice of all: one element, whatever the stride
-        return [x.deps.take_row(starts[0])]
+        return [_take_row(ctx, x.deps, starts[0])]
     strides = i64_list(op, "strides", [1] * len(x.shape))
     if all(lim - s <= st for s, lim, st in zip(starts, limits, strides)) and all(lim > s for s, lim in
                                                                                zip(starts, limits)):
@@ -153,6 +155,21 @@ def _slice(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     if run is not None:  # ``x[1:]``, ``x[::2]``, a block of whole rows: a range of rows, no index map
         return [x.deps.row_range(*run)]
     return [x.deps.gather_rows(slice_index_map(x.shape, starts, limits, strides))]
+
+
+def _take_row(ctx: RuleContext, deps: Deps, i: int) -> Deps:
+    """Row ``i`` of ``deps``, the same object for every slice of one row of one value: a written-out program
+    reads each ``x[i]`` in several terms.  The rows are kept for the value sliced last only, which the table
+    refers to weakly (a released value is not kept alive by it)."""
+    taken = ctx.memo("rows_taken")
+    source = taken.get("of")
+    if source is None or source() is not deps:
+        taken.clear()
+        taken["of"] = weakref.ref(deps)
+    row = taken.get(i)
+    if row is None:
+        row = taken[i] = deps.take_row(i)
+    return row
 
 
 def _flat_run(shape, starts, limits, strides) -> tuple[int, int, int] | None:
