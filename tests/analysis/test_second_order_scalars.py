@@ -124,6 +124,34 @@ def test_dead_values_are_released_unless_a_float_bitcast():
         assert not SecondOrderInterpreter(cast, n).release_dead
 
 
+def test_a_small_body_keeps_its_values_and_a_larger_one_releases_them(monkeypatch):
+    """The walk keeps every value of a function body whose results cannot hold more than KEEP_ALL_ENTRIES
+    entries at worst (each element a full row of n + n(n + 1)/2 columns) and releases dead values above it;
+    both give the pattern of jax.hessian and of the gradient path."""
+    import jax
+
+    from stablehlo_sparsity.analysis.second_order import interpreter as so
+
+    n = 9
+    c = np.random.default_rng(1).uniform(0.5, 2.0, n)
+    module = jax.jit(written_out(n, c)).lower(jnp.ones(n)).compiler_ir("stablehlo")
+
+    def dead_map():
+        with module.context:
+            interp = so.SecondOrderInterpreter(module, n)
+            block = interp.function_table.decoded(interp.function_table.body("main", "analyze"))
+            return interp._worst_case_entries(block), [t.size for d in block.ops for t in d.types], \
+                interp.dead_after(block)
+
+    worst, sizes, dead = dead_map()
+    assert worst == sum(sizes) * (n + n * (n + 1) // 2) and dead is None      # kept: nothing released
+    kept = check(written_out(n, c), (jnp.linspace(0.3, 1.1, n),))
+    monkeypatch.setattr(so, "KEEP_ALL_ENTRIES", worst - 1)
+    assert dead_map()[2]                                                       # one entry more: released
+    released = check(written_out(n, c), (jnp.linspace(0.3, 1.1, n),))
+    assert (kept[0] == released[0]).all() and (kept[0] == kept[1]).all()
+
+
 def test_cyclic_gc_is_paused_during_the_walk_and_restored():
     """The direct analysis runs with the cyclic collector off, and leaves it as it found it (on or off),
     errors included."""

@@ -275,3 +275,71 @@ def test_slices_of_rows_are_the_numbers_of_jax():
         p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
         want |= np.asarray(jax.hessian(obj)(p)) != 0
     assert np.array_equal(hessian_sparsity(obj, x, method="direct").todense(), want)
+
+
+def test_rows_taken_again_are_the_same_object_and_a_dead_value_is_not_kept():
+    """``x[i]`` read in several terms gives one row object (the slice rule's table of rows taken); the table
+    holds the value it slices weakly, so a value that died is neither kept alive nor mistaken for a new one
+    that reuses its address."""
+    import gc
+    import weakref
+
+    from stablehlo_sparsity.analysis.interpreter import Interpreter
+    from stablehlo_sparsity.analysis.rules.structural import _take_row
+
+    ctx = Interpreter(None, 6, function_table=_NoFunctions())
+    d = Deps.identity(6, 6, 0)
+    first = _take_row(ctx, d, 2)
+    assert _take_row(ctx, d, 2) is first and first.to_csr().indices.tolist() == [2]
+    gone = weakref.ref(d)
+    del d
+    gc.collect()
+    assert gone() is None                                    # the table did not keep it
+    e = Deps.union(Deps.identity(6, 6, 0), Deps.identity(6, 6, 1).mask_rows(np.arange(6) < 5))
+    assert _take_row(ctx, e, 2).to_csr().indices.tolist() == [2, 3]   # not the dead value's row
+
+
+class _NoFunctions:
+    by_name: dict = {}
+
+
+def test_slices_of_two_values_in_turn_are_the_numbers_of_jax():
+    """Terms that read ``x[i]`` and ``y[i]`` of two values in turn (the table of rows taken starts again at each
+    change of value) and the same ``x[i]`` many times: exactly the nonzeros of ``jax.jacfwd`` and
+    ``jax.hessian``."""
+    from stablehlo_sparsity import hessian_sparsity
+
+    def f(x):
+        y = jnp.sin(x) * x[::-1]
+        terms = []
+        for i in range(10):
+            terms.append(x[i] * y[(3 * i + 1) % 10] + x[(i + 1) % 10] - y[i] * x[i])
+            terms.append(x[i] * x[i] * y[(i + 5) % 10])
+        return jnp.stack(terms)
+
+    x = jnp.linspace(0.3, 1.2, 10)
+    assert np.array_equal(jacobian_sparsity(f, x).todense(), _numeric(f, x))
+    obj = lambda v: jnp.sum(f(v) ** 2)  # noqa: E731
+    want = np.zeros((10, 10), bool)
+    for seed in range(2):
+        p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
+        want |= np.asarray(jax.hessian(obj)(p)) != 0
+    assert np.array_equal(hessian_sparsity(obj, x, method="direct").todense(), want)
+
+
+def test_the_direct_rule_path_checks_what_a_rule_returns(monkeypatch):
+    """The interpreter's path for one differentiable result with an unknown operand (no fold, no range) still
+    refuses a rule that returns the wrong number of rows, naming the op, and passes a rule's known result on
+    as the generic path does (emptied index sets)."""
+    from stablehlo_sparsity.analysis.rules import registry
+    from stablehlo_sparsity.errors import SparsityError
+
+    text = """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = stablehlo.sine %x : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }"""
+    assert analyze_module(text).pattern.nnz == 4
+    monkeypatch.setitem(registry.DEPS_RULES, "stablehlo.sine", lambda ctx, op, args: [Deps.empty(3, 4)])
+    with pytest.raises(SparsityError, match="stablehlo.sine produced 3 rows for 4 elements"):
+        analyze_module(text)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ...errors import PatternTooLargeError, SparsityError
-from ..engine import DecodedOp
+from ..engine import DecodedBlock, DecodedOp
 from ..interpreter import Interpreter
 from ...lattice import Deps
 from ..values import AbstractValue, is_differentiable
@@ -38,6 +38,15 @@ class _NoLoopPlans(dict):
         return None
 
 
+#: The walk keeps every value of a function body (no last-use table, no release) when all of them together cannot
+#: hold more than this many index-set entries, counted at worst: each element of each result a full row of first-order
+#: and pair columns, ``n + n(n + 1)/2``.  Measured on the written-out objectives of ``benchmarks/small_programs.py``
+#: (n ≤ 100, up to 2,500 ops, worst cases of 5–13 million entries): kept, they take 0.5 MB more at the peak
+#: than released, and the walk costs a fifth less.  A larger program releases its dead values, as its memory
+#: needs (a dense written-out objective's running total is a longer row at every add).
+KEEP_ALL_ENTRIES = 1 << 24
+
+
 class SecondOrderInterpreter(Interpreter):
     """Abstract interpretation over first-order and pair columns (``n`` inputs, ``n + n²`` columns)."""
 
@@ -51,6 +60,7 @@ class SecondOrderInterpreter(Interpreter):
         self._no_plans = _NoLoopPlans()
         self._first_order_cache: dict[int, tuple[Deps, sp.csr_array]] = {}
         self._first_order_bases: dict = {}
+        self._keep_all: dict[DecodedBlock, bool] = {}
 
     def memo(self, name: str) -> dict:
         if name == "while_plans":  # no summaries: see the module docstring
@@ -65,6 +75,34 @@ class SecondOrderInterpreter(Interpreter):
         m = first_order(av.deps, self.n_first, self._first_order_bases)
         self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
         return m
+
+    def dead_after(self, block: DecodedBlock) -> dict[int, list] | None:
+        """:meth:`Interpreter.dead_after`, or nothing when the block's values are few enough to keep
+        (:data:`KEEP_ALL_ENTRIES`)."""
+        if not self.release_dead:
+            return None
+        keep = self._keep_all.get(block)
+        if keep is None:
+            keep = self._keep_all[block] = self._worst_case_entries(block) <= KEEP_ALL_ENTRIES
+        return None if keep else super().dead_after(block)
+
+    def _worst_case_entries(self, block: DecodedBlock) -> float:
+        """The most index-set entries the results of ``block`` can hold together (every element a full row of
+        first-order and pair columns); infinite when a result type cannot be read here (the walk refuses it
+        when it gets there, naming the op)."""
+        n = self.n_first
+        row = n + n * (n + 1) // 2
+        elements = 0
+        for d in block.ops:
+            types = d.types
+            if types is None:
+                try:
+                    types = d.types = self._decode_types(d)
+                except Exception:
+                    return float("inf")
+            for t in types:
+                elements += t.size
+        return elements * row
 
     def release(self, value: AbstractValue) -> AbstractValue:
         self._first_order_cache.pop(id(value.deps), None)  # its first-order rows go with it
