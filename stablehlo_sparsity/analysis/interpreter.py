@@ -54,12 +54,10 @@ class Interpreter(RegionEngine[AbstractValue]):
         #: ``(op, results) -> results``, applied to every op's results before they are stored (the streamed
         #: detection of :mod:`.streaming` empties the rows its block does not need)
         self.result_filter = result_filter
-        #: empty each value's index sets after its last use in its function's body (asked for by the streamed
-        #: detection and the second-order walk, which bound memory with it).  The value keeps its type, constant
-        #: and range, which rules looking back through producers read (a select's predicate); only the
-        #: float-bitcast provenance walk reads a producer's index sets, so a module with a ``bitcast_convert``
-        #: never releases, whoever asks.
-        self.release_dead = release_dead and not contains_op(module, "stablehlo.bitcast_convert")
+        #: whether :attr:`release_dead` was asked for (the module is searched for a float bitcast only when a
+        #: body would release: see :attr:`release_dead`)
+        self.release_asked = bool(release_dead)
+        self._release_dead: bool | None = None if release_dead else False
         if self.n > self.options.max_pattern_nnz:  # the inputs' own identity pattern needs n entries
             raise too_large("the differentiated inputs have", self.n, self.options.max_pattern_nnz)
         self._call_cache: dict = {}
@@ -69,6 +67,17 @@ class Interpreter(RegionEngine[AbstractValue]):
         self._literals: dict = {}
         self._memos: dict[str, dict] = {}
         self.warned: list[str] = []
+
+    @property
+    def release_dead(self) -> bool:
+        """Empty each value's index sets after its last use in its function's body (asked for by the streamed
+        detection and the second-order walk, which bound memory with it).  The value keeps its type, constant
+        and range, which rules looking back through producers read (a select's predicate); only the
+        float-bitcast provenance walk reads a producer's index sets, so a module with a ``bitcast_convert``
+        never releases, whoever asks (the module is searched once, the first time this is read)."""
+        if self._release_dead is None:
+            self._release_dead = not contains_op(self.module, "stablehlo.bitcast_convert")
+        return self._release_dead
 
     # ----------------------------------------------------------------- helpers for rules
     def result_types(self, op) -> Sequence[TensorType]:
