@@ -140,16 +140,57 @@ def test_a_small_body_keeps_its_values_and_a_larger_one_releases_them(monkeypatc
         with module.context:
             interp = so.SecondOrderInterpreter(module, n)
             block = interp.function_table.decoded(interp.function_table.body("main", "analyze"))
-            return interp._worst_case_entries(block), [t.size for d in block.ops for t in d.types], \
-                interp.dead_after(block)
+            dead = interp.dead_after(block)
+            return interp._worst_case_entries(block), [t.size for d in block.ops for t in d.types], dead, \
+                interp._release_dead
 
-    worst, sizes, dead = dead_map()
+    worst, sizes, dead, searched = dead_map()
     assert worst == sum(sizes) * (n + n * (n + 1) // 2) and dead is None      # kept: nothing released
+    assert searched is None                        # (nor was the module searched for a float bitcast)
     kept = check(written_out(n, c), (jnp.linspace(0.3, 1.1, n),))
     monkeypatch.setattr(so, "KEEP_ALL_ENTRIES", worst - 1)
-    assert dead_map()[2]                                                       # one entry more: released
+    _, _, dead, searched = dead_map()
+    assert dead and searched is True                # one entry more: released (no bitcast found)
     released = check(written_out(n, c), (jnp.linspace(0.3, 1.1, n),))
     assert (kept[0] == released[0]).all() and (kept[0] == kept[1]).all()
+
+
+def test_a_product_of_scalars_in_one_set_is_the_rule_and_the_term(monkeypatch):
+    """The fused product of two unknown scalars of the lane (the rule's union and the cross term as one set)
+    gives the pattern the first-order rule and the cross term give apart (the fused path turned off), and
+    jax.hessian's numbers: products of sums, squares of one value, products of values that already carry
+    pairs, a product with a known factor and one with an argument that is not differentiated."""
+    import jax
+
+    from stablehlo_sparsity import hessian_sparsity
+    from stablehlo_sparsity.analysis.second_order.interpreter import SecondOrderInterpreter
+
+    def f(x, k):
+        t = x[0] * x[1]
+        u = (x[2] + x[3]) * (x[4] - x[2])
+        v = t * u + (x[5] * x[5]) * x[6]
+        w = (x[1] * x[7]) * (x[7] * x[8]) + x[3] * 2.0 + x[8] * k[0]
+        return v * 0.5 + w + jnp.sin(x[0]) * x[8]
+
+    x, k = jnp.linspace(0.3, 1.1, 9), jnp.array([1.5])
+    calls = []
+    original = SecondOrderInterpreter._scalar_product
+
+    def counted(self, d, args):
+        out = original(self, d, args)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(SecondOrderInterpreter, "_scalar_product", counted)
+    fused = hessian_sparsity(f, x, k, method="direct").todense()
+    assert sum(calls) >= 6                                       # the fused path ran
+    monkeypatch.setattr(SecondOrderInterpreter, "_scalar_product", lambda self, d, args: None)
+    apart = hessian_sparsity(f, x, k, method="direct").todense()
+    want = np.zeros((9, 9), bool)
+    for seed in range(2):
+        p = jax.random.uniform(jax.random.PRNGKey(seed), x.shape, minval=0.3, maxval=1.7)
+        want |= np.asarray(jax.hessian(f)(p, k)) != 0
+    assert (fused == apart).all() and (fused == want).all()
 
 
 def test_cyclic_gc_is_paused_during_the_walk_and_restored():

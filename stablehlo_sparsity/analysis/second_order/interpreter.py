@@ -20,10 +20,11 @@ from ...errors import PatternTooLargeError, SparsityError
 from ..engine import DecodedBlock, DecodedOp
 from ..interpreter import Interpreter
 from ...lattice import Deps
+from ...lattice.core import row_columns
 from ..values import AbstractValue, is_differentiable
 from .encoding import first_order, pair_width
 from .registry import LOCAL_TERMS
-from .terms import full_term, no_term
+from .terms import full_term, no_term, scalar_pair_codes
 
 __all__ = ["SecondOrderInterpreter"]
 
@@ -79,7 +80,7 @@ class SecondOrderInterpreter(Interpreter):
     def dead_after(self, block: DecodedBlock) -> dict[int, list] | None:
         """:meth:`Interpreter.dead_after`, or nothing when the block's values are few enough to keep
         (:data:`KEEP_ALL_ENTRIES`)."""
-        if not self.release_dead:
+        if not self.release_asked:
             return None
         keep = self._keep_all.get(block)
         if keep is None:
@@ -110,6 +111,10 @@ class SecondOrderInterpreter(Interpreter):
 
     def run_decoded(self, d: DecodedOp) -> list[AbstractValue]:
         args = self.operand_values(d.operands)
+        if d.name == "stablehlo.multiply":
+            fused = self._scalar_product(d, args)
+            if fused is not None:
+                return fused
         results = self.evaluate(d, args)
         if results[0].deps.is_empty if len(results) == 1 else all(r.deps.is_empty for r in results):
             return results
@@ -132,6 +137,30 @@ class SecondOrderInterpreter(Interpreter):
                 r = r.with_deps(Deps.union(r.deps, local, eager=False))
             out.append(r)
         return out
+
+    def _scalar_product(self, d: DecodedOp, args: list[AbstractValue]) -> list[AbstractValue] | None:
+        """§multiply of two unknown one-element values of the scalar lane (a written-out objective's
+        ``x_i · x_j``), when nothing watches the op's results: the first-order rule's union of the operands' sets
+        (a value-aware rule, which drops nothing when no operand is known) and the cross term
+        (:func:`.terms.scalar_pair_codes`) as one set.  ``None``: not that case (the rule and the term run)."""
+        a, b = args
+        if a.const is not None or b.const is not None or self.observer is not None \
+                or self.result_filter is not None:
+            return None
+        ra = row_columns(a.deps)
+        rb = ra if b is a else row_columns(b.deps)
+        if ra is None or rb is None:
+            return None
+        rtypes = d.types
+        if rtypes is None:
+            rtypes = d.types = self._decode_types(d)
+        t = rtypes[0]
+        if len(rtypes) != 1 or t.size != 1 or not t.differentiable or a.type.size != 1 or b.type.size != 1:
+            return None
+        codes = scalar_pair_codes(self.n_first, ra, rb)
+        if codes is None:
+            return None
+        return [AbstractValue(t, Deps.of_row(self.n, ra | rb | codes))]
 
     def interactions(self, av: AbstractValue) -> sp.csr_array:
         """The symmetric ``(n, n)`` interaction pattern of a one-element value (a scalar objective)."""

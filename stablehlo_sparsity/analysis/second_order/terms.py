@@ -8,7 +8,7 @@ from ...lattice import Deps
 from ...lattice.core import ROW_LANE_ENTRIES, gather_csr_rows, row_columns
 from .encoding import elementwise_pairs, full_rows, pair_rows, uniform_rows
 
-__all__ = ["no_term", "full_term", "cross_rows", "full_of"]
+__all__ = ["no_term", "full_term", "cross_rows", "full_of", "scalar_pair_codes"]
 
 
 def no_term(ctx, op, args, results):
@@ -16,21 +16,27 @@ def no_term(ctx, op, args, results):
     return [None] * len(results)
 
 
+def scalar_pair_codes(n: int, ra: frozenset[int], rb: frozenset[int]) -> frozenset[int] | None:
+    """The pairs ``{u, v}``, ``u ∈ S_a``, ``v ∈ S_b`` of two one-element values' column sets (first-order columns
+    ``< n``; pair columns pass by), as codes ``n + min·n + max``; ``None`` when there are more of them than the
+    scalar lane holds (:data:`ROW_LANE_ENTRIES`)."""
+    sa = [c for c in ra if c < n]
+    sb = sa if rb is ra else [c for c in rb if c < n]
+    if len(sa) * len(sb) > ROW_LANE_ENTRIES:
+        return None
+    return frozenset(n + u * n + v if u <= v else n + v * n + u for u in sa for v in sb)
+
+
 def _scalar_pairs(ctx, a, b, square: bool):
-    """The term of one-element operands from their column sets (the scalar lane of the lattice): the pairs
-    ``{u, v}``, ``u ∈ S_a``, ``v ∈ S_b``, as codes ``n + min·n + max`` (empty when there are none); ``None`` when a
-    set is not at hand cheaply or the term is too large for the lane."""
+    """The term of one-element operands from their column sets (the scalar lane of the lattice): their
+    :func:`scalar_pair_codes` (empty when there are none); ``None`` when a set is not at hand cheaply or the
+    term is too large for the lane."""
     ra = row_columns(a.deps)
     rb = ra if square else row_columns(b.deps)
     if ra is None or rb is None:
         return None
-    n = ctx.n_first
-    sa = [c for c in ra if c < n]
-    sb = sa if square else [c for c in rb if c < n]
-    if len(sa) * len(sb) > ROW_LANE_ENTRIES:
-        return None
-    codes = frozenset(n + u * n + v if u <= v else n + v * n + u for u in sa for v in sb)
-    return Deps.of_row(ctx.n, codes)
+    codes = scalar_pair_codes(ctx.n_first, ra, rb)
+    return None if codes is None else Deps.of_row(ctx.n, codes)
 
 
 #: :func:`row_groups` samples this many rows spread over a value before it looks for repeated rows exactly.
