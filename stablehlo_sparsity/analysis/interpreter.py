@@ -173,29 +173,28 @@ class Interpreter(RegionEngine[AbstractValue]):
         index-set rule (see the module docstring)."""
         op, name = d.op, d.name
         rtypes = d.types
-        if rtypes is None:  # decoded once: a tuple, which the rules reading result_types cannot change
+        if rtypes is None:  # (types_of, inlined: this runs once per op)
             rtypes = d.types = self._decode_types(d)
-        if args and len(rtypes) == 1 and DEPS_RULES.get(name) in UNION_WHEN_UNKNOWN:
-            # the union of unknown operands of the result's size (the rule's own answer: see UNION_WHEN_UNKNOWN),
-            # without the fold, size and rule machinery below — half the ops of a written-out program
-            t = rtypes[0]
-            if t.differentiable and t.size <= self.options.max_pattern_nnz:
-                size = t.size
-                for a in args:
-                    if a.const is not None or a.type.size != size:
-                        break
-                else:
-                    deps = args[0].deps if len(args) == 1 else Deps.union(*[a.deps for a in args])
-                    return self._finish(op, [AbstractValue(t, deps)])
-        self._current = d
         if args and len(rtypes) == 1:
-            # one differentiable result and an unknown operand: nothing folds (a fold needs every operand
-            # known) and no range is kept (floats), so the rule's index sets are the answer as they stand —
-            # the generic path below, without its fold, range and per-result machinery (a written-out
-            # program's ``x[i]`` slices and its products with literals)
+            # one differentiable result: the fast paths for unknown operands, without the fold, size and
+            # per-result machinery below
             t = rtypes[0]
             limit = self.options.max_pattern_nnz
             if t.differentiable and t.size <= limit:
+                rule = DEPS_RULES.get(name)
+                if rule in UNION_WHEN_UNKNOWN:
+                    # the union of unknown operands of the result's size (the rule's own answer: see
+                    # UNION_WHEN_UNKNOWN) — half the ops of a written-out program
+                    size = t.size
+                    for a in args:
+                        if a.const is not None or a.type.size != size:
+                            break
+                    else:
+                        deps = args[0].deps if len(args) == 1 else Deps.union(*[a.deps for a in args])
+                        return self._finish(op, [AbstractValue(t, deps)])
+                # an unknown operand: nothing folds (a fold needs every operand known) and no range is kept
+                # (floats), so the rule's index sets are the answer as they stand (a written-out program's
+                # ``x[i]`` slices and its products with literals)
                 unknown = False
                 for a in args:
                     if a.type.size > limit:
@@ -203,12 +202,13 @@ class Interpreter(RegionEngine[AbstractValue]):
                     if a.const is None:
                         unknown = True
                 else:
-                    rule = DEPS_RULES.get(name) if unknown else None
-                    if rule is not None:
+                    if unknown and rule is not None:
+                        self._current = d
                         answer = self._apply(rule, name, op, args)
                         if len(answer) == 1 and isinstance(answer[0], Deps) and answer[0].rows == t.size:
                             return self._finish(op, [AbstractValue(t, answer[0])])
                         return self._finish(op, self._results(name, op, args, rtypes, answer))
+        self._current = d
         literal = None
         if name == "stablehlo.constant" and not args:
             # one literal, one answer: the bindings unique an attribute by its type and bits, so every op of
@@ -301,6 +301,14 @@ class Interpreter(RegionEngine[AbstractValue]):
         if range_rule is not None:
             results = self._with_ranges(range_rule, op, args, results)
         return results
+
+    def types_of(self, d: DecodedOp) -> tuple[TensorType, ...]:
+        """The result types of ``d``, decoded once (a tuple, which the rules reading result_types cannot
+        change)."""
+        rtypes = d.types
+        if rtypes is None:
+            rtypes = d.types = self._decode_types(d)
+        return rtypes
 
     def _decode_types(self, d: DecodedOp) -> tuple[TensorType, ...]:
         """The result types of ``d`` (a refused type names the op's location)."""

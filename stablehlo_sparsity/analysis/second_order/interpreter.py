@@ -95,12 +95,10 @@ class SecondOrderInterpreter(Interpreter):
         row = n + n * (n + 1) // 2
         elements = 0
         for d in block.ops:
-            types = d.types
-            if types is None:
-                try:
-                    types = d.types = self._decode_types(d)
-                except Exception:
-                    return float("inf")
+            try:
+                types = self.types_of(d)
+            except Exception:  # (the walk raises it, naming the op, when it gets there)
+                return float("inf")
             for t in types:
                 elements += t.size
         return elements * row
@@ -151,11 +149,11 @@ class SecondOrderInterpreter(Interpreter):
         rb = ra if b is a else row_columns(b.deps)
         if ra is None or rb is None:
             return None
-        rtypes = d.types
-        if rtypes is None:
-            rtypes = d.types = self._decode_types(d)
+        rtypes = self.types_of(d)
+        if len(rtypes) != 1 or a.type.size != 1 or b.type.size != 1:
+            return None
         t = rtypes[0]
-        if len(rtypes) != 1 or t.size != 1 or not t.differentiable or a.type.size != 1 or b.type.size != 1:
+        if t.size != 1 or not t.differentiable:
             return None
         codes = scalar_pair_codes(self.n_first, ra, rb)
         if codes is None:
