@@ -27,7 +27,8 @@ from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
 from ..lattice.core import lane_size
 from .options import AnalysisOptions
-from .rules.registry import DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, UNION_WHEN_UNKNOWN, NotFoldable
+from .rules.registry import (DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, UNION_OF_OPERANDS, UNION_WHEN_UNKNOWN,
+                             NotFoldable)
 from .values import AbstractValue, TensorType, tensor_type, tensor_types
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
@@ -184,14 +185,23 @@ class Interpreter(RegionEngine[AbstractValue]):
                 rule = DEPS_RULES.get(name)
                 if rule in UNION_WHEN_UNKNOWN:
                     # the union of unknown operands of the result's size (the rule's own answer: see
-                    # UNION_WHEN_UNKNOWN) — half the ops of a written-out program
+                    # UNION_WHEN_UNKNOWN) — half the ops of a written-out program; a known operand adds
+                    # nothing to a rule of UNION_OF_OPERANDS (``3.0 - t``) and stops the others (a known zero
+                    # factor drops rows)
                     size = t.size
+                    pure = rule in UNION_OF_OPERANDS
+                    unknown_deps = []
                     for a in args:
-                        if a.const is not None or a.type.size != size:
+                        if a.type.size != size:
+                            break
+                        if a.const is None:
+                            unknown_deps.append(a.deps)
+                        elif not pure:
                             break
                     else:
-                        deps = args[0].deps if len(args) == 1 else Deps.union(*[a.deps for a in args])
-                        return self._finish(op, [AbstractValue(t, deps)])
+                        if unknown_deps:  # (every operand known: the fold below)
+                            deps = unknown_deps[0] if len(unknown_deps) == 1 else Deps.union(*unknown_deps)
+                            return self._finish(op, [AbstractValue(t, deps)])
                 # an unknown operand: nothing folds (a fold needs every operand known) and no range is kept
                 # (floats), so the rule's index sets are the answer as they stand (a written-out program's
                 # ``x[i]`` slices and its products with literals)

@@ -4,6 +4,7 @@
 * :func:`region_captures` — the values a region (or an op's regions) reads from the enclosing scope
   (StableHLO regions are not isolated from above);
 * functions — :func:`functions`, :func:`sym_name`, :func:`is_public`;
+* :func:`eliminate_common_subexpressions` — MLIR's ``cse`` over every function of a module, in place;
 * sizes — :func:`num_elements` (index dtypes: :mod:`stablehlo_sparsity.dtypes`; memory limits:
   :mod:`stablehlo_sparsity.lattice.budget`).
 
@@ -16,7 +17,8 @@ import math
 from typing import Iterable, Iterator
 
 
-__all__ = ["nested_ops", "region_ops", "region_captures", "functions", "sym_name", "is_public", "num_elements"]
+__all__ = ["nested_ops", "region_ops", "region_captures", "functions", "sym_name", "is_public", "num_elements",
+           "eliminate_common_subexpressions"]
 
 
 
@@ -119,6 +121,20 @@ def functions(module) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- sizes
+def eliminate_common_subexpressions(module) -> None:
+    """MLIR's ``cse`` pass over every ``func.func`` of ``module`` (nested regions included), in place.
+
+    Two ops of the same name, attributes, operands and result types that have no memory effects compute the same
+    value, and the pass keeps the first.  The index sets do not change: a rule's answer is a function of its
+    op's attributes and its operands' abstract values, so the two would have had the same.  A program written
+    out term by term repeats its ``x[i]`` slices, reshapes and literals in every term that reads them: about
+    half its ops or more go, at about 1 µs an op in C++ against 10-20 µs an op of analysis."""
+    from jaxlib.mlir import passmanager
+
+    with module.context:
+        passmanager.PassManager.parse("builtin.module(func.func(cse))").run(_operation(module))
+
+
 def num_elements(shape: Iterable[int]) -> int:
     """The number of elements of a shape (exact Python integers: no overflow)."""
     return math.prod(int(d) for d in shape)

@@ -20,6 +20,7 @@ from . import hooks
 from .attrs import function_results
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
 from .engine import FunctionTable
+from .irtools import eliminate_common_subexpressions
 from .interpreter import AnalysisOptions, Interpreter
 from .keywords import parse_indices
 from ..lattice import Deps, nnz_budget
@@ -30,6 +31,7 @@ from .values import TOKEN, AbstractValue, is_differentiable, is_token_type, tens
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
+           "lowered_for_analysis",
            "resolve_wrt", "custom_rule_primitives", "CUSTOM_RULE_PRIMITIVES"]
 
 
@@ -38,7 +40,8 @@ class Analysis:
     """Everything the analysis found.
 
     pattern: the (m × n) Jacobian pattern (rows: flattened outputs; columns: flattened selected inputs).
-    module: the analyzed ``ir.Module``.
+    module: the analyzed ``ir.Module`` (for a JAX function: JAX's lowering, cleared of common subexpressions by
+        MLIR's ``cse`` when the program has :data:`CSE_MIN_EQNS` equations or more).
     results: the abstract value of each returned leaf (index sets and constant if known).
     in_tree / out_tree: pytree structures of the selected inputs and of the outputs (JAX entry only).
     input_offsets / output_offsets: first column / row of each flat input / output leaf.
@@ -209,6 +212,27 @@ def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], 
     return wrt, out_tree.children()[0]
 
 
+#: A traced program of at least this many (top-level) equations is lowered and then cleared of common
+#: subexpressions (:func:`.irtools.eliminate_common_subexpressions`) before the walk: a program written out term
+#: by term repeats its ``x[i]`` and literals, while a vectorized one of a few dozen ops has little to merge and
+#: the pass costs about 0.1 ms to start.
+CSE_MIN_EQNS = 200
+
+
+def lowered_for_analysis(traced) -> tuple[Any, Any]:
+    """``(lowered, module)``: ``traced`` (a ``jax.stages.Traced``) lowered as the analysis wants it — the innermost
+    source frame in each location (:func:`.._compat.innermost_locations`), JAX's lowering caches let go, and the
+    StableHLO module cleared of common subexpressions when the program is long (:data:`CSE_MIN_EQNS`).  The module
+    is the analysis' own: JAX lowered it for this call."""
+    with innermost_locations():
+        lowered = traced.lower()
+    release_lowering_caches()
+    module = lowered.compiler_ir("stablehlo")
+    if len(traced.jaxpr.eqns) >= CSE_MIN_EQNS:
+        eliminate_common_subexpressions(module)
+    return lowered, module
+
+
 @contextlib.contextmanager
 def cyclic_gc_paused():
     """Python's cyclic garbage collector off for the duration (restored as it was, errors included).
@@ -282,14 +306,11 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
                               f"be formed ({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is "
                               "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
                               stacklevel=2)
-        with innermost_locations():
-            lowered = traced.lower()
-        release_lowering_caches()
+        lowered, module = lowered_for_analysis(traced)
     except SparsityError:
         raise
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
         raise LoweringError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
-    module = lowered.compiler_ir("stablehlo")
 
     wrt, out_struct = lowered_layout(lowered, args, argnums_t, has_aux)
     num_out = out_struct.num_leaves

@@ -814,17 +814,48 @@ def _stays_lazy(parts) -> bool:
 
 
 def _stack_of_scalars(items, n: int) -> sp.csr_array | None:
-    """The CSR of a lazy vstack of one-row values of the scalar lane (or empty ones), straight from their sets
-    (a written-out program's output: one scalar per residual); ``None`` for any other stack."""
-    if not items or any(d.rows != 1 or (d._row is None and not d.is_empty) for d in items):
+    """The CSR of a lazy vstack of one-row values of the scalar lane and empty values (of a few rows), straight
+    from their sets (a written-out program's output: one scalar per residual); ``None`` for any other
+    stack."""
+    if not items:
         return None
-    rows = [sorted(d._row) if d._row is not None else () for d in items]
+    rows: list = []
+    for d in items:
+        if d._row is not None:
+            rows.append(sorted(d._row))
+        elif d.is_empty and len(rows) + d.rows <= SMALL_MATERIALIZE_ROWS:  # (a few empty rows, not a block)
+            rows.extend([()] * d.rows)
+        else:
+            return None
     counts = np.fromiter((len(r) for r in rows), np.int64, len(rows))
     indptr = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
     total = int(indptr[-1])
     check_nnz(total)
     return make_csr(indptr, np.fromiter(itertools.chain.from_iterable(rows), np.int64, total), len(rows), n)
+
+
+def _holds_lane(d: "Deps") -> bool:
+    """``d`` is a scalar of the lane or a lazy vstack with one among its items (nested stacks looked into)."""
+    if d._row is not None:
+        return True
+    return d._stack is not None and any(_holds_lane(e) for e in d._stack)
+
+
+def _stack_leaves(items: Sequence["Deps"]) -> Sequence["Deps"]:
+    """The items of a lazy vstack with nested lazy vstacks flattened into theirs (``jnp.stack`` of many scalars
+    lowers to concatenations of concatenations); the items themselves when none is nested."""
+    if all(d._stack is None for d in items):
+        return items
+    out: list[Deps] = []
+    todo = list(reversed(items))
+    while todo:
+        d = todo.pop()
+        if d._stack is not None:
+            todo.extend(reversed(d._stack))
+        else:
+            out.append(d)
+    return out
 
 
 def _row_lane_union(items: Sequence["Deps"]) -> frozenset[int] | None:
@@ -976,7 +1007,8 @@ class Deps:
                 if part is not None:
                     self._parts = (part,)
             if self._parts is None:  # a lazy vstack: every item's rows written straight into one output
-                stacked = _stack_of_scalars(self._stack, self.n)
+                assert self._stack is not None
+                stacked = _stack_of_scalars(_stack_leaves(self._stack), self.n)
                 self._csr = stacked if stacked is not None else materialize(self._sources(), self.n)
             else:
                 self._csr = csr_from_parts(self._parts, self.rows, self.n)
@@ -1156,7 +1188,9 @@ class Deps:
             return Deps.empty(total, n)
         if len(items) == 1:
             return items[0]
-        if "vstack" in COMPACT_MOVES:
+        # (a scalar of the lane is one CSR part, which the one compact move, the runs' stack, declines: asking
+        # would build that part)
+        if "vstack" in COMPACT_MOVES and not any(_holds_lane(d) for d in items):
             compact = COMPACT_MOVES["vstack"](items)
             if compact is not None:
                 return compact

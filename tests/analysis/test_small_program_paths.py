@@ -164,8 +164,11 @@ def _every_union_op(x):
          jnp.minimum(a, b), jnp.abs(a), jnp.sin(a), jnp.cos(b), jnp.tan(c), jnp.tanh(a), jnp.exp(b),
          jnp.expm1(c), jnp.log(a), jnp.log1p(b), jax.nn.sigmoid(c), jnp.sqrt(a), jax.lax.rsqrt(b), jnp.cbrt(c),
          jnp.real(jax.lax.complex(a, b) * jax.lax.complex(b, c)), a * 0.0, (x[3:7] * x[5:9]).reshape(2, 2).sum(),
-         jnp.sum(jnp.arange(4).reshape(2, 2)) * a]
-    v = jnp.sin(x[:4] * x[4:8]) / (x[8:] + 2.0) + jnp.maximum(x[:4], x[8:]).reshape(2, 2).ravel()
+         jnp.sum(jnp.arange(4).reshape(2, 2)) * a,
+         # a known operand: nothing to the union of add/subtract/maximum …, a drop for a zero factor
+         3.0 - a, b + 2.0, jnp.maximum(c, 0.5), 2.0 * a, a / 4.0, 0.0 * b, jnp.remainder(a, 2.0)]
+    v = jnp.sin(x[:4] * x[4:8]) / (x[8:] + 2.0) + jnp.maximum(x[:4], x[8:]).reshape(2, 2).ravel() \
+        + (1.0 - x[4:8]) * jnp.array([0.0, 1.0, 2.0, 0.0])
     return jnp.concatenate([jnp.stack(s), v])
 
 
@@ -340,3 +343,173 @@ def test_the_direct_rule_path_checks_what_a_rule_returns(monkeypatch):
     monkeypatch.setitem(registry.DEPS_RULES, "stablehlo.sine", lambda ctx, op, args: [Deps.empty(3, 4)])
     with pytest.raises(SparsityError, match="stablehlo.sine produced 3 rows for 4 elements"):
         analyze_module(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([np.float16, np.float32, np.float64, np.int8, np.int32, np.uint8, np.bool_]),
+       st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.0]),
+                 st.integers(-300, 300)))
+def test_a_literal_factor_decides_as_the_array_does(dtype, value):
+    """The value-aware rules read a one-number literal with Python's comparison (``_SCALAR_PREDICATES``): the
+    same answer as the array predicate, for every real and integer dtype, signed zeros, infinities and NaN."""
+    import warnings
+
+    from stablehlo_sparsity.analysis.rules.elementwise import _SCALAR_PREDICATES
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            c = np.asarray(value).astype(dtype)
+        except (OverflowError, ValueError):
+            return
+    for pred, scalar in _SCALAR_PREDICATES.items():
+        assert bool(scalar(c.item())) == bool(np.asarray(pred(c), bool).all()), (pred.__name__, dtype, value)
+
+
+def test_literal_factors_of_a_written_out_residual_are_the_numbers_of_jax():
+    """A zero, a one and an infinite literal as factors and divisors, in several dtypes: the scalar decision
+    drops exactly the rows jax.jacfwd finds zero."""
+    def f(x):
+        a, b = x[0], x[1]
+        return jnp.stack([a * 0.0, 0.0 * b, a * -0.0, a * 1.0, a / jnp.inf, a ** 0.0,
+                          1.0 ** b, a * 2.5 + b * 0.0, jnp.arctan2(a, 0.0), jnp.arctan2(0.0, b)])
+
+    x = jnp.array([0.7, 1.3])
+    got = jacobian_sparsity(f, x).todense()
+    assert np.array_equal(got, _numeric(f, x))
+    assert got.sum() == 2   # a·1 and a·2.5; every other row is dropped (a NaN factor would make JAX's
+    #                         tangents NaN in every column: not a pattern to compare with)
+
+
+def _written_out(n):
+    """A residual written out term by term (a program long enough to be cleared of common subexpressions)."""
+    def f(x):
+        r = []
+        for i in range(n):
+            t = (3.0 - 2.0 * x[i]) * x[i] + 1.0
+            if i > 0:
+                t = t - x[i - 1] * x[i - 1]
+            if i < n - 1:
+                t = t - 2.0 * x[i + 1]
+            r.append(t)
+        return jnp.stack(r)
+    return f
+
+
+def _stablehlo_ops(module) -> int:
+    from stablehlo_sparsity.analysis.irtools import nested_ops
+
+    return sum(op.name.startswith("stablehlo.") for op in nested_ops(module.operation))
+
+
+def test_a_long_program_is_analyzed_without_its_repeats():
+    """A written-out program repeats its x[i] slices, reshapes and literals; the analysis' module is cleared of
+    them (MLIR's cse) and gives the pattern of JAX's own module (analyzed as text) and jax.jacfwd's numbers."""
+    from stablehlo_sparsity import lower_and_analyze
+    from stablehlo_sparsity.analysis.program import CSE_MIN_EQNS
+
+    f, x = _written_out(30), jnp.linspace(0.5, 1.5, 30)
+    assert len(jax.jit(f).trace(x).jaxpr.eqns) >= CSE_MIN_EQNS
+    jax_module = jax.jit(f).lower(x).compiler_ir("stablehlo")
+    analysis = lower_and_analyze(f, x)
+    assert _stablehlo_ops(analysis.module) < _stablehlo_ops(jax_module) * 0.7
+    as_jax_lowered = analyze_module(str(jax_module)).pattern
+    assert analysis.pattern == as_jax_lowered
+    assert np.array_equal(analysis.pattern.todense(), _numeric(f, x))
+
+
+def test_a_long_objectives_direct_hessian_is_that_of_jaxs_module():
+    """The direct Hessian of a long written-out objective (its module cleared of repeats) against the second-order
+    walk of JAX's own module and jax.hessian's numbers."""
+    from stablehlo_sparsity import hessian_sparsity, parse_module
+    from stablehlo_sparsity.analysis.program import resolve_options
+    from stablehlo_sparsity.analysis.second_order.api import hessian_pattern_of_entry
+
+    f, x = _written_out(30), jnp.linspace(0.5, 1.5, 30)
+    obj = lambda v: jnp.sum(f(v) ** 2) + v[0] * v[29]  # noqa: E731
+    direct = hessian_sparsity(obj, x, method="direct")
+    module = parse_module(str(jax.jit(obj).lower(x).compiler_ir("stablehlo")))
+    plain, _ = hessian_pattern_of_entry(module, "main", [0], resolve_options(None))
+    assert np.array_equal(direct.todense(), plain.toarray())
+    assert np.array_equal(direct.todense(), _numeric_hessian(obj, x))
+
+
+def test_a_short_program_keeps_its_module():
+    from stablehlo_sparsity import lower_and_analyze
+
+    f = lambda v: jnp.stack([v[0] * v[1], v[0] * v[1], 2.0 * v[1]])  # noqa: E731
+    x = jnp.ones(3)
+    analysis = lower_and_analyze(f, x)
+    assert _stablehlo_ops(analysis.module) == _stablehlo_ops(jax.jit(f).lower(x).compiler_ir("stablehlo"))
+
+
+def test_common_subexpressions_leave_every_pattern_as_it_was():
+    """The pass itself on a module with repeats at the top level and inside a loop body and a reduction: the
+    Jacobian pattern of the cleared module is the original's, and ops with the same operands but other
+    attributes (two slices) stay apart."""
+    from stablehlo_sparsity import parse_module
+    from stablehlo_sparsity.analysis.irtools import eliminate_common_subexpressions
+
+    text = """
+    func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+      %a = stablehlo.slice %x [0:1] : (tensor<4xf32>) -> tensor<1xf32>
+      %b = stablehlo.slice %x [0:1] : (tensor<4xf32>) -> tensor<1xf32>
+      %c = stablehlo.slice %x [1:2] : (tensor<4xf32>) -> tensor<1xf32>
+      %s = stablehlo.multiply %a, %c : tensor<1xf32>
+      %t = stablehlo.multiply %b, %c : tensor<1xf32>
+      %u = stablehlo.add %s, %t : tensor<1xf32>
+      %v = stablehlo.broadcast_in_dim %u, dims = [0] : (tensor<1xf32>) -> tensor<4xf32>
+      %i0 = stablehlo.constant dense<0> : tensor<i32>
+      %w:2 = stablehlo.while(%it = %i0, %acc = %x) : tensor<i32>, tensor<4xf32>
+       cond {
+        %lim = stablehlo.constant dense<3> : tensor<i32>
+        %lt = stablehlo.compare LT, %it, %lim : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %lt : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i32>
+        %one2 = stablehlo.constant dense<1> : tensor<i32>
+        %n = stablehlo.add %it, %one : tensor<i32>
+        %r1 = stablehlo.slice %acc [1:4] : (tensor<4xf32>) -> tensor<3xf32>
+        %r2 = stablehlo.slice %acc [1:4] : (tensor<4xf32>) -> tensor<3xf32>
+        %p = stablehlo.multiply %r1, %r2 : tensor<3xf32>
+        %z = stablehlo.slice %acc [0:1] : (tensor<4xf32>) -> tensor<1xf32>
+        %q = stablehlo.concatenate %p, %z, dim = 0 : (tensor<3xf32>, tensor<1xf32>) -> tensor<4xf32>
+        %m = stablehlo.add %q, %v : tensor<4xf32>
+        %unused = stablehlo.add %it, %one2 : tensor<i32>
+        stablehlo.return %n, %m : tensor<i32>, tensor<4xf32>
+      }
+      %zero = stablehlo.constant dense<0.0> : tensor<f32>
+      %red = stablehlo.reduce(%w#1 init: %zero) applies stablehlo.add across dimensions = [0]
+        : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+      return %w#1, %red : tensor<4xf32>, tensor<f32>
+    }
+    """
+    before = analyze_module(parse_module(text)).pattern
+    module = parse_module(text)
+    n_before = _stablehlo_ops(module)
+    eliminate_common_subexpressions(module)
+    assert _stablehlo_ops(module) < n_before
+    assert "[0:1]" in str(module) and "[1:2]" in str(module)   # other attributes: kept apart
+    assert analyze_module(module).pattern == before
+    assert analyze_module(module).pattern.nnz == before.nnz > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_stacks_of_stacks_of_scalars_are_written_straight(data):
+    """``jnp.stack`` of many scalars is concatenations of concatenations: the output's CSR is written from the
+    scalars' sets (nested lazy stacks flattened), equal to the general materialization, without building a
+    scalar's own CSR."""
+    n = data.draw(st.integers(1, 20))
+    rows = data.draw(st.lists(st.one_of(st.none(), st.frozensets(st.integers(0, n - 1), min_size=1, max_size=5)),
+                              min_size=2, max_size=12))
+    leaves = [Deps.empty(1, n) if r is None else Deps.of_row(n, r) for r in rows]
+    cut = data.draw(st.integers(1, len(leaves) - 1))
+    nested = Deps.vstack([Deps.vstack(leaves[:cut]), Deps.vstack(leaves[cut:])])
+    want = np.zeros((len(rows), n), bool)
+    for i, r in enumerate(rows):
+        for j in r or ():
+            want[i, j] = True
+    got = nested.to_csr()
+    assert np.array_equal(got.toarray(), want) and got.has_canonical_format
+    assert all(d._csr is None for d in leaves if d._row is not None)

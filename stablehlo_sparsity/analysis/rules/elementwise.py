@@ -22,6 +22,7 @@ known operand makes the derivative in another operand vanish — ``x * c`` where
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -30,7 +31,8 @@ from ..attrs import enum_text, symbol_ref
 from ..folding.exactness import error_array, finalize, is_float, surely
 from ..irtools import nested_ops, region_captures
 from ...lattice import Deps, group_union, Groups
-from .registry import CONSERVATIVE, EXACT, UNION_WHEN_UNKNOWN, VALUE_AWARE, ZERO, NotFoldable, deps_rule, fold_rule
+from .registry import (CONSERVATIVE, EXACT, UNION_OF_OPERANDS, UNION_WHEN_UNKNOWN, VALUE_AWARE, ZERO, NotFoldable,
+                       deps_rule, fold_rule)
 from .registry import RuleContext, Op, DepsResult, FoldResult  # the rule contract
 from ..values import AbstractValue
 
@@ -300,6 +302,14 @@ def _is_inf(v):
     return np.isinf(v) if is_float(v.dtype) else np.zeros(v.shape, bool)
 
 
+#: Each predicate on one number of a real or integer dtype, as ``ndarray.item()`` gives it (a bool, int or float):
+#: the same answer as on a one-element array.
+_SCALAR_PREDICATES: dict[Callable, Callable[[Any], bool]] = {
+    _is_zero: lambda v: v == 0,
+    _is_one: lambda v: v == 1,
+    _is_inf: lambda v: isinstance(v, float) and math.isinf(v),
+}
+
 #: op -> {operand i: (operand j, predicate)}: the derivative in operand ``i`` is zero wherever operand ``j``
 #: is a known constant whose value satisfies the predicate.
 ZERO_WHERE: dict[str, dict[int, tuple[int, Callable[[np.ndarray], Any]]]] = {
@@ -324,8 +334,14 @@ def _value_aware_rule(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> De
             if other.const is None:
                 pass
             elif other.uncertainty is None:  # exact everywhere (a literal, `x * 2.0`): the values alone decide
+                c = np.asarray(other.const)
+                if c.size == 1 and c.dtype.kind in "biuf":  # one number (a written-out program's literal):
+                    if _SCALAR_PREDICATES[pred](c.item()):  # Python's comparison of it, not NumPy's calls
+                        d = ctx.empty(t.size)
+                    parts.append(d)
+                    continue
                 # (the predicates are comparisons and isinf, which warn of nothing: no errstate needed)
-                zero = np.asarray(pred(np.asarray(other.const)), bool)
+                zero = np.asarray(pred(c), bool)
                 if zero.all():
                     d = ctx.empty(t.size)
                 elif zero.any():
@@ -365,6 +381,7 @@ _KIND_COVERAGE = {
 }
 
 UNION_WHEN_UNKNOWN.update({_union_rule, _value_aware_rule})
+UNION_OF_OPERANDS.add(_union_rule)
 
 for _name, (_kind, _fn) in ELEMENTWISE.items():
     fold_rule(_name)(_make_folder(_fn, _name))

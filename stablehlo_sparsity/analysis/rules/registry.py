@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..values import AbstractValue, TensorType
 
 __all__ = ["RuleContext", "DepsRule", "FoldRule", "ErrorRule", "NotFoldable", "Coverage", "DEPS_RULES",
-           "UNION_WHEN_UNKNOWN",
+           "UNION_WHEN_UNKNOWN", "UNION_OF_OPERANDS",
            "FOLD_RULES", "ERROR_RULES", "RANGE_RULES", "RangeRule", "range_rule", "COVERAGE", "REFUSED",
            "deps_rule", "fold_rule", "error_rule", "refuse",
            "Op", "DepsResult", "FoldResult",
@@ -121,6 +121,10 @@ REFUSED: dict[str, str] = {}
 #: calling them (:meth:`~stablehlo_sparsity.analysis.interpreter.Interpreter.evaluate`): half the ops of a
 #: written-out program are such ops on scalars, where the call costs more than the union.
 UNION_WHEN_UNKNOWN: set[DepsRule] = set()
+#: The rules of :data:`UNION_WHEN_UNKNOWN` whose answer is that union whatever the operands' values (the
+#: elementwise union and §reshape, not the value-aware rules): a known operand — whose index sets are empty
+#: (the constant lattice's invariant) — adds nothing to it, so the interpreter's union skips it.
+UNION_OF_OPERANDS: set[DepsRule] = set()
 
 
 def _check_name(name: str) -> None:

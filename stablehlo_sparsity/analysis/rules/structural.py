@@ -21,7 +21,8 @@ from ...lattice import Deps
 from ..values import AbstractValue
 from ..folding.exactness import (Uncertainty, Undecided, error_array, finalize, is_float, literal_uncertainty,
                                  unknown_float)
-from .registry import EXACT, ZERO, FOLD_RULES, UNION_WHEN_UNKNOWN, NotFoldable, deps_rule, error_rule, fold_rule
+from .registry import (EXACT, ZERO, FOLD_RULES, UNION_OF_OPERANDS, UNION_WHEN_UNKNOWN, NotFoldable, deps_rule,
+                       error_rule, fold_rule)
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
 
@@ -206,6 +207,7 @@ def _reshape(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
 
 
 UNION_WHEN_UNKNOWN.add(_reshape)
+UNION_OF_OPERANDS.add(_reshape)
 
 
 @fold_rule("stablehlo.reshape")

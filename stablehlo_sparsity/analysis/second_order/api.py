@@ -8,9 +8,8 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..._compat import innermost_locations, release_lowering_caches
 from ..attrs import function_results
-from ..program import cyclic_gc_paused
+from ..program import custom_rule_primitives, cyclic_gc_paused, lowered_for_analysis
 from ...errors import InputError, SparsityError
 from ...lattice import nnz_budget
 from ..values import AbstractValue, is_token_type
@@ -64,7 +63,6 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
                              auto: bool = False) -> sp.csr_array:
     import jax
 
-    from ..program import custom_rule_primitives
 
     fn = functools.partial(f, **kwargs) if kwargs else f
     try:
@@ -83,9 +81,7 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
             raise PreferGradient(f"the cost model predicts via-gradient faster than direct (score "
                                  f"{score(features):.2f} < 0) for {features}")
     try:
-        with innermost_locations():
-            lowered = traced.lower()
-        release_lowering_caches()
+        lowered, module = lowered_for_analysis(traced)
     except Exception as e:
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     out_tree = lowered.out_tree
@@ -99,6 +95,5 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
     leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
     starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
     wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
-    module = lowered.compiler_ir("stablehlo")
     pattern, _ = hessian_pattern_of_entry(module, "main", wrt, options)
     return pattern
