@@ -20,7 +20,7 @@ from . import hooks
 from .attrs import function_results
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
 from .engine import FunctionTable
-from .irtools import eliminate_common_subexpressions
+from .irtools import without_common_subexpressions
 from .interpreter import AnalysisOptions, Interpreter
 from .keywords import parse_indices
 from ..lattice import Deps, nnz_budget
@@ -40,8 +40,8 @@ class Analysis:
     """Everything the analysis found.
 
     pattern: the (m × n) Jacobian pattern (rows: flattened outputs; columns: flattened selected inputs).
-    module: the analyzed ``ir.Module`` (for a JAX function: JAX's lowering, cleared of common subexpressions by
-        MLIR's ``cse`` when the program has :data:`CSE_MIN_EQNS` equations or more).
+    module: the analyzed ``ir.Module`` (for a JAX function: JAX's lowering; of a program of :data:`CSE_MIN_EQNS`
+        equations or more, the analysis walks a copy cleared of common subexpressions by MLIR's ``cse``).
     results: the abstract value of each returned leaf (index sets and constant if known).
     in_tree / out_tree: pytree structures of the selected inputs and of the outputs (JAX entry only).
     input_offsets / output_offsets: first column / row of each flat input / output leaf.
@@ -212,25 +212,23 @@ def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], 
     return wrt, out_tree.children()[0]
 
 
-#: A traced program of at least this many (top-level) equations is lowered and then cleared of common
-#: subexpressions (:func:`.irtools.eliminate_common_subexpressions`) before the walk: a program written out term
-#: by term repeats its ``x[i]`` and literals, while a vectorized one of a few dozen ops has little to merge and
-#: the pass costs about 0.1 ms to start.
+#: A traced program of at least this many (top-level) equations is walked without its common subexpressions
+#: (:func:`.irtools.without_common_subexpressions`): a program written out term by term repeats its ``x[i]`` and
+#: literals, while a vectorized one of a few dozen ops has little to merge and the pass costs about 0.1 ms to start.
 CSE_MIN_EQNS = 200
 
 
-def lowered_for_analysis(traced) -> tuple[Any, Any]:
-    """``(lowered, module)``: ``traced`` (a ``jax.stages.Traced``) lowered as the analysis wants it — the innermost
-    source frame in each location (:func:`.._compat.innermost_locations`), JAX's lowering caches let go, and the
-    StableHLO module cleared of common subexpressions when the program is long (:data:`CSE_MIN_EQNS`).  The module
-    is the analysis' own: JAX lowered it for this call."""
+def lowered_for_analysis(traced) -> tuple[Any, Any, Any]:
+    """``(lowered, module, walked)``: ``traced`` (a ``jax.stages.Traced``) lowered as the analysis wants it — the
+    innermost source frame in each location (:func:`.._compat.innermost_locations`), JAX's lowering caches let
+    go; ``module`` is JAX's StableHLO module (which JAX caches: never edited), ``walked`` the module the analysis
+    walks — for a long program (:data:`CSE_MIN_EQNS`) a copy cleared of common subexpressions, else ``module``."""
     with innermost_locations():
         lowered = traced.lower()
     release_lowering_caches()
     module = lowered.compiler_ir("stablehlo")
-    if len(traced.jaxpr.eqns) >= CSE_MIN_EQNS:
-        eliminate_common_subexpressions(module)
-    return lowered, module
+    walked = without_common_subexpressions(module) if len(traced.jaxpr.eqns) >= CSE_MIN_EQNS else module
+    return lowered, module, walked
 
 
 @contextlib.contextmanager
@@ -306,7 +304,7 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
                               f"be formed ({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is "
                               "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
                               stacklevel=2)
-        lowered, module = lowered_for_analysis(traced)
+        lowered, module, walked = lowered_for_analysis(traced)
     except SparsityError:
         raise
     except Exception as e:  # shapes, dtypes, tracing errors are the user's input errors
@@ -315,7 +313,8 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
     wrt, out_struct = lowered_layout(lowered, args, argnums_t, has_aux)
     num_out = out_struct.num_leaves
     in_struct = jax.tree_util.tree_structure(tuple(args[i] for i in argnums_t))
-    analysis = analyze_entry(module, "main", wrt, num_out, opts, observer)
+    analysis = analyze_entry(walked, "main", wrt, num_out, opts, observer)
+    analysis.module = module  # (JAX's lowering, as the user would get it)
     if annotate:
         analysis.module = _annotated_copy(module, wrt, opts, annotate)
     analysis.in_tree = in_struct

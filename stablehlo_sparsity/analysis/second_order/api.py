@@ -81,7 +81,7 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
             raise PreferGradient(f"the cost model predicts via-gradient faster than direct (score "
                                  f"{score(features):.2f} < 0) for {features}")
     try:
-        lowered, module = lowered_for_analysis(traced)
+        lowered, _, walked = lowered_for_analysis(traced)
     except Exception as e:
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
     out_tree = lowered.out_tree
@@ -95,5 +95,5 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
     leaves_per_arg = [jax.tree_util.tree_leaves(a) for a in args]
     starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
     wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
-    pattern, _ = hessian_pattern_of_entry(module, "main", wrt, options)
+    pattern, _ = hessian_pattern_of_entry(walked, "main", wrt, options)
     return pattern
