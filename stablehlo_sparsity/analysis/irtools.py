@@ -4,7 +4,7 @@
 * :func:`region_captures` — the values a region (or an op's regions) reads from the enclosing scope
   (StableHLO regions are not isolated from above);
 * functions — :func:`functions`, :func:`sym_name`, :func:`is_public`;
-* :func:`without_common_subexpressions` — a copy of a module cleared by MLIR's ``cse``;
+* rewriting — :func:`without_common_subexpressions`, a copy of a module cleared by MLIR's ``cse``;
 * sizes — :func:`num_elements` (index dtypes: :mod:`stablehlo_sparsity.dtypes`; memory limits:
   :mod:`stablehlo_sparsity.lattice.budget`).
 
@@ -120,7 +120,7 @@ def functions(module) -> dict:
     return {sym_name(op): op for op in body.operations if op.operation.name == "func.func"}
 
 
-# ---------------------------------------------------------------------------------------------- sizes
+# ---------------------------------------------------------------------------------------------- rewriting
 def without_common_subexpressions(module):
     """A copy of ``module`` (a ``builtin.module``, in its context) over which MLIR's ``cse`` pass ran — every
     ``func.func``, nested regions included — or ``module`` itself when this jaxlib's pass registry has no ``cse``.
@@ -144,6 +144,7 @@ def without_common_subexpressions(module):
     return copy
 
 
+# ---------------------------------------------------------------------------------------------- sizes
 def num_elements(shape: Iterable[int]) -> int:
     """The number of elements of a shape (exact Python integers: no overflow)."""
     return math.prod(int(d) for d in shape)

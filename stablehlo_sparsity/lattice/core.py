@@ -835,13 +835,6 @@ def _stack_of_scalars(items, n: int) -> sp.csr_array | None:
     return make_csr(indptr, np.fromiter(itertools.chain.from_iterable(rows), np.int64, total), len(rows), n)
 
 
-def _holds_lane(d: "Deps") -> bool:
-    """``d`` is a scalar of the lane or a lazy vstack with one among its items (nested stacks looked into)."""
-    if d._row is not None:
-        return True
-    return d._stack is not None and any(_holds_lane(e) for e in d._stack)
-
-
 def _stack_leaves(items: Sequence["Deps"]) -> Sequence["Deps"]:
     """The items of a lazy vstack with nested lazy vstacks flattened into theirs (``jnp.stack`` of many scalars
     lowers to concatenations of concatenations); the items themselves when none is nested."""
@@ -1190,7 +1183,7 @@ class Deps:
             return items[0]
         # (a scalar of the lane is one CSR part, which the one compact move, the runs' stack, declines: asking
         # would build that part)
-        if "vstack" in COMPACT_MOVES and not any(_holds_lane(d) for d in items):
+        if "vstack" in COMPACT_MOVES and not any(d._row is not None for d in _stack_leaves(items)):
             compact = COMPACT_MOVES["vstack"](items)
             if compact is not None:
                 return compact

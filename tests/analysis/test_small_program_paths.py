@@ -402,19 +402,26 @@ def _stablehlo_ops(module) -> int:
     return sum(op.name.startswith("stablehlo.") for op in nested_ops(module.operation))
 
 
+def _walked(f, x):
+    """``(analysis, stablehlo ops the walk evaluated)`` of ``lower_and_analyze(f, x)`` (counted by an observer)."""
+    from stablehlo_sparsity import lower_and_analyze
+
+    names = []
+    analysis = lower_and_analyze(f, x, observer=lambda op, results: names.append(op.operation.name))
+    return analysis, sum(name.startswith("stablehlo.") for name in names)
+
+
 def test_a_long_program_is_analyzed_without_its_repeats():
     """A written-out program repeats its x[i] slices, reshapes and literals; the analysis walks a copy of JAX's
     module cleared of them (MLIR's cse) and gives the pattern of JAX's own module (analyzed as text) and
     jax.jacfwd's numbers.  JAX caches the modules it lowers: the one it hands out again is not edited."""
-    from stablehlo_sparsity import lower_and_analyze
     from stablehlo_sparsity.analysis.program import CSE_MIN_EQNS
 
     f, x = _written_out(30), jnp.linspace(0.5, 1.5, 30)
     assert len(jax.jit(f).trace(x).jaxpr.eqns) >= CSE_MIN_EQNS
     as_lowered = _stablehlo_ops(jax.jit(f, keep_unused=True).trace(x).lower().compiler_ir("stablehlo"))
-    walked = []
-    analysis = lower_and_analyze(f, x, observer=lambda op, results: walked.append(op.operation.name))
-    assert sum(name.startswith("stablehlo.") for name in walked) < 0.7 * as_lowered
+    analysis, walked = _walked(f, x)
+    assert walked < 0.7 * as_lowered
     assert _stablehlo_ops(analysis.module) == as_lowered          # the module handed back is JAX's, whole
     again = jax.jit(f, keep_unused=True).trace(x).lower().compiler_ir("stablehlo")
     assert _stablehlo_ops(again) == as_lowered                    # and JAX's cached lowering was not edited
@@ -439,14 +446,9 @@ def test_a_long_objectives_direct_hessian_is_that_of_jaxs_module():
 
 
 def test_a_short_program_is_walked_as_lowered():
-    from stablehlo_sparsity import lower_and_analyze
-
     f = lambda v: jnp.stack([v[0] * v[1], v[0] * v[1], 2.0 * v[1]])  # noqa: E731
     x = jnp.ones(3)
-    walked = []
-    lower_and_analyze(f, x, observer=lambda op, results: walked.append(op.operation.name))
-    assert sum(name.startswith("stablehlo.") for name in walked) \
-        == _stablehlo_ops(jax.jit(f).lower(x).compiler_ir("stablehlo"))
+    assert _walked(f, x)[1] == _stablehlo_ops(jax.jit(f).lower(x).compiler_ir("stablehlo"))
 
 
 def test_common_subexpressions_leave_every_pattern_as_it_was():
@@ -538,7 +540,6 @@ def test_without_cse_the_long_program_is_walked_as_lowered(monkeypatch):
         return parse(text, *a, **k)
 
     monkeypatch.setattr(passmanager.PassManager, "parse", staticmethod(no_cse))
-    walked = []
-    analysis = lower_and_analyze(f, x, observer=lambda op, results: walked.append(op.operation.name))
-    assert sum(name.startswith("stablehlo.") for name in walked) == _stablehlo_ops(analysis.module)
+    analysis, walked = _walked(f, x)
+    assert walked == _stablehlo_ops(analysis.module)
     assert analysis.pattern == with_cse

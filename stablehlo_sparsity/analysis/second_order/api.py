@@ -63,7 +63,6 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
                              auto: bool = False) -> sp.csr_array:
     import jax
 
-
     fn = functools.partial(f, **kwargs) if kwargs else f
     try:
         traced = jax.jit(fn, keep_unused=True).trace(*args)
