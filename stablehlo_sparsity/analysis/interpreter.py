@@ -44,6 +44,10 @@ class Interpreter(RegionEngine[AbstractValue]):
     engine, :mod:`.engine`: it walks regions and calls, this class evaluates one op)."""
 
     purpose = "analyze"
+    #: The union of an elementwise op's unknown operands (``a + b``) is materialized at once for a small value
+    #: (:meth:`Deps.union`'s ``eager``).  The second-order walk keeps it lazy: its rows are wide, and a chain of
+    #: adds (``t1 + t2 + … + t6`` of an objective's terms) would sort every partial sum again.
+    eager_unions = True
 
     def __init__(self, module, n_inputs: int, options: AnalysisOptions | None = None,
                  observer: Callable | None = None, function_table: FunctionTable | None = None,
@@ -200,7 +204,8 @@ class Interpreter(RegionEngine[AbstractValue]):
                             break
                     else:
                         if unknown_deps:  # (every operand known: the fold below)
-                            deps = unknown_deps[0] if len(unknown_deps) == 1 else Deps.union(*unknown_deps)
+                            deps = unknown_deps[0] if len(unknown_deps) == 1 \
+                                else Deps.union(*unknown_deps, eager=self.eager_unions)
                             return self._finish(op, [AbstractValue(t, deps)])
                 # an unknown operand: nothing folds (a fold needs every operand known) and no range is kept
                 # (floats), so the rule's index sets are the answer as they stand (a written-out program's

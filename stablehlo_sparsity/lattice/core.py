@@ -1204,11 +1204,14 @@ class Deps:
                                                       for p in self.parts):
             return self._reduce_all_sorted()
         mark = np.zeros(n, bool)
+        index_cols = [p.cols for p in self.parts if type(p) is IndexPart]
+        if index_cols:  # (one scatter for every index part: a second-order value holds several)
+            c = index_cols[0] if len(index_cols) == 1 else np.concatenate(index_cols)
+            mark[c[c >= 0]] = True
         for p in self.parts:
             if isinstance(p, IndexPart):
-                c = p.cols
-                mark[c[c >= 0]] = True
-            elif p.rowmap is None:
+                continue
+            if p.rowmap is None:
                 mark[p.base.indices] = True
             else:
                 used = np.zeros(p.base.shape[0], bool)

@@ -16,7 +16,7 @@ from ...lattice import Deps
 from ...lattice.core import check_nnz, make_csr
 from ..values import AbstractValue
 from ..rules.reduction import body_fns
-from .encoding import pair_rows
+from .encoding import distinct_factor_pairs, pair_rows
 from .registry import BODY, local_term
 from .terms import full_term
 
@@ -88,6 +88,10 @@ def _product_pairs(ctx, op, x, init) -> Deps:
     cols = groups.indices.astype(np.int64)
     keep = live[cols]
     rows, members = rows[keep], cols[keep]
+    if k_out == 1:  # (``jnp.prod(x)``: one group, built from the union of its factors' columns)
+        one = distinct_factor_pairs(s, members, ctx.n_first)
+        if one is not None:
+            return one
     sizes = np.bincount(rows, minlength=k_out)
     start = np.zeros(k_out + 1, np.int64)
     np.cumsum(sizes, out=start[1:])

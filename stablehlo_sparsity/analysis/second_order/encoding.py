@@ -36,7 +36,7 @@ from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart
                              csr_of_keys, distinct_entries, distinct_sorted, is_arange, make_csr, sorted_columns)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
-           "pairs_to_hessian", "MAX_PAIR_WIDTH"]
+           "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
 
 #: The widest column space (``n + n²``) the pair encoding may use: columns are ``int64``.
 MAX_PAIR_WIDTH = 1 << 62
@@ -231,9 +231,9 @@ def _lengths(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.where(rows >= 0, ptr[safe + 1] - ptr[safe], 0)
 
 
-#: :func:`_upper_triangle` caches the triangles of rows up to this long (a few kB each; a long row's
-#: triangle is built afresh, so the cache never holds a large array alive).
-CACHED_TRIANGLE = 64
+#: :func:`_upper_triangle` caches the triangles of rows up to this long (at most 130 kB each, about 6 MB if every
+#: length were cached; a long row's triangle is built afresh, so the cache never holds a large array alive).
+CACHED_TRIANGLE = 128
 
 
 def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -387,6 +387,45 @@ def _one_triple(row: int, k: int, left: sp.csr_array, a: int, right: sp.csr_arra
     indptr = np.zeros(k + 1, np.int64)
     indptr[row + 1:] = len(codes)
     return Deps(k, width, [CsrPart(make_csr(indptr, codes, k, width))])
+
+
+def distinct_factor_pairs(s: sp.csr_array, members: np.ndarray, n: int) -> Deps | None:
+    """The one-row term ``∪_{i≠j} S_i × S_j`` of a product of the factors ``members`` (rows of the first-order
+    CSR ``s``), built from the union of their columns instead of from every pair of factors; ``None`` when that
+    union's triangle would cost much more than the pairs of factors (one factor holding most of the columns).
+
+    With ``U`` the union and ``c(u)`` the number of factors holding ``u``: ``{u, u}`` needs two factors holding
+    ``u`` (``c(u) ≥ 2``); ``{u, v}``, ``u ≠ v``, is missing only when a single factor, and the same one, holds
+    each (``c(u) = c(v) = 1``, same owner).  So the term is ``U``'s upper triangle minus those — in code
+    order, with no sort."""
+    members = np.asarray(members, np.int64)
+    ptr = s.indptr.astype(np.int64, copy=False)
+    lengths = ptr[members + 1] - ptr[members]
+    total = int(lengths.sum())
+    if total == 0:
+        return Deps.empty(1, pair_width(n))
+    cross = total * total - int((lengths * lengths).sum())  # the factor-pair path's entries
+    if len(members) == s.shape[0] and is_arange(members):
+        cols = s.indices.astype(np.int64, copy=False)            # (every row, in order: the indices as they are)
+    else:
+        at = np.repeat(ptr[members] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        cols = s.indices[at + np.arange(total, dtype=np.int64)].astype(np.int64)
+    owner_of = np.repeat(members, lengths)
+    union, first, count = np.unique(cols, return_index=True, return_counts=True)
+    m = len(union)
+    if m * (m + 1) // 2 > 2 * cross + 4096:
+        return None
+    check_nnz(m * (m + 1) // 2, "the factor pairs of a product")
+    owner = owner_of[first]                        # the factor holding u, where c(u) = 1
+    iu, ju = _upper_triangle(m)
+    single = count == 1
+    keep = np.where(iu == ju, ~single[iu], ~(single[iu] & single[ju] & (owner[iu] == owner[ju])))
+    codes = (union[iu[keep]] * n + union[ju[keep]] + n).astype(np.int64, copy=False)
+    width = pair_width(n)
+    if len(codes) == 0:
+        return Deps.empty(1, width)
+    check_nnz(len(codes), "the factor pairs of a product")
+    return Deps(1, width, [CsrPart(make_csr(np.array([0, len(codes)], np.int64), codes, 1, width))])
 
 
 def uniform_rows(m: sp.csr_array) -> int | None:

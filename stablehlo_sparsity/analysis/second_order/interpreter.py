@@ -51,6 +51,8 @@ KEEP_ALL_ENTRIES = 1 << 24
 class SecondOrderInterpreter(Interpreter):
     """Abstract interpretation over first-order and pair columns (``n`` inputs, ``n + n²`` columns)."""
 
+    eager_unions = False
+
     def __init__(self, module, n_inputs: int, options=None, function_table=None):
         # Dead values are released (their index sets emptied after their last use in a function body; the
         # interpreter declines in a module with a float bitcast): a written-out objective's running total is a

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...lattice import Deps
-from ...lattice.core import ROW_LANE_ENTRIES, gather_csr_rows, row_columns
+from ...dtypes import index_dtype
+from ...lattice.core import ROW_LANE_ENTRIES, IndexPart, check_nnz, gather_csr_rows, row_columns
 from .encoding import elementwise_pairs, full_rows, pair_rows, uniform_rows
 
 __all__ = ["no_term", "full_term", "cross_rows", "full_of", "scalar_pair_codes"]
@@ -106,6 +107,9 @@ def cross_rows(ctx, a, b, size: int):
         lane = _scalar_pairs(ctx, a, b, False)
         if lane is not None:
             return lane
+    indexed = _index_cross(ctx, a, b, size)
+    if indexed is not None:
+        return indexed
     sa, sb = ctx.first_order(a), ctx.first_order(b)
     grouped = _grouped_cross(ctx, a, sa, b, sb, size) if size > 1 else None
     if grouped is not None:
@@ -118,6 +122,92 @@ def cross_rows(ctx, a, b, size: int):
     ia = e if a.size == size else np.zeros(size, np.int64)
     ib = e if b.size == size else np.zeros(size, np.int64)
     return pair_rows(e, size, sa, ia, sb, ib, ctx.n_first, one_per_row=True)
+
+
+#: :func:`_index_cross` builds the term of operands made of index parts only while it is at most this many
+#: index parts (one per pair of the operands' parts); more go through the operands' CSRs.
+MAX_INDEX_TERMS = 6
+
+
+def _first_order_columns(d, n: int) -> list[np.ndarray] | None:
+    """A lattice made of index parts (and broadcast rows of few inputs, :func:`_broadcast_columns`), as the
+    first-order column of each row in each part (``-1``: none; pair columns dropped; parts of pairs only left
+    out) — a slice of an argument, ``1 - x``, ``x[1:] - x[:-1]²`` keep this form; ``None`` when a part is any
+    other CSR."""
+    out = []
+    for p in d.parts:
+        if type(p) is not IndexPart:
+            shared = _broadcast_columns(p, n)
+            if shared is None:
+                return None
+            out.extend(shared)
+            continue
+        cols = p.cols
+        high = int(cols.max(initial=-1))
+        if high < 0:
+            continue
+        if high >= n:
+            cols = np.where(cols < n, cols, -1)
+            if int(cols.max(initial=-1)) < 0:
+                continue                      # (a part of pairs only: x², x·y of single inputs)
+        out.append(cols)
+    return out
+
+
+#: :func:`_broadcast_columns` reads a broadcast row holding at most this many first-order columns.
+MAX_BROADCAST_COLUMNS = 2
+
+
+def _broadcast_columns(p, n: int) -> list[np.ndarray] | None:
+    """A CSR part that shows one row of its base in every row (or none: ``-1``) — a broadcast scalar, ``x[-1]²``
+    added to every element — as one column array per first-order column of that row (at most
+    :data:`MAX_BROADCAST_COLUMNS`); ``None`` for any other part."""
+    rm = p.rowmap
+    if rm is None or len(rm) == 0:
+        return None
+    hit = rm[rm >= 0]
+    if len(hit) == 0:
+        return []
+    r = int(hit[0])
+    if int(hit.min()) != r or int(hit.max()) != r:
+        return None
+    row = p.base.indices[int(p.base.indptr[r]):int(p.base.indptr[r + 1])]
+    first = row[row < n]                      # (sorted: the first-order columns come first)
+    if len(first) > MAX_BROADCAST_COLUMNS:
+        return None
+    return [np.where(rm >= 0, int(c), -1) for c in first.tolist()]
+
+
+def _index_cross(ctx, a, b, size: int):
+    """:func:`cross_rows` of operands made of index parts (:func:`_first_order_columns`): the pairs of each
+    row as index parts, one per pair of the operands' parts (a square, ``a is b``: one per unordered pair),
+    without building a CSR — their lazy union is the term (a pair found twice is the same column).
+    ``None``: not that case, or more than :data:`MAX_INDEX_TERMS` parts."""
+    if a.size != size or b.size != size:
+        return None
+    n = ctx.n_first
+    ca = _first_order_columns(a.deps, n)
+    if ca is None:
+        return None
+    square = b.deps is a.deps
+    cb = ca if square else _first_order_columns(b.deps, n)
+    if cb is None:
+        return None
+    combos = [(i, j) for i in range(len(ca)) for j in range(i if square else 0, len(cb))]
+    if len(combos) > MAX_INDEX_TERMS:
+        return None
+    dtype = index_dtype(ctx.n)
+    parts, entries = [], 0
+    for i, j in combos:
+        u, v = ca[i].astype(np.int64), cb[j].astype(np.int64)
+        codes = np.minimum(u, v) * n + np.maximum(u, v) + n
+        codes[(u < 0) | (v < 0)] = -1
+        live = int(np.count_nonzero(codes >= 0))
+        if live:
+            entries += live
+            parts.append(IndexPart(codes.astype(dtype, copy=False)))
+    check_nnz(entries, "the interactions of a value")
+    return Deps(size, ctx.n, parts)
 
 
 def _grouped_cross(ctx, a, sa, b, sb, size: int):
