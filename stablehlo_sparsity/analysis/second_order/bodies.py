@@ -43,13 +43,26 @@ def piecewise_linear(region) -> bool:
     return True
 
 
+#: The reductions whose one-op-per-result body (:func:`~..rules.reduction.body_fns`) is piecewise linear.
+_LINEAR_FNS = frozenset({np.add, np.maximum, np.minimum, np.bitwise_and, np.bitwise_or})
+
+
 def _linear_body(ctx, op) -> bool:
-    """:func:`piecewise_linear` of every region of ``op`` (memoized per op for the analysis)."""
+    """:func:`piecewise_linear` of every region of ``op`` (memoized per op for the analysis).  A §reduce or
+    §reduce_window whose body the first-order rule already read as one op per result (a sum, a max, a
+    product) is decided from that reading, without walking the body again."""
     memo = ctx.memo("second_order_bodies")
     key = op.operation
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = all(piecewise_linear(r) for r in op.regions)
+        fns = None
+        if op.operation.name in ("stablehlo.reduce", "stablehlo.reduce_window"):
+            fns = body_fns(ctx, op, len(op.operation.operands) // 2)
+        if fns is not None:
+            hit = all(fn in _LINEAR_FNS for fn in fns)
+        else:
+            hit = all(piecewise_linear(r) for r in op.regions)
+        memo[key] = hit
     return hit
 
 
@@ -84,14 +97,14 @@ def _product_pairs(ctx, op, x, init) -> Deps:
     k_out = groups.shape[0]
     s = ctx.first_order(x)
     live = np.diff(s.indptr) > 0                             # factors that depend on something
-    rows = np.repeat(np.arange(k_out, dtype=np.int64), np.diff(groups.indptr))
     cols = groups.indices.astype(np.int64)
-    keep = live[cols]
-    rows, members = rows[keep], cols[keep]
     if k_out == 1:  # (``jnp.prod(x)``: one group, built from the union of its factors' columns)
-        one = distinct_factor_pairs(s, members, ctx.n_first)
+        one = distinct_factor_pairs(s, cols[live[cols]], ctx.n_first)
         if one is not None:
             return one
+    rows = np.repeat(np.arange(k_out, dtype=np.int64), np.diff(groups.indptr))
+    keep = live[cols]
+    rows, members = rows[keep], cols[keep]
     sizes = np.bincount(rows, minlength=k_out)
     start = np.zeros(k_out + 1, np.int64)
     np.cumsum(sizes, out=start[1:])

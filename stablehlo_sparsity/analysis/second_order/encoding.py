@@ -33,7 +33,8 @@ from ...errors import PatternTooLargeError
 from ...lattice import Deps
 from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
-                             csr_of_keys, distinct_entries, distinct_sorted, is_arange, make_csr, sorted_columns)
+                             csr_of_keys, distinct_entries, distinct_sorted, is_arange, make_csr, rows_of_keys,
+                             sorted_columns)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -411,15 +412,22 @@ def distinct_factor_pairs(s: sp.csr_array, members: np.ndarray, n: int) -> Deps 
         at = np.repeat(ptr[members] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
         cols = s.indices[at + np.arange(total, dtype=np.int64)].astype(np.int64)
     owner_of = np.repeat(members, lengths)
-    union, first, count = np.unique(cols, return_index=True, return_counts=True)
+    if len(cols) < 2 or bool((cols[1:] > cols[:-1]).all()):
+        # increasing already (the factors are the elements of an argument, one input each): no sort
+        union, first, count = cols, np.arange(len(cols)), np.ones(len(cols), np.int64)
+    else:
+        union, first, count = np.unique(cols, return_index=True, return_counts=True)
     m = len(union)
     if m * (m + 1) // 2 > 2 * cross + 4096:
         return None
     check_nnz(m * (m + 1) // 2, "the factor pairs of a product")
-    owner = owner_of[first]                        # the factor holding u, where c(u) = 1
     iu, ju = _upper_triangle(m)
-    single = count == 1
-    keep = np.where(iu == ju, ~single[iu], ~(single[iu] & single[ju] & (owner[iu] == owner[ju])))
+    if m == total == len(members) and bool((lengths == 1).all()):
+        keep = iu != ju                            # one input a factor, each its own: every pair but {u, u}
+    else:
+        owner = owner_of[first]                    # the factor holding u, where c(u) = 1
+        single = count == 1
+        keep = np.where(iu == ju, ~single[iu], ~(single[iu] & single[ju] & (owner[iu] == owner[ju])))
     codes = (union[iu[keep]] * n + union[ju[keep]] + n).astype(np.int64, copy=False)
     width = pair_width(n)
     if len(codes) == 0:
@@ -507,10 +515,19 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
         indptr, indices = symmetric_pattern(code, n)
         check_nnz(len(indices), "the Hessian pattern")
         return make_csr(indptr, indices, n, n)
-    u, v = _divmod(code - n, n)
     if len(code) <= SMALL_ASSEMBLY and n < 1 << 31:
-        # few pairs (a small program's Hessian): both triangles as keys, one sort, no transpose and sum
-        return csr_of_keys(np.concatenate([u * n + v, v * n + u]), n, n, "the Hessian pattern")
+        # few pairs (a small program's Hessian): both triangles as keys, one sort, no transpose and sum — the
+        # upper triangle's keys u·n + v are the codes less n (distinct already), the lower one's add no repeat
+        upper = code - n
+        u = upper // n
+        v = upper - u * n
+        off = u != v
+        key = np.concatenate([upper, v[off] * n + u[off]])
+        key.sort()
+        check_nnz(len(key), "the Hessian pattern")
+        indptr, cols = rows_of_keys(key, n, n)
+        return make_csr(indptr, cols, n, n)
+    u, v = _divmod(code - n, n)
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
     upper = make_csr(indptr, v, n, n)

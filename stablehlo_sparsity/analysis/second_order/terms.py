@@ -196,16 +196,23 @@ def _index_cross(ctx, a, b, size: int):
     combos = [(i, j) for i in range(len(ca)) for j in range(i if square else 0, len(cb))]
     if len(combos) > MAX_INDEX_TERMS:
         return None
-    dtype = index_dtype(ctx.n)
+    dtype = index_dtype(ctx.n)   # (every code is below the width: the arithmetic stays in the index dtype)
     parts, entries = [], 0
     for i, j in combos:
-        u, v = ca[i].astype(np.int64), cb[j].astype(np.int64)
-        codes = np.minimum(u, v) * n + np.maximum(u, v) + n
-        codes[(u < 0) | (v < 0)] = -1
-        live = int(np.count_nonzero(codes >= 0))
-        if live:
-            entries += live
-            parts.append(IndexPart(codes.astype(dtype, copy=False)))
+        u: np.ndarray = ca[i].astype(dtype, copy=False)
+        v: np.ndarray = cb[j].astype(dtype, copy=False)
+        codes = np.minimum(u, v)
+        codes *= n
+        codes += np.maximum(u, v)
+        codes += n
+        dead = (u | v) < 0                # (-1 in either: no pair in that row)
+        missing = int(np.count_nonzero(dead))
+        if missing == size:
+            continue
+        if missing:
+            codes[dead] = -1
+        entries += size - missing
+        parts.append(IndexPart(codes))
     check_nnz(entries, "the interactions of a value")
     return Deps(size, ctx.n, parts)
 
