@@ -235,16 +235,6 @@ def _reduce(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
     dims = i64_list(op, "dimensions")
     rtypes = ctx.result_types(op)
     out_size = rtypes[0].size
-    if k == 1 and body_fns(ctx, op, 1) is not None:
-        # one operand, a one-op body (a sum, a max, a product: the commonest reduction): its rows are its group
-        # rows and its init's, as the general path below computes with a 1 × 1 closure
-        if not is_differentiable(rtypes[0].dtype):
-            return [ctx.empty(out_size)]
-        g = reduce_dims(inputs[0].deps, inputs[0].shape, dims)
-        if not inits[0].deps.is_empty:
-            g = Deps.union(g, inits[0].deps.reduce_all().broadcast_row(out_size))
-        return [g]
-    closure, cap, captured = body_dependence(ctx, op, k)
     grouped: dict[int, Deps] = {}
 
     def operand_rows(i: int) -> Deps:
@@ -255,6 +245,11 @@ def _reduce(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
             grouped[i] = g
         return grouped[i]
 
+    if k == 1 and body_fns(ctx, op, 1) is not None:
+        # one operand, a one-op body (a sum, a max, a product: the commonest reduction): the general path below
+        # with its 1 × 1 closure, without building it
+        return [operand_rows(0) if is_differentiable(rtypes[0].dtype) else ctx.empty(out_size)]
+    closure, cap, captured = body_dependence(ctx, op, k)
     captured_rows = None
     if cap.any() and any(not c.deps.is_empty for c in captured):
         captured_rows = Deps.union(*[c.deps.reduce_all() for c in captured]).broadcast_row(out_size)

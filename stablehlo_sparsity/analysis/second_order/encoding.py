@@ -33,8 +33,8 @@ from ...errors import PatternTooLargeError
 from ...lattice import Deps
 from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
-                             csr_of_keys, distinct_entries, distinct_sorted, is_arange, make_csr, rows_of_keys,
-                             sorted_columns)
+                             csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows, is_arange, make_csr,
+                             rows_of_keys, sorted_columns)
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -406,12 +406,9 @@ def distinct_factor_pairs(s: sp.csr_array, members: np.ndarray, n: int) -> Deps 
     if total == 0:
         return Deps.empty(1, pair_width(n))
     cross = total * total - int((lengths * lengths).sum())  # the factor-pair path's entries
-    if len(members) == s.shape[0] and is_arange(members):
-        cols = s.indices.astype(np.int64, copy=False)            # (every row, in order: the indices as they are)
-    else:
-        at = np.repeat(ptr[members] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        cols = s.indices[at + np.arange(total, dtype=np.int64)].astype(np.int64)
-    owner_of = np.repeat(members, lengths)
+    # (every row, in order — the factors of ``jnp.prod(x)``: the indices as they are)
+    rows = s if len(members) == s.shape[0] and is_arange(members) else gather_csr_rows(s, members)
+    cols = rows.indices.astype(np.int64, copy=False)
     if len(cols) < 2 or bool((cols[1:] > cols[:-1]).all()):
         # increasing already (the factors are the elements of an argument, one input each): no sort
         union, first, count = cols, np.arange(len(cols)), np.ones(len(cols), np.int64)
@@ -425,14 +422,13 @@ def distinct_factor_pairs(s: sp.csr_array, members: np.ndarray, n: int) -> Deps 
     if m == total == len(members) and bool((lengths == 1).all()):
         keep = iu != ju                            # one input a factor, each its own: every pair but {u, u}
     else:
-        owner = owner_of[first]                    # the factor holding u, where c(u) = 1
+        owner = np.repeat(members, lengths)[first]  # the factor holding u, where c(u) = 1
         single = count == 1
         keep = np.where(iu == ju, ~single[iu], ~(single[iu] & single[ju] & (owner[iu] == owner[ju])))
     codes = (union[iu[keep]] * n + union[ju[keep]] + n).astype(np.int64, copy=False)
     width = pair_width(n)
     if len(codes) == 0:
         return Deps.empty(1, width)
-    check_nnz(len(codes), "the factor pairs of a product")
     return Deps(1, width, [CsrPart(make_csr(np.array([0, len(codes)], np.int64), codes, 1, width))])
 
 
