@@ -107,6 +107,7 @@ class FunctionTable:
     def __init__(self, module: Any):
         self.by_name: dict[str, Any] = functions(module)
         self._blocks: dict[Any, DecodedBlock] = {}
+        self._bodies: dict[str, DecodedBlock] = {}
 
     def decoded(self, region: Any) -> DecodedBlock:
         """The one block of ``region``, decoded once (:func:`single_block` says why it may be refused).
@@ -126,14 +127,22 @@ class FunctionTable:
             raise InputError(f"no function named '@{name}' in the module")
         return fn
 
-    def body(self, name: str, purpose: str) -> Any:
+    def body(self, name: str, purpose: str, role: str = "function") -> Any:
         """The body region of ``@name``; a declaration (no body) is refused, saying there is nothing to
-        ``purpose`` (e.g. "analyze")."""
+        ``purpose`` (e.g. "analyze"); ``role`` names the function in that message."""
         fn = self.function(name)
         if not fn.regions or not len(fn.regions[0].blocks):
-            raise InputError(f"function '@{name}' has no body (it is a declaration): there is nothing to {purpose}",
+            raise InputError(f"{role} '@{name}' has no body (it is a declaration): there is nothing to {purpose}",
                              format_location(fn.location))
         return fn.regions[0]
+
+    def body_block(self, name: str, purpose: str, role: str = "function") -> DecodedBlock:
+        """The decoded block of ``@name``'s body (:meth:`body`, :meth:`decoded`), found once per function: the
+        entry's layout and every call of the function read it without going through the bindings again."""
+        hit = self._bodies.get(name)
+        if hit is None:
+            hit = self._bodies[name] = self.decoded(self.body(name, purpose, role))
+        return hit
 
 
 def single_block(region: Any) -> Any:
@@ -215,7 +224,7 @@ class RegionEngine(Generic[V]):
         """Run the body of ``@name`` on ``args`` in a root scope (what ``func.call`` does)."""
         if name in self._call_stack:
             raise InputError(f"recursive call to '@{name}' is not supported (StableHLO programs are not recursive)")
-        body = self.function_table.body(name, self.purpose)
+        body = self.function_table.body_block(name, self.purpose)
         self._call_stack.append(name)
         try:
             return self.run_region(body, args, parent=None)
@@ -227,8 +236,9 @@ class RegionEngine(Generic[V]):
         """Run the block of ``region`` on its block arguments ``args``; returns the terminator's operands.
 
         The block runs in a new scope whose parent is ``parent``: by default the scope running now (a nested
-        region reads the values around it), ``None`` for a function body."""
-        block = self.function_table.decoded(region)
+        region reads the values around it), ``None`` for a function body.  ``region`` may be given decoded
+        already (a :class:`DecodedBlock`: a function's body, :meth:`FunctionTable.body_block`)."""
+        block = region if type(region) is DecodedBlock else self.function_table.decoded(region)
         block_args = block.arguments
         if len(block_args) != len(args):
             raise InputError(f"region expects {len(block_args)} arguments, got {len(args)}")

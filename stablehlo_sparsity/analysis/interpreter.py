@@ -21,7 +21,8 @@ import numpy as np
 
 from .engine import TERMINATORS, DecodedBlock, DecodedOp, FunctionTable, RegionEngine, Scope
 from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
-from .folding.exactness import Undecided, result_uncertainties
+from .attrs import dense_array
+from .folding.exactness import Undecided, literal_uncertainty, result_uncertainties
 from .irtools import contains_op, region_captures
 from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
@@ -29,6 +30,7 @@ from ..lattice.core import lane_size
 from .options import AnalysisOptions
 from .rules.registry import (DEPS_RULES, ERROR_RULES, FOLD_RULES, RANGE_RULES, UNION_OF_OPERANDS, UNION_WHEN_UNKNOWN,
                              NotFoldable)
+from .rules.structural import literal_value
 from .values import AbstractValue, TensorType, tensor_type, tensor_types
 
 __all__ = ["AnalysisOptions", "Interpreter", "TERMINATORS"]
@@ -236,6 +238,11 @@ class Interpreter(RegionEngine[AbstractValue]):
             hit = self._literals.get(literal) if literal is not None else None
             if hit is not None:
                 return self._finish(op, list(hit))
+            if literal is not None and len(rtypes) == 1:
+                plain = self._plain_literal(literal, rtypes[0])
+                if plain is not None:
+                    self._literals[literal] = (plain,)
+                    return self._finish(op, [plain])
         results: list[AbstractValue] | None = None
         limit = self.options.max_pattern_nnz
         for t in rtypes:  # (plain loops: a generator per op costs more than the small op's check)
@@ -281,6 +288,22 @@ class Interpreter(RegionEngine[AbstractValue]):
                 out = self._apply(rule, name, op, args)
             results = self._results(name, op, args, rtypes, out)
         return self._finish(op, results)
+
+    def _plain_literal(self, literal, t: TensorType) -> AbstractValue | None:
+        """A §constant of NumPy's real float, integer or boolean type as the fold below makes it — the literal's
+        value (:func:`.rules.structural.literal_value`), exact unless a float is subnormal
+        (:func:`.folding.exactness.literal_uncertainty`), no dependencies — from the attribute already read,
+        without the generic fold's lookups (every vectorized program has a few literals, each in a new
+        context).  ``None``: any other literal (bf16, complex, too large, one the bindings cannot convert)."""
+        kind = t.dtype.kind
+        if kind not in "fiub" or t.size > self.options.max_pattern_nnz or t.size > self.options.max_fold_elements:
+            return None
+        arr = dense_array(literal)
+        if arr is None or arr.dtype != t.dtype:
+            return None
+        value = literal_value(arr, t)
+        return AbstractValue(t, Deps.empty(t.size, self.n), value,
+                             literal_uncertainty(value) if kind == "f" else None)
 
     def _apply(self, rule, name: str, op, args: list[AbstractValue]) -> list:
         """The index-set rule's answer for ``op`` (a size refusal without a location gets the op's)."""

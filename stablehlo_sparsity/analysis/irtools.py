@@ -116,7 +116,9 @@ def is_public(fn) -> bool:
 def functions(module) -> dict:
     """``name -> func.func`` op of a module (an ``ir.Module``, a ``builtin.module`` op, or anything with
     ``.body``)."""
-    body = module.body if hasattr(module, "body") else _operation(module).regions[0].blocks[0]
+    body = getattr(module, "body", None)  # (one read: the bindings build a new block object at every read)
+    if body is None:
+        body = _operation(module).regions[0].blocks[0]
     return {sym_name(op): op for op in body.operations if op.operation.name == "func.func"}
 
 

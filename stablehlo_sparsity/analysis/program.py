@@ -17,7 +17,6 @@ import scipy.sparse as sp
 
 from .._compat import innermost_locations, release_lowering_caches
 from . import hooks
-from .attrs import function_results
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
 from .engine import FunctionTable
 from .irtools import without_common_subexpressions
@@ -27,7 +26,7 @@ from ..lattice import Deps, nnz_budget
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
 from .folding.exactness import literal_uncertainty
-from .values import TOKEN, AbstractValue, is_differentiable, is_token_type, tensor_types
+from .values import TOKEN, AbstractValue, is_differentiable, tensor_types
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
@@ -425,10 +424,7 @@ def entry_layout(module, entry: str, wrt) -> EntryLayout:
     if fn is None:
         names = list(table.by_name)
         raise InputError(f"no entry function '@{entry}' in the module (functions: {', '.join(names) or 'none'})")
-    if not len(fn.regions[0].blocks):
-        raise InputError(f"entry function '@{entry}' has no body (it is a declaration): there is nothing to "
-                         "analyze", format_location(fn.location))
-    block = table.decoded(fn.regions[0])
+    block = table.body_block(entry, "analyze", role="entry function")
     arg_types = tensor_types([a.type for a in block.arguments], lambda: format_location(fn.location))
     # Effect tokens (JAX's ordered effects thread them through the entry) carry no data: they are not
     # counted as arguments (wrt indices skip them) and their results are not rows.
@@ -438,6 +434,13 @@ def entry_layout(module, entry: str, wrt) -> EntryLayout:
     sizes = [arg_types[i].size for i in wrt_list]
     offsets = list(itertools.accumulate(sizes[:-1], initial=0)) if sizes else []
     return EntryLayout(fn, arg_types, wrt_list, offsets, int(sum(sizes)), table)
+
+
+def data_results(results: Sequence[AbstractValue]) -> list[AbstractValue]:
+    """The entry's results without its effect tokens (which carry no data and are not rows): the values the
+    walk returned, whose types are decoded already (:data:`.values.TOKEN` for a token), instead of the
+    function's signature read again through the bindings."""
+    return [r for r in results if r.type is not TOKEN]
 
 
 def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: AnalysisOptions,
@@ -450,7 +453,7 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
 
     with module.context:
         layout = entry_layout(module, entry, wrt)
-        fn, arg_types, wrt_list, n = layout.fn, layout.arg_types, layout.wrt, layout.n
+        arg_types, wrt_list, n = layout.arg_types, layout.wrt, layout.n
         offsets = layout.offsets
         interp = Interpreter(module, n, opts, observer=observer, function_table=layout.table)
         args = []
@@ -458,9 +461,7 @@ def analyze_entry(module, entry: str, wrt, num_outputs: int | None, opts: Analys
             const = None if values is None or i in layout.columns else _known_argument(values[i], t)
             args.append(AbstractValue(t, layout.argument_deps(i), const,
                                       None if const is None else literal_uncertainty(const)))
-        results = interp.call(entry, args)
-        res_types = function_results(fn)
-        results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
+        results = data_results(interp.call(entry, args))
         if num_outputs is not None:
             results = results[:num_outputs]
         rows = [r.deps for r in results]

@@ -338,10 +338,10 @@ SORTING_NETWORKS = [
 
 def rows_of_keys(key: np.ndarray, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(indptr, columns)`` of ``k`` rows from sorted, distinct ``row · n + column`` keys."""
-    at = key // n
+    at, cols = np.divmod(key, n)
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(np.bincount(at, minlength=k), out=indptr[1:])
-    return indptr, key - at * n
+    return indptr, cols
 
 
 def csr_of_keys(key: np.ndarray, k: int, n: int, what: str = "a value's index sets") -> sp.csr_array:
@@ -1203,22 +1203,21 @@ class Deps:
         if n > SPARSE_REDUCE_COLUMNS and n > 16 * sum(len(p.cols) if isinstance(p, IndexPart) else p.base.nnz
                                                       for p in self.parts):
             return self._reduce_all_sorted()
-        mark = np.zeros(n, bool)
+        mark = np.zeros(n + 1, bool)  # (one flag more, at ``-1``: an index part's "none" lands there)
         index_cols = [p.cols for p in self.parts if type(p) is IndexPart]
         if index_cols:  # (one scatter for every index part: a second-order value holds several)
-            c = index_cols[0] if len(index_cols) == 1 else np.concatenate(index_cols)
-            mark[c[c >= 0]] = True
+            mark[index_cols[0] if len(index_cols) == 1 else np.concatenate(index_cols)] = True
         for p in self.parts:
             if isinstance(p, IndexPart):
                 continue
             if p.rowmap is None:
                 mark[p.base.indices] = True
             else:
-                used = np.zeros(p.base.shape[0], bool)
-                rm = p.rowmap
-                used[rm[rm >= 0]] = True
-                mark[p.base.indices[np.repeat(used, np.diff(p.base.indptr))]] = True
-        cols = np.flatnonzero(mark)
+                rows = p.base.shape[0]
+                used = np.zeros(rows + 1, bool)  # (a row map's ``-1`` lands on the extra flag)
+                used[p.rowmap] = True
+                mark[p.base.indices[np.repeat(used[:rows], np.diff(p.base.indptr))]] = True
+        cols = mark[:n].nonzero()[0]
         return Deps(1, n, [CsrPart(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))] if len(cols) else [])
 
     def _reduce_all_sorted(self) -> "Deps":

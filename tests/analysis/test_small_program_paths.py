@@ -543,3 +543,59 @@ def test_without_cse_the_long_program_is_walked_as_lowered(monkeypatch):
     analysis, walked = _walked(f, x)
     assert walked == _stablehlo_ops(analysis.module)
     assert analysis.pattern == with_cse
+
+
+LITERALS = [
+    "dense<1.5> : tensor<f32>",
+    "dense<[1.0, 0.0, -2.5]> : tensor<3xf64>",
+    "dense<-0.0> : tensor<2x2xf32>",
+    "dense<1.0e-40> : tensor<3xf32>",                # subnormal: a backend may flush it
+    "dense<[1.0e-40, 1.0]> : tensor<2xf32>",
+    "dense<0x7FC00000> : tensor<f32>",                # NaN
+    "dense<0x7F800000> : tensor<2xf32>",              # inf
+    "dense<6.5e-05> : tensor<4xf16>",
+    "dense<[1, -2]> : tensor<2xi32>",
+    "dense<3> : tensor<5xui8>",
+    "dense<true> : tensor<4xi1>",
+    "dense<[true, false]> : tensor<2xi1>",
+    "dense<1.0> : tensor<3xbf16>",                    # (NumPy kind "V": the general fold)
+    "dense<(1.0, 2.0)> : tensor<2xcomplex<f32>>",     # (the general fold)
+    "dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>",
+]
+
+
+@pytest.mark.parametrize("literal", LITERALS)
+def test_a_literal_read_at_once_is_the_general_folds_value(literal, monkeypatch):
+    # the interpreter reads a plain literal (NumPy's floats, integers, booleans) from the attribute it already
+    # holds; the value, its trust and its empty index sets are those of the general fold
+    from stablehlo_sparsity import parse_module
+    from stablehlo_sparsity.analysis.folding.exactness import same_uncertainty
+    from stablehlo_sparsity.analysis.interpreter import Interpreter
+    from stablehlo_sparsity.analysis.program import resolve_options
+    from stablehlo_sparsity.analysis.values import AbstractValue, tensor_type
+
+    rtype = literal.split(" : ")[1]
+    module = parse_module(f"""
+    func.func @main(%x: tensor<f32>) -> ({rtype}, {rtype}) {{
+      %c = stablehlo.constant {literal}
+      %d = stablehlo.constant {literal}
+      return %c, %d : {rtype}, {rtype}
+    }}""")
+
+    def run():
+        with module.context:
+            fn = module.body.operations[0]
+            arg = fn.regions[0].blocks[0].arguments[0]
+            interp = Interpreter(module, 1, resolve_options(None))
+            return interp.call("main", [AbstractValue(tensor_type(arg.type), Deps.identity(1, 1, 0))])
+
+    read = run()
+    monkeypatch.setattr(Interpreter, "_plain_literal", lambda self, literal, t: None)
+    folded = run()
+    for r, f in zip(read, folded):
+        assert r.type == f.type and r.deps.is_empty and f.deps.is_empty
+        assert (r.const is None) == (f.const is None)
+        if f.const is not None:
+            assert r.const.dtype == f.const.dtype and r.const.shape == f.const.shape
+            assert np.array_equal(r.const, f.const, equal_nan=r.const.dtype.kind in "fc")
+            assert same_uncertainty(r.uncertainty, f.uncertainty)

@@ -308,14 +308,20 @@ def _constant_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -> FoldRe
         arr = literal_from_text(str(op), t.dtype)
     if arr is None:
         raise NotFoldable
+    return [literal_value(arr, t)]
+
+
+def literal_value(arr, t) -> np.ndarray:
+    """A §constant's value of type ``t`` from its literal as the bindings convert it (``arr``): a splat's one
+    element is repeated (a read-only view), any other literal reshaped."""
     arr = np.asarray(arr)
     if arr.size == 1 and t.size != 1:
-        return [np.broadcast_to(arr.reshape(()), t.shape)]
-    return [arr.reshape(t.shape)]
+        return np.broadcast_to(arr.reshape(()), t.shape)
+    return arr.reshape(t.shape)
 
 
-__all__ = ["pad_np", "slice_np", "slice_index_map", "broadcast_in_dim_np", "transpose_np", "reverse_np",
-           "AbstractValue"]
+__all__ = ["literal_value", "pad_np", "slice_np", "slice_index_map", "broadcast_in_dim_np", "transpose_np",
+           "reverse_np", "AbstractValue"]
 
 
 # ---------------------------------------------------------------- trust (folding/exactness.py)

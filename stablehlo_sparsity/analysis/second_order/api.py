@@ -8,11 +8,10 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import function_results
 from ..program import custom_rule_primitives, cyclic_gc_paused, lowered_for_analysis
 from ...errors import InputError, SparsityError
 from ...lattice import nnz_budget
-from ..values import AbstractValue, is_token_type
+from ..values import AbstractValue
 from .interpreter import SecondOrderInterpreter
 
 __all__ = ["hessian_pattern_of_entry", "direct_hessian_sparsity", "NotCovered", "PreferGradient"]
@@ -30,15 +29,13 @@ def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_a
     """The symmetric ``(n, n)`` Hessian pattern of the scalar entry ``@entry`` of a parsed module, from its
     primal program, and the analysis' warnings.  ``wrt``: indices of the differentiated data arguments
     (tokens skipped), as :func:`~stablehlo_sparsity.analysis.program.resolve_wrt` gives them."""
-    from ..program import entry_layout
+    from ..program import data_results, entry_layout
 
     with module.context, cyclic_gc_paused():
         layout = entry_layout(module, entry, wrt)
         interp = SecondOrderInterpreter(module, layout.n, options, function_table=layout.table)
         args = [AbstractValue(t, layout.argument_deps(i, interp.n)) for i, t in enumerate(layout.arg_types)]
-        results = interp.call(entry, args)
-        res_types = function_results(layout.fn)
-        results = [r for r, t in zip(results, res_types) if not is_token_type(t)]
+        results = data_results(interp.call(entry, args))
     if not results or results[0].size != 1:
         shape = results[0].shape if results else "nothing"
         raise InputError(f"a Hessian needs a scalar function; @{entry} returns {shape}")

@@ -503,8 +503,8 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
 
     The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
     is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
-    cols = row.indices.astype(np.int64)
-    code = cols[cols >= n]
+    cols = row.indices
+    code = cols[int(np.searchsorted(cols, n)):].astype(np.int64)  # (a sorted row: its pair codes come last)
     if len(code) >= COMPILED_ASSEMBLY and ("numba" in sys.modules or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
         from .assembly import symmetric_pattern
 
@@ -515,10 +515,10 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
         # few pairs (a small program's Hessian): both triangles as keys, one sort, no transpose and sum — the
         # upper triangle's keys u·n + v are the codes less n (distinct already), the lower one's add no repeat
         upper = code - n
-        u = upper // n
-        v = upper - u * n
-        off = u != v
-        key = np.concatenate([upper, v[off] * n + u[off]])
+        u, v = np.divmod(upper, n)
+        lower = v * n
+        lower += u
+        key = np.concatenate([upper, lower[u != v]])
         key.sort()
         check_nnz(len(key), "the Hessian pattern")
         indptr, cols = rows_of_keys(key, n, n)

@@ -129,29 +129,38 @@ def cross_rows(ctx, a, b, size: int):
 MAX_INDEX_TERMS = 6
 
 
-def _first_order_columns(d, n: int) -> list[np.ndarray] | None:
+def _first_order_columns(d, n: int, dtype) -> list[tuple[np.ndarray, bool]] | None:
     """A lattice made of index parts (and broadcast rows of few inputs, :func:`_broadcast_columns`), as the
     first-order column of each row in each part (``-1``: none; pair columns dropped; parts of pairs only left
-    out) — a slice of an argument, ``1 - x``, ``x[1:] - x[:-1]²`` keep this form; ``None`` when a part is any
+    out), in ``dtype``, each with whether it has a row without one (a ``-1``) — a slice of an argument,
+    ``1 - x``, ``x[1:] - x[:-1]²`` keep this form, with a column in every row; ``None`` when a part is any
     other CSR."""
-    out = []
-    for p in d.parts:
+    parts = d.parts
+    for p in parts:  # (a CSR part seen whole is no broadcast row: told before any arithmetic)
+        if type(p) is not IndexPart and p.rowmap is None:
+            return None
+    out: list[tuple[np.ndarray, bool]] = []
+    for p in parts:
         if type(p) is not IndexPart:
             shared = _broadcast_columns(p, n)
             if shared is None:
                 return None
-            out.extend(shared)
+            out.extend((c.astype(dtype, copy=False), True) for c in shared)
             continue
         cols = p.cols
-        high = int(cols.max(initial=-1))
+        high = int(_MAX(cols, initial=-1))
         if high < 0:
             continue
         if high >= n:
             cols = np.where(cols < n, cols, -1)
-            if int(cols.max(initial=-1)) < 0:
+            if int(_MAX(cols, initial=-1)) < 0:
                 continue                      # (a part of pairs only: x², x·y of single inputs)
-        out.append(cols)
+        out.append((cols.astype(dtype, copy=False), bool(_MIN(cols, initial=0) < 0)))
     return out
+
+
+#: (the ufuncs' reductions themselves: ``ndarray.max`` adds a Python wrapper to each call)
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 
 
 #: :func:`_broadcast_columns` reads a broadcast row holding at most this many first-order columns.
@@ -186,31 +195,36 @@ def _index_cross(ctx, a, b, size: int):
     if a.size != size or b.size != size:
         return None
     n = ctx.n_first
-    ca = _first_order_columns(a.deps, n)
+    dtype = index_dtype(ctx.n)   # (every code is below the width: the arithmetic stays in the index dtype)
+    ca = _first_order_columns(a.deps, n, dtype)
     if ca is None:
         return None
     square = b.deps is a.deps
-    cb = ca if square else _first_order_columns(b.deps, n)
+    cb = ca if square else _first_order_columns(b.deps, n, dtype)
     if cb is None:
         return None
     combos = [(i, j) for i in range(len(ca)) for j in range(i if square else 0, len(cb))]
     if len(combos) > MAX_INDEX_TERMS:
         return None
-    dtype = index_dtype(ctx.n)   # (every code is below the width: the arithmetic stays in the index dtype)
     parts, entries = [], 0
     for i, j in combos:
-        u: np.ndarray = ca[i].astype(dtype, copy=False)
-        v: np.ndarray = cb[j].astype(dtype, copy=False)
-        codes = np.minimum(u, v)
-        codes *= n
-        codes += np.maximum(u, v)
+        u, u_dead = ca[i]
+        v, v_dead = cb[j]
+        if u is v:                        # (a part times itself: the pair {u, u}, code u·(n + 1) + n)
+            codes = u * (n + 1)
+        else:
+            codes = np.minimum(u, v)
+            codes *= n
+            codes += np.maximum(u, v)
         codes += n
-        dead = (u | v) < 0                # (-1 in either: no pair in that row)
-        missing = int(np.count_nonzero(dead))
-        if missing == size:
-            continue
-        if missing:
-            codes[dead] = -1
+        missing = 0
+        if u_dead or v_dead:
+            dead = (u | v) < 0            # (-1 in either: no pair in that row)
+            missing = int(np.count_nonzero(dead))
+            if missing == size:
+                continue
+            if missing:
+                codes[dead] = -1
         entries += size - missing
         parts.append(IndexPart(codes))
     check_nnz(entries, "the interactions of a value")
