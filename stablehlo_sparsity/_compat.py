@@ -12,12 +12,14 @@ Each difference below names the JAX release that changed it.  Code elsewhere ask
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import re
+import threading
 
 __all__ = ["SUPPORTED_JAX", "SUPPORTED_RANGE_TEXT", "JaxVersionError", "parse_version", "installed_versions",
            "check_jax_versions", "JAX_VERSION", "CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES",
-           "release_lowering_caches", "jax_context_factory"]
+           "release_lowering_caches", "uncached_lowering", "jax_context_factory"]
 
 #: The supported JAX releases, ``[low, high)`` (jax and jaxlib alike).
 SUPPORTED_JAX: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 10, 2), (0, 13, 0))
@@ -134,12 +136,53 @@ def innermost_locations():
     (:func:`stablehlo_sparsity.errors.format_location`), and building the chains costs about a tenth of
     lowering a written-out program.  The same private option on every supported release, named once here;
     where it is missing the lowering keeps JAX's default."""
-    import contextlib
-
     from jax._src import config as jax_config
 
     option = getattr(jax_config, "traceback_in_locations_limit", None)
     return option(1) if option is not None else contextlib.nullcontext()
+
+
+# ---------------------------------------------------------------------------------------------- the lowering cache
+class _UncachedWhileAsked(set):
+    """JAX's set of the primitives whose lowering it never caches (``mlir._uncacheable_primitives``), which holds
+    every primitive while the current thread lowers under :func:`uncached_lowering` — for other threads, and
+    outside that block, exactly the set it replaced (JAX adds to it as before)."""
+
+    __slots__ = ()
+
+    def __contains__(self, primitive) -> bool:
+        return getattr(_LOWERING, "uncached", False) or set.__contains__(self, primitive)
+
+
+_LOWERING = threading.local()
+
+
+@contextlib.contextmanager
+def uncached_lowering():
+    """A context in which JAX lowers each equation by its lowering rule in place, without its per-equation
+    lowering cache.
+
+    Since 0.10 (every supported release) JAX emits the lowering of each distinct equation as a function and
+    inlines a copy of it at each use: for a program written out term by term, whose thousands of equations repeat
+    a few dozen, that pays; for a small vectorized program, whose equations are nearly all distinct, it costs a
+    third of its lowering.  The module is the same (checked, locations included, in
+    ``tests/analysis/test_lowering_cache.py``).  JAX reads the set by name at each equation, so the set is swapped
+    once for one that answers per thread (:class:`_UncachedWhileAsked`); where it is missing or not a set, the
+    lowering keeps JAX's cache."""
+    from jax._src.interpreters import mlir as jax_mlir
+
+    current = getattr(jax_mlir, "_uncacheable_primitives", None)
+    if type(current) is set:
+        current = jax_mlir._uncacheable_primitives = _UncachedWhileAsked(current)
+    if not isinstance(current, _UncachedWhileAsked):
+        yield False
+        return
+    before = getattr(_LOWERING, "uncached", False)
+    _LOWERING.uncached = True
+    try:
+        yield True
+    finally:
+        _LOWERING.uncached = before
 
 
 # ---------------------------------------------------------------------------------------------------- MLIR context

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._compat import innermost_locations, release_lowering_caches
+from .._compat import innermost_locations, release_lowering_caches, uncached_lowering
 from . import hooks
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
 from .engine import FunctionTable
@@ -217,12 +217,48 @@ def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], 
 CSE_MIN_EQNS = 200
 
 
+#: :func:`lowering_cache_pays` reads at most this many equations (nested ones included); a longer program is
+#: lowered with JAX's per-equation cache.
+UNCACHED_LOWERING_MAX_EQNS = 128
+#: … and lowers without the cache when at least this fraction of them are distinct (measured on the programs of
+#: ``benchmarks/small_programs.py``, jax 0.11.2: every program at a fraction of 0.29 or more lowers 7–45% faster
+#: without the cache, every one at 0.23 or less 0–80% slower).
+UNCACHED_LOWERING_MIN_DISTINCT = 0.28
+
+
+def lowering_cache_pays(jaxpr) -> bool:
+    """Whether JAX's per-equation lowering cache (:func:`.._compat.uncached_lowering`) pays for a (closed) jaxpr:
+    yes for a long program, and for a short one whose equations repeat — no for a short one whose equations are
+    mostly distinct (a vectorized objective).  Equations count as the same as JAX's cache tells them: primitive,
+    operand types and parameters (nested jaxprs' equations counted too)."""
+    keys: set = set()
+    count = 0
+    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
+    while stack:
+        for eqn in stack.pop().eqns:
+            count += 1
+            if count > UNCACHED_LOWERING_MAX_EQNS:
+                return True
+            try:
+                keys.add((eqn.primitive, tuple(v.aval for v in eqn.invars), tuple(sorted(eqn.params.items()))))
+            except TypeError:  # (a parameter that does not hash: an equation of its own)
+                keys.add(count)
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (list, tuple)) else (p,)):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return count > 0 and len(keys) < UNCACHED_LOWERING_MIN_DISTINCT * count
+
+
 def lowered_for_analysis(traced) -> tuple[Any, Any, Any]:
     """``(lowered, module, walked)``: ``traced`` (a ``jax.stages.Traced``) lowered as the analysis wants it — the
-    innermost source frame in each location (:func:`.._compat.innermost_locations`), JAX's lowering caches let
-    go; ``module`` is JAX's StableHLO module (which JAX caches: never edited), ``walked`` the module the analysis
-    walks — for a long program (:data:`CSE_MIN_EQNS`) a copy cleared of common subexpressions, else ``module``."""
-    with innermost_locations():
+    innermost source frame in each location (:func:`.._compat.innermost_locations`), without JAX's per-equation
+    lowering cache where it does not pay (:func:`lowering_cache_pays`), JAX's lowering caches let go; ``module`` is
+    JAX's StableHLO module (which JAX caches: never edited), ``walked`` the module the analysis walks — for a long
+    program (:data:`CSE_MIN_EQNS`) a copy cleared of common subexpressions, else ``module``."""
+    with innermost_locations(), (contextlib.nullcontext() if lowering_cache_pays(traced.jaxpr)
+                                 else uncached_lowering()):
         lowered = traced.lower()
     release_lowering_caches()
     module = lowered.compiler_ir("stablehlo")

@@ -167,7 +167,8 @@ def make_csr(indptr: np.ndarray, indices: np.ndarray, k: int, n: int, canonical:
     m = _bare_csr(k, n) if _FAST_SHELL else sp.csr_array((k, n), dtype=bool)
     m.indptr = indptr.astype(idx_dtype, copy=False)
     m.indices = indices.astype(idx_dtype, copy=False)
-    m.data = np.ones(len(indices), dtype=bool)
+    m.data = data = np.empty(len(indices), dtype=bool)
+    data.fill(True)  # (np.ones is a Python function around these two)
     if canonical:
         m.has_sorted_indices = True
         m.has_canonical_format = True
@@ -340,7 +341,7 @@ def rows_of_keys(key: np.ndarray, k: int, n: int) -> tuple[np.ndarray, np.ndarra
     """``(indptr, columns)`` of ``k`` rows from sorted, distinct ``row · n + column`` keys."""
     at, cols = np.divmod(key, n)
     indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(np.bincount(at, minlength=k), out=indptr[1:])
+    np.bincount(at, minlength=k).cumsum(out=indptr[1:])
     return indptr, cols
 
 

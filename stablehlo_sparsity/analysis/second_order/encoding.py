@@ -504,7 +504,7 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
     is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
     cols = row.indices
-    code = cols[int(np.searchsorted(cols, n)):].astype(np.int64)  # (a sorted row: its pair codes come last)
+    code = cols[int(cols.searchsorted(n)):].astype(np.int64)  # (a sorted row: its pair codes come last)
     if len(code) >= COMPILED_ASSEMBLY and ("numba" in sys.modules or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
         from .assembly import symmetric_pattern
 
