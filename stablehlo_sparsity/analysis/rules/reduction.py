@@ -48,8 +48,8 @@ from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, f
 from .registry import ERROR_RULES, EXACT, FOLD_RULES, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
 
-__all__ = ["body_dependence", "body_fns", "simple_body", "eval_body_np", "eval_body_trusted", "symbolic_captures",
-           "grouped_trust", "body_rounds"]
+__all__ = ["body_dependence", "body_fns", "simple_body", "PIECEWISE_LINEAR_REDUCERS", "eval_body_np",
+           "eval_body_trusted", "symbolic_captures", "grouped_trust", "body_rounds"]
 
 
 
@@ -128,6 +128,9 @@ _SIMPLE = {
     "stablehlo.and": np.bitwise_and,
     "stablehlo.or": np.bitwise_or,
 }
+#: The reductions of :data:`_SIMPLE` that are piecewise linear in their operands (all but the product): a body of
+#: one of them per result passes its operands' interactions on unchanged (the second-order walk's reading).
+PIECEWISE_LINEAR_REDUCERS = frozenset(fn for name, fn in _SIMPLE.items() if name != "stablehlo.multiply")
 
 
 def body_fns(ctx, op, k: int):

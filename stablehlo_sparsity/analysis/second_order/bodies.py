@@ -15,7 +15,7 @@ import numpy as np
 from ...lattice import Deps
 from ...lattice.core import check_nnz, make_csr
 from ..values import AbstractValue
-from ..rules.reduction import body_fns
+from ..rules.reduction import PIECEWISE_LINEAR_REDUCERS, body_fns
 from .encoding import distinct_factor_pairs, pair_rows
 from .registry import BODY, local_term
 from .terms import full_term
@@ -43,10 +43,6 @@ def piecewise_linear(region) -> bool:
     return True
 
 
-#: The reductions whose one-op-per-result body (:func:`~..rules.reduction.body_fns`) is piecewise linear.
-_LINEAR_FNS = frozenset({np.add, np.maximum, np.minimum, np.bitwise_and, np.bitwise_or})
-
-
 def _linear_body(ctx, op) -> bool:
     """:func:`piecewise_linear` of every region of ``op`` (memoized per op for the analysis).  A §reduce or
     §reduce_window whose body the first-order rule already read as one op per result (a sum, a max, a
@@ -59,7 +55,7 @@ def _linear_body(ctx, op) -> bool:
         if op.operation.name in ("stablehlo.reduce", "stablehlo.reduce_window"):
             fns = body_fns(ctx, op, len(op.operation.operands) // 2)
         if fns is not None:
-            hit = all(fn in _LINEAR_FNS for fn in fns)
+            hit = all(fn in PIECEWISE_LINEAR_REDUCERS for fn in fns)
         else:
             hit = all(piecewise_linear(r) for r in op.regions)
         memo[key] = hit
