@@ -10,7 +10,7 @@ import gc
 import itertools
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +31,7 @@ from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
            "lowered_for_analysis",
-           "resolve_wrt", "custom_rule_primitives", "CUSTOM_RULE_PRIMITIVES"]
+           "resolve_wrt", "custom_rule_primitives", "jaxpr_equations", "CUSTOM_RULE_PRIMITIVES"]
 
 
 @dataclass
@@ -117,7 +117,13 @@ def custom_rule_primitives(jaxpr, *, user_only: bool = False) -> set[str]:
     ``user_only``: skip rules defined inside JAX itself (``jax.nn.relu``, ``jnp.linalg.det``, the
     ``custom_linear_solve`` of ``jnp.linalg.solve`` …): those differentiate their primal faithfully, so the
     primal's pattern is already sound for them, and it is usually tighter than the JVP program's."""
-    found: set[str] = set()
+    return {eqn.primitive.name for eqn in jaxpr_equations(jaxpr)
+            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES and not (user_only and _defined_in_jax(eqn))}
+
+
+def jaxpr_equations(jaxpr) -> Iterator[Any]:
+    """Every equation of a (closed) jaxpr, those of the jaxprs nested in its equations' parameters (a ``pjit``'s,
+    a ``scan``'s body, a ``cond``'s branches …) included, each nested jaxpr read once however often it is used."""
     stack = [getattr(jaxpr, "jaxpr", jaxpr)]
     seen: set[int] = set()
     while stack:
@@ -126,14 +132,12 @@ def custom_rule_primitives(jaxpr, *, user_only: bool = False) -> set[str]:
             continue
         seen.add(id(jp))
         for eqn in jp.eqns:
-            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES and not (user_only and _defined_in_jax(eqn)):
-                found.add(eqn.primitive.name)
+            yield eqn
             for p in eqn.params.values():
                 for sub in (p if isinstance(p, (list, tuple)) else (p,)):
                     inner = getattr(sub, "jaxpr", sub)
                     if hasattr(inner, "eqns"):
                         stack.append(inner)
-    return found
 
 
 def _defined_in_jax(eqn) -> bool:
@@ -233,21 +237,14 @@ def lowering_cache_pays(jaxpr) -> bool:
     operand types and parameters (nested jaxprs' equations counted too)."""
     keys: set = set()
     count = 0
-    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
-    while stack:
-        for eqn in stack.pop().eqns:
-            count += 1
-            if count > UNCACHED_LOWERING_MAX_EQNS:
-                return True
-            try:
-                keys.add((eqn.primitive, tuple(v.aval for v in eqn.invars), tuple(sorted(eqn.params.items()))))
-            except TypeError:  # (a parameter that does not hash: an equation of its own)
-                keys.add(count)
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (list, tuple)) else (p,)):
-                    inner = getattr(sub, "jaxpr", sub)
-                    if hasattr(inner, "eqns"):
-                        stack.append(inner)
+    for eqn in jaxpr_equations(jaxpr):
+        count += 1
+        if count > UNCACHED_LOWERING_MAX_EQNS:
+            return True
+        try:
+            keys.add((eqn.primitive, tuple(v.aval for v in eqn.invars), tuple(sorted(eqn.params.items()))))
+        except TypeError:  # (a parameter that does not hash: an equation of its own)
+            keys.add(count)
     return count > 0 and len(keys) < UNCACHED_LOWERING_MIN_DISTINCT * count
 
 

@@ -126,3 +126,41 @@ def test_the_analyses_lower_small_programs_without_the_cache(monkeypatch):
     assert len(asked) == 2
     numeric = np.asarray(jax.hessian(f)(x)) != 0
     assert not (numeric & ~h).any() and np.array_equal(h, j | j.T)
+
+
+FRESH = r"""
+import jax, jax.numpy as jnp, numpy as np
+import stablehlo_sparsity as ss
+from stablehlo_sparsity import _compat
+from stablehlo_sparsity.analysis import program
+
+def objective(x):
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2) + jnp.prod(x[:4])
+
+x = jnp.ones(12)
+traced = jax.jit(objective, keep_unused=True).trace(x)
+assert not program.lowering_cache_pays(traced.jaxpr)
+with _compat.innermost_locations():
+    with _compat.uncached_lowering() as active:
+        assert active
+        uncached = traced.lower().as_text(debug_info=True)
+    cached = jax.jit(objective, keep_unused=True).trace(x).lower().as_text(debug_info=True)
+assert uncached == cached
+h = ss.hessian_sparsity(objective, x).todense()
+for s in range(3):
+    p = jax.random.uniform(jax.random.PRNGKey(s), (12,), minval=0.3, maxval=1.7)
+    assert not ((np.asarray(jax.hessian(objective)(p)) != 0) & ~h).any()
+j = ss.jacobian_sparsity(jax.grad(objective), x).todense()
+assert np.array_equal(h, j | j.T)
+print("ok")
+"""
+
+
+def test_a_fresh_process_lowers_without_the_cache_and_gets_the_same_module():
+    # the set is swapped on first use in a process: nothing an earlier test did here stands in for that
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")

@@ -27,8 +27,10 @@ leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian m
 from __future__ import annotations
 
 import math
-from typing import Sequence
 from dataclasses import dataclass
+from typing import Sequence
+
+from ..program import jaxpr_equations
 
 __all__ = ["ProgramFeatures", "program_features", "score", "choose_method", "WEIGHTS"]
 
@@ -61,27 +63,15 @@ class ProgramFeatures:
 def program_features(jaxpr) -> ProgramFeatures:
     """Equations, output elements, and output elements of nonlinear equations of a (closed) jaxpr."""
     eqns = elements = nonlinear = 0
-    stack = [getattr(jaxpr, "jaxpr", jaxpr)]
-    seen: set[int] = set()
-    while stack:
-        jp = stack.pop()
-        if id(jp) in seen:
-            continue
-        seen.add(id(jp))
-        for eqn in jp.eqns:
-            size = 0
-            for v in eqn.outvars:
-                shape = getattr(getattr(v, "aval", None), "shape", ())
-                size += math.prod(shape)
-            eqns += 1
-            elements += size
-            if eqn.primitive.name not in LINEAR_PRIMITIVES:
-                nonlinear += size
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (list, tuple)) else (p,)):
-                    inner = getattr(sub, "jaxpr", sub)
-                    if hasattr(inner, "eqns"):
-                        stack.append(inner)
+    for eqn in jaxpr_equations(jaxpr):
+        size = 0
+        for v in eqn.outvars:
+            shape = getattr(getattr(v, "aval", None), "shape", ())
+            size += math.prod(shape)
+        eqns += 1
+        elements += size
+        if eqn.primitive.name not in LINEAR_PRIMITIVES:
+            nonlinear += size
     return ProgramFeatures(eqns, elements, nonlinear)
 
 
