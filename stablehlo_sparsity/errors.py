@@ -1,8 +1,17 @@
-"""Errors and warnings.  Every error that concerns an op names the op and its source location."""
+"""Errors and warnings.  Every error that concerns an op names the op and its source location.
+
+Messages and warnings point at the user's code: a location names the nearest source line outside JAX and this
+library (:func:`user_file_location`), and a :class:`SparsityWarning` is attributed to the nearest Python frame
+outside them (:func:`warn`), so ``-W error``, warning filters by module and IDEs point at the user's call.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import warnings
+from types import FrameType
 
 __all__ = [
     "SparsityError",
@@ -14,6 +23,8 @@ __all__ = [
     "LoweringError",
     "SparsityWarning",
     "format_location",
+    "user_file_location",
+    "warn",
 ]
 
 _FILE_LOC = re.compile(r'"([^"]+)":(\d+):(\d+)')
@@ -32,6 +43,64 @@ def format_location(loc) -> str:
         return f"{f}:{line}:{col}"
     inner = re.match(r'loc\((.*)\)$', text)
     return inner.group(1) if inner else text
+
+
+def library_folders() -> tuple[str, ...]:
+    """The folders whose source is not the user's: this library's (its passes included, which a source checkout
+    keeps in a folder of their own) and, once imported, JAX's and jaxlib's (each ending in a path separator, so
+    that ``.../jax`` does not claim ``.../jax_foo``)."""
+    folders = [os.path.dirname(os.path.abspath(__file__))]
+    for name in ("stablehlo_sparsity.passes", "jax", "jaxlib"):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            folders.append(os.path.dirname(os.path.abspath(file)))
+    return tuple(os.path.join(f, "") for f in folders)
+
+
+def _is_library_file(filename: str, folders: tuple[str, ...]) -> bool:
+    return os.path.abspath(filename).startswith(folders)
+
+
+def user_file_location(loc) -> str | None:
+    """``file:line:col`` of the nearest user line an MLIR location names — its first file location (innermost
+    frame first) outside JAX and this library (:func:`library_folders`) — or ``None`` when it names none (a
+    name-only location such as ``"scatter:"("scatter")``, which JAX gives an op lowered inside its own library
+    code, or only library frames)."""
+    if loc is None:
+        return None
+    matches = _FILE_LOC.findall(str(loc))
+    if not matches:
+        return None
+    folders = library_folders()
+    for f, line, col in matches:
+        if not _is_library_file(f, folders):
+            return f"{f}:{line}:{col}"
+    return None
+
+
+def warn(message: str, category: type[Warning] | None = None) -> None:
+    """Emit ``message`` as a warning (a :class:`SparsityWarning` by default) attributed to the user's own frame:
+    the nearest Python frame outside JAX and this library — the user's call of the library — so that ``-W
+    error``, filters by module (``-W ignore::...:mymodule``) and IDEs point at the user's code.
+
+    One helper for Python 3.11 to 3.13: it finds that frame itself and reports through
+    :func:`warnings.warn_explicit` with the frame's module and warning registry, as :func:`warnings.warn` does
+    for the frame ``stacklevel`` names (3.12's ``skip_file_prefixes`` does the same skipping, but not on
+    3.11).  When every frame is the library's or JAX's (a thread the library started), the library's caller."""
+    category = SparsityWarning if category is None else category
+    folders = library_folders()
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and _is_library_file(frame.f_code.co_filename, folders):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    # (as warnings.warn: the module and registry of the frame's globals, and no module_globals — whose loader
+    # would be asked for the source, which ``python -c``'s __main__ refuses with an ImportError)
+    frame_globals = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=frame_globals.get("__name__", "<string>"),
+                           registry=frame_globals.setdefault("__warningregistry__", {}))
 
 
 class SparsityError(Exception):

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 
-from ..errors import InputError, format_location
+from ..errors import InputError, format_location, user_file_location
+from .attrs import string_attr, symbol_ref
 from .irtools import functions
 
-__all__ = ["TERMINATORS", "Scope", "FunctionTable", "DecodedOp", "DecodedBlock", "RegionEngine", "single_block"]
+__all__ = ["TERMINATORS", "Scope", "FunctionTable", "DecodedOp", "DecodedBlock", "RegionEngine", "single_block",
+           "user_location"]
 
 V = TypeVar("V")
 
@@ -174,6 +176,12 @@ class RegionEngine(Generic[V]):
         self.functions: dict[str, Any] = self.function_table.by_name
         self._scope: Scope[V] | None = None
         self._call_stack: list[str] = []
+        #: the op that called each function of :attr:`_call_stack` (``None`` for the entry): read only when a
+        #: message needs a location (:meth:`location`)
+        self._call_sites: list[Any] = []
+        #: ``(callee, call site)`` pairs of the calls in progress around this engine's walk (a sub-analysis
+        #: that a rule starts inside a called function, :meth:`calls_in_progress`)
+        self.enclosing_calls: tuple[tuple[str, Any], ...] = ()
 
     # ------------------------------------------------------------------ what a side implements
     def run_op(self, op: Any) -> Sequence[V]:
@@ -194,9 +202,19 @@ class RegionEngine(Generic[V]):
         """What a dead value (:meth:`dead_after`) is replaced by; the default keeps it."""
         return value
 
+    def call_site(self) -> Any:
+        """The op (or :class:`DecodedOp`) running now, read when a call starts: the call site :meth:`location`
+        climbs to.  The default knows none."""
+        return None
+
     # ------------------------------------------------------------------ values
     def location(self, op: Any) -> str:
-        return format_location(op.location)
+        """Where ``op`` is in the user's code, for a message: :func:`user_location` along the calls in progress."""
+        return user_location(op, self.calls_in_progress())
+
+    def calls_in_progress(self) -> tuple[tuple[str, Any], ...]:
+        """``(callee, call site)`` of every call in progress, the outermost first (the enclosing ones too)."""
+        return self.enclosing_calls + tuple(zip(self._call_stack, self._call_sites))
 
     def value(self, v: Any) -> V:
         """The value of an SSA value of the running region or of a region around it."""
@@ -225,11 +243,13 @@ class RegionEngine(Generic[V]):
         if name in self._call_stack:
             raise InputError(f"recursive call to '@{name}' is not supported (StableHLO programs are not recursive)")
         body = self.function_table.body_block(name, self.purpose)
+        self._call_sites.append(self.call_site() if self._scope is not None else None)  # (the entry: none)
         self._call_stack.append(name)
         try:
             return self.run_region(body, args, parent=None)
         finally:
             self._call_stack.pop()
+            self._call_sites.pop()
 
     def run_region(self, region: Any, args: Sequence[V], *, parent: Scope[V] | None | _Current = _CURRENT
                    ) -> list[V]:
@@ -266,3 +286,65 @@ class RegionEngine(Generic[V]):
         """Forget the scopes and calls of a run that raised, so that the next call starts clean."""
         self._scope = None
         self._call_stack.clear()
+        self._call_sites.clear()
+
+
+#: The ops whose symbol attribute names the function they call (``func.call``'s ``callee``, §composite's
+#: ``decomposition``).
+_CALLEE_ATTRIBUTE = {"func.call": "callee", "stablehlo.composite": "decomposition"}
+
+
+def user_location(op: Any, calls: Sequence[tuple[str, Any]] = ()) -> str:
+    """``file:line:col`` of the user's line for ``op``: its own location when that names a line outside JAX and
+    this library (:func:`~stablehlo_sparsity.errors.user_file_location`), else the nearest enclosing op's (a
+    ``while`` or ``case`` around it), else — at its function — the call site that called it, found among
+    ``calls`` (``(callee, call site)`` pairs, the outermost first) and climbed the same way; else the op's own
+    location as :func:`~stablehlo_sparsity.errors.format_location` reads it.
+
+    JAX locates an op lowered inside its own library code (``jnp.linalg.solve``'s private functions, a nested
+    ``jit``) by name only (``"scatter:"("scatter")``): the user's line is the call that reached it.  Read only
+    when a message needs it (reading locations through the bindings costs more than a small op)."""
+    current: Any = op
+    level = len(calls)
+    while current is not None:
+        found = user_file_location(current.location)
+        if found is not None:
+            return found
+        parent = current.operation.parent
+        if parent is None:
+            break
+        if parent.name != "func.func":
+            current = parent
+            continue
+        current = None
+        name = _symbol_name(parent)
+        while level:  # the innermost call of this function still in progress
+            level -= 1
+            callee, site = calls[level]
+            if callee == name:
+                current = _call_op(site, name)
+                break
+    return format_location(op.location)
+
+
+def _symbol_name(fn: Any) -> str | None:
+    try:
+        return string_attr(fn, "sym_name")
+    except (KeyError, ValueError):
+        return None
+
+
+def _call_op(site: Any, callee: str) -> Any:
+    """The op ``site`` (or the op of a :class:`DecodedOp`) when it calls ``@callee``, else ``None`` (a site
+    recorded while another op was running)."""
+    op = site.op if type(site) is DecodedOp else site
+    if op is None:
+        return None
+    attribute = _CALLEE_ATTRIBUTE.get(op.operation.name)
+    if attribute is None:
+        return None
+    try:
+        named = symbol_ref(op, attribute)
+    except (KeyError, ValueError):
+        return None
+    return op if named == callee else None

@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .engine import TERMINATORS, DecodedBlock, DecodedOp, FunctionTable, RegionEngine, Scope
-from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError
+from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError, warn
 from .attrs import dense_array
 from .folding.exactness import Undecided, literal_uncertainty, result_uncertainties
 from .irtools import contains_op, region_captures
@@ -94,9 +94,15 @@ class Interpreter(RegionEngine[AbstractValue]):
         return tensor_types([r.type for r in op.results], lambda: self.location(op))
 
     def warn(self, op, message: str) -> None:
+        """A :class:`SparsityWarning` about ``op``, recorded in :attr:`warned`: the message names the user's line
+        (:meth:`location`), Python attributes it to the user's frame (:func:`..errors.warn`)."""
         text = f"{self.location(op)}: {op.operation.name}: {message}"
         self.warned.append(text)
-        warnings.warn(text, SparsityWarning, stacklevel=2)
+        warn(text, SparsityWarning)
+
+    def call_site(self):
+        """The op being evaluated when a call starts: the ``func.call`` (or §composite) that makes it."""
+        return self._current
 
     def empty(self, rows: int) -> Deps:
         return Deps.empty(rows, self.n)
@@ -132,6 +138,7 @@ class Interpreter(RegionEngine[AbstractValue]):
         arguments, ``outer`` (SSA value -> abstract value) for the values it reads from outside.  What a body
         reaches is read off the results (e.g. column ``i`` = operand ``i``); warnings carry over."""
         sub = Interpreter(self.module, width, self.options, function_table=self.function_table)
+        sub.enclosing_calls = self.calls_in_progress()  # (its messages name the user's line too)
         results = sub.run_region(region, args, parent=Scope(None, dict(outer)))
         self.warned.extend(sub.warned)
         return results

@@ -11,17 +11,23 @@ The differentiated arguments are parsed here too, by one rule for the Python API
 function, ``wrt=`` of a module's entry function), the driver (``--wrt=0,2|all``) and the passes' ``wrt``
 option: :func:`parse_indices`.
 
+A keyword that is no library keyword but close to one the entry point takes (``argnum=`` for ``argnums=``,
+``mdoe=`` for ``mode=``) is a typo: refused with a "did you mean" (:func:`closest_keyword`) — by an entry point
+that forwards keywords to ``f`` only when ``f`` cannot take it (:func:`accepts_keyword`), so a keyword ``f``
+really has still reaches ``f``.
+
 This module imports neither JAX nor MLIR: every layer, the analysis included, may use it.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import inspect
+from typing import Callable, Iterable, Mapping
 
 from ..errors import InputError
 
 __all__ = ["LIBRARY_KEYWORDS", "ENTRY_POINTS", "refuse_library_keywords", "refuse_unknown_keywords",
-           "entry_points_of", "parse_indices", "parse_wrt_text"]
+           "entry_points_of", "closest_keyword", "edit_distance", "accepts_keyword", "parse_indices", "parse_wrt_text"]
 
 #: Every keyword the library reads, with what it is for (the error messages quote it).
 LIBRARY_KEYWORDS: dict[str, str] = {
@@ -112,24 +118,78 @@ def _where(keyword: str) -> str:
     return f"{LIBRARY_KEYWORDS[keyword]}; taken by {shown}" if places else LIBRARY_KEYWORDS[keyword]
 
 
-def refuse_library_keywords(entry_point: str, kwargs: Mapping[str, object]) -> None:
+def closest_keyword(keyword: str, entry_point: str) -> str | None:
+    """The keyword ``entry_point`` takes that ``keyword`` is most likely a typo of, or ``None``: the nearest by
+    :func:`edit_distance` (ties: the first in alphabetical order), within one edit for a name of up to four
+    letters (``wtr`` → ``wrt``, ``mdoe`` → ``mode``) and two for a longer one (``argnum`` → ``argnums``,
+    ``has_axu`` → ``has_aux``); case is ignored."""
+    name = keyword.lower()
+    limit = 1 if len(name) <= 4 else 2
+    best = min(((edit_distance(name, k), k) for k in ENTRY_POINTS.get(entry_point, ())), default=None)
+    return best[1] if best is not None and best[0] <= limit else None
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) between ``a`` and ``b``: the optimal string
+    alignment distance, for the short names of keywords."""
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        previous, before, row = before, row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(before[j] + 1, row[j - 1] + 1, before[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], previous[j - 2] + 1)
+    return row[-1]
+
+
+def accepts_keyword(f: Callable, keyword: str) -> bool | None:
+    """Whether ``f`` can be called with ``keyword=``: a parameter of that name (not positional-only) or a
+    ``**kwargs``; ``None`` when its signature cannot be read (a builtin, some extension callables)."""
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    for p in params:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            return True
+        if p.name == keyword and p.kind is not inspect.Parameter.POSITIONAL_ONLY:
+            return True
+    return False
+
+
+def refuse_library_keywords(entry_point: str, kwargs: Mapping[str, object], f: Callable | None = None) -> None:
     """Refuse, before any work, a library keyword that ``entry_point`` does not take and that would otherwise
     be forwarded to the user's function (``kwargs``: the keywords left for ``f``, or — for a helper that
-    forwards them to :func:`~stablehlo_sparsity.sparse_jacobian` — the keywords it forwards)."""
+    forwards them to :func:`~stablehlo_sparsity.sparse_jacobian` — the keywords it forwards).
+
+    With ``f``, also a keyword close to one the entry point takes (:func:`closest_keyword`) that ``f``'s
+    signature cannot take (:func:`accepts_keyword`): a typo, refused with a "did you mean".  A keyword ``f``
+    takes — or any keyword, when ``f``'s signature cannot be read — goes to ``f`` as before."""
     taken = ENTRY_POINTS.get(entry_point, frozenset())
     for k in kwargs:
         if k in LIBRARY_KEYWORDS and k not in taken:
             raise InputError(f"{entry_point} has no {k}= option ({_where(k)}); library keywords never reach f — "
                              f"to pass {k}= to f, bind it first: functools.partial(f, {k}=...)")
+        if f is not None and k not in LIBRARY_KEYWORDS:
+            close = closest_keyword(k, entry_point)
+            if close is not None and accepts_keyword(f, k) is False:
+                raise InputError(f"{entry_point} has no {k}= option: did you mean {close}=? (to pass {k}= to f, "
+                                 f"bind it first: functools.partial(f, {k}=...))")
 
 
 def refuse_unknown_keywords(entry_point: str, kwargs: Mapping[str, object]) -> None:
     """Refuse any keyword of an entry point that takes no user function (a module function): a library
-    keyword it does not take, or a name the library does not know."""
+    keyword it does not take, or a name the library does not know — with a "did you mean" when it is close to
+    one the entry point takes (:func:`closest_keyword`)."""
     taken = ENTRY_POINTS.get(entry_point, frozenset())
     for k in kwargs:
         if k in LIBRARY_KEYWORDS and k not in taken:
             raise InputError(f"{entry_point} has no {k}= option ({_where(k)})")
+        close = closest_keyword(k, entry_point)
+        if close is not None:
+            raise InputError(f"{entry_point} has no {k}= option: did you mean {close}=?")
         takes = ", ".join(sorted(ENTRY_POINTS.get(entry_point, ())))
         raise InputError(f"{entry_point} has no {k}= option; it takes {takes}")
 

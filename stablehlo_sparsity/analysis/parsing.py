@@ -5,22 +5,24 @@
   before MLIR's recursive parser would overflow its stack, errors as :class:`DiagnosticError`;
 * :func:`parse_module` — the API's entry, an ``ir.Module``: text, a path, or bytes in any form StableHLO
   travels in (MLIR bytecode, StableHLO portable artifacts, serialized ``jax.export`` artifacts,
-  :func:`parse_shipped`);
+  :func:`parse_shipped`); :func:`as_module` also takes a ``jax.export.Exported`` (:func:`exported_module`);
 * :func:`make_context` — an MLIR context with the dialects JAX emits.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, cast
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, format_location
+from ..errors import DynamicShapeError, InputError, format_location
 
 __all__ = ["Diagnostic", "DiagnosticError", "diagnostic_error", "make_context", "MAX_NESTING", "check_nesting",
-           "parse_source", "parse_module", "parse_shipped", "as_module", "BYTECODE_MAGIC"]
+           "parse_source", "parse_module", "parse_shipped", "as_module", "BYTECODE_MAGIC", "is_exported",
+           "exported_module"]
 
 
 # ---------------------------------------------------------------------------------------------- diagnostics
@@ -235,10 +237,16 @@ def parse_module(text_or_path, *, is_path: bool = False):
         ...
         stablehlo_sparsity.errors.InputError: could not parse the module: ...
     """
+    import os
+
     from jaxlib.mlir import ir
 
+    if isinstance(text_or_path, os.PathLike):  # (a pathlib.Path is a file whatever is_path says)
+        text_or_path, is_path = os.fspath(text_or_path), True
+    if not isinstance(text_or_path, (str, bytes)):
+        raise InputError(f"parse_module takes StableHLO text, bytes or a path, got {type(text_or_path).__name__}")
     if is_path:
-        path = str(text_or_path)
+        path = text_or_path = str(text_or_path)
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -310,7 +318,120 @@ def parse_shipped(data: bytes, name: str = "<input>"):
         if "version" in str(e).lower():
             raise InputError(f"serialized jax.export artifact of an unsupported version: {e}", name) from None
         return None  # neither: the caller reports the bytes as invalid text
-    return parse_module(exp.mlir_module())
+    return exported_module(exp)
+
+
+# ---------------------------------------------------------------------------------------------- jax.export
+def is_exported(obj) -> bool:
+    """Whether ``obj`` is a ``jax.export.Exported`` (JAX is not imported for the question: an ``Exported``
+    exists only once it is)."""
+    export = sys.modules.get("jax.export")
+    return export is not None and isinstance(obj, export.Exported)
+
+
+def exported_module(exp):
+    """The ``ir.Module`` of a ``jax.export.Exported`` whose entry ``@main`` takes the Exported's own inputs —
+    ``exp.in_avals``, the flattened arguments it was exported for — and nothing else, so that ``wrt`` counts them
+    and its default (argument 0) is the Exported's first input, as ``argnums=0`` of the function.
+
+    The exported module's own ``@main`` is that only when it is single-platform, keeps every input and uses no
+    global constants: then it is read as it is (its text, checked like any text).  Otherwise (a multi-platform
+    export, whose ``@main`` takes a leading ``_platform_index``, or one that drops the inputs the function does not
+    use, ``exp.module_kept_var_idx``) a new ``@main`` of the Exported's inputs calls it (:func:`_with_own_inputs`)
+    with the platform index a constant: the analysis, the importer and XLA then read the program of one platform,
+    the one ``exp.call`` runs here.
+
+    Raises:
+        DynamicShapeError: the export is shape-polymorphic (a symbolic dimension).
+        InputError: a calling convention this package does not read (ordered effects in a module that needs a
+            new ``@main``), or an unused input of a dtype it cannot declare.
+    """
+    symbolic = [f"input {i}: {a.str_short() if hasattr(a, 'str_short') else a}" for i, a in enumerate(exp.in_avals)
+                if not all(isinstance(d, (int, np.integer)) for d in a.shape)]
+    if symbolic:
+        raise DynamicShapeError(f"the jax.export artifact is shape-polymorphic ({'; '.join(symbolic)}); sparsity "
+                                "patterns need static shapes: export it with concrete shapes")
+    module = parse_module(exp.mlir_module())
+    if len(exp.platforms) == 1 and not exp.uses_global_constants \
+            and tuple(exp.module_kept_var_idx) == tuple(range(len(exp.in_avals))):
+        return module
+    return _with_own_inputs(module, exp)
+
+
+#: Element types of the inputs an exported module leaves out (as ``jnp`` dtypes name them → MLIR).
+_MLIR_ELEMENT_TYPES = {"bool": "i1", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+                       "complex64": "complex<f32>", "complex128": "complex<f64>",
+                       **{f"int{b}": f"i{b}" for b in (8, 16, 32, 64)},
+                       **{f"uint{b}": f"ui{b}" for b in (8, 16, 32, 64)}}
+
+
+def _tensor_type_text(aval) -> str:
+    element = _MLIR_ELEMENT_TYPES.get(np.dtype(aval.dtype).name)
+    if element is None:
+        raise InputError(f"the jax.export artifact has an unused input of dtype {aval.dtype}, which this package "
+                         "cannot declare: export the function with that input used, or without it")
+    return f"tensor<{''.join(f'{d}x' for d in aval.shape)}{element}>"
+
+
+def _with_own_inputs(module, exp):
+    """:func:`exported_module` for a module whose ``@main`` is not the Exported's inputs.  JAX's calling
+    convention (``exp.calling_convention_version`` 9 on): the platform index first when there are several
+    platforms, then the kept inputs (``exp.module_kept_var_idx``).  ``@main`` becomes the private
+    ``@_exported_main``, called by a new ``@main`` of every input (:func:`_wrapper_text`)."""
+    from jaxlib.mlir import ir
+
+    leading = 1 if len(exp.platforms) > 1 else 0
+    with module.context:
+        main = next((op for op in module.body.operations if op.operation.name == "func.func"
+                     and "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == "main"),
+                    None)
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value) if main is not None else None
+        if ftype is None or exp.ordered_effects or len(ftype.inputs) != leading + len(exp.module_kept_var_idx):
+            raise InputError(f"the jax.export artifact of {exp.fun_name!r} has a calling convention this package "
+                             f"does not read (version {exp.calling_convention_version}, platforms "
+                             f"{tuple(exp.platforms)}, ordered effects {list(exp.ordered_effects)}): export it for "
+                             "one platform")
+        text = _wrapper_text(exp, [str(t) for t in ftype.inputs], [str(t) for t in ftype.results], leading)
+        parsed = ir.Module.parse(text)  # (kept alive until the wrapper is detached: it owns the ops)
+        wrapper = list(parsed.body.operations)[1]
+        wrapper.operation.detach_from_parent()
+        main.attributes["sym_name"] = ir.StringAttr.get("_exported_main")
+        main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        module.body.append(wrapper.operation)
+    return module
+
+
+def _platform_index(exp) -> int:
+    """The platform ``exp.call`` runs here: the default backend's when the export covers it (JAX's ``gpu`` is
+    ``cuda`` or ``rocm``), else the export's first."""
+    import jax
+
+    here = jax.default_backend()
+    covered = [i for i, p in enumerate(exp.platforms) if p == here or here == "gpu" and p in ("cuda", "rocm")]
+    return covered[0] if covered else 0
+
+
+def _wrapper_text(exp, inputs: list[str], results: list[str], leading: int) -> str:
+    """The text of the new ``@main`` of :func:`_with_own_inputs` (one argument per ``exp.in_avals``; the platform
+    index a constant, :func:`_platform_index`), beside a declaration of ``@_exported_main`` (the parser checks
+    the call against it).  Its ops have no location: a message about an op of the export names the export's."""
+    kept = list(exp.module_kept_var_idx)
+    own = [inputs[leading + kept.index(i)] if i in kept else _tensor_type_text(a) for i, a in enumerate(exp.in_avals)]
+    operands = [f"%arg{i}" for i in kept]
+    body = []
+    if leading:
+        body.append(f"%platform = stablehlo.constant dense<{_platform_index(exp)}> : {inputs[0]} loc(unknown)")
+        operands.insert(0, "%platform")
+    returned = [f"%r#{i}" for i in range(len(results))] if len(results) > 1 else ["%r"] if results else []
+    call = f"func.call @_exported_main({', '.join(operands)}) : ({', '.join(inputs)}) -> ({', '.join(results)})"
+    target = "" if not results else "%r = " if len(results) == 1 else f"%r:{len(results)} = "
+    body.append(f"{target}{call} loc(unknown)")
+    body.append(f"func.return {', '.join(returned)} : {', '.join(results)} loc(unknown)" if results
+                else "func.return loc(unknown)")
+    signature = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(own))
+    return (f"func.func private @_exported_main({', '.join(inputs)}) -> ({', '.join(results)}) loc(unknown)\n"
+            f"func.func public @main({signature}) -> ({', '.join(results)}) {{\n  " + "\n  ".join(body)
+            + "\n} loc(unknown)")
 
 
 #: How MLIR text can begin (after leading whitespace): a module, a function, an attribute alias, a comment.
@@ -336,9 +457,11 @@ def source_path(source) -> str | None:
 
 
 def as_module(module_or_text):
-    """An ``ir.Module`` from a module, StableHLO text, bytes in any of the forms of :func:`parse_shipped`, or
-    a path to a file holding any of these (the rule: :func:`source_path`; a file keeps its ``file:line:col``
-    locations)."""
+    """An ``ir.Module`` from a module, StableHLO text, bytes in any of the forms of :func:`parse_shipped`, a
+    ``jax.export.Exported`` (:func:`exported_module`: its entry takes the Exported's own inputs), or a path to a
+    file holding any of these (the rule: :func:`source_path`; a file keeps its ``file:line:col`` locations)."""
+    if is_exported(module_or_text):
+        return exported_module(module_or_text)
     path = source_path(module_or_text)
     if path is not None:
         return parse_module(path, is_path=True)
@@ -356,4 +479,5 @@ def as_module(module_or_text):
         return parse_module(module_or_text)
     if hasattr(module_or_text, "body") and hasattr(module_or_text, "context"):
         return module_or_text
-    raise InputError(f"expected an ir.Module, StableHLO text or bytes, got {type(module_or_text).__name__}")
+    raise InputError(f"expected an ir.Module, a jax.export.Exported, StableHLO text or bytes, got "
+                     f"{type(module_or_text).__name__}")

@@ -196,8 +196,10 @@ def sparse_jacobian_module(module, entry: str = "main", wrt=None, *, mode: str =
                            constant_seeds: bool | None = None,
                            options: AnalysisOptions | None = None, **unknown) -> ModuleSparseJacobian:
     """Prepare the sparse Jacobian of a StableHLO module's ``entry`` (an ``ir.Module``, text, bytecode, a
-    portable artifact or a serialized ``jax.export`` artifact): detection on the module, coloring, and the
-    compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`.
+    portable artifact, a ``jax.export.Exported`` or its serialized bytes): detection on the module, coloring, and
+    the compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`.
+    An ``Exported``'s entry takes the Exported's own inputs, which ``wrt`` counts
+    (:func:`~stablehlo_sparsity.analysis.parsing.exported_module`).
 
     Raises:
         InputError: the module cannot be read or parsed, it has no function ``entry``, a ``wrt`` index is out of

@@ -145,8 +145,9 @@ class ImportedFunction:
 
 
 def import_module(module_or_text: Any, entry: str = "main") -> ImportedFunction:
-    """Import the StableHLO module (an ``ir.Module``, text, MLIR bytecode, a portable artifact or a serialized
-    ``jax.export`` artifact) as a JAX-traceable function of its entry ``entry``.
+    """Import the StableHLO module (an ``ir.Module``, text, MLIR bytecode, a portable artifact, a
+    ``jax.export.Exported`` or its serialized bytes) as a JAX-traceable function of its entry ``entry`` (an
+    ``Exported``'s takes the Exported's own inputs).
 
     Raises:
         InputError: the module cannot be read or parsed, it has no function ``entry``, or ``entry`` is a
