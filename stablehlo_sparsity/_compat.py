@@ -19,7 +19,7 @@ import threading
 
 __all__ = ["SUPPORTED_JAX", "SUPPORTED_RANGE_TEXT", "JaxVersionError", "parse_version", "installed_versions",
            "check_jax_versions", "JAX_VERSION", "CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES",
-           "release_lowering_caches", "uncached_lowering", "jax_context_factory"]
+           "release_lowering_caches", "uncached_lowering", "jax_context_factory", "rewrite_exported"]
 
 #: The supported JAX releases, ``[low, high)`` (jax and jaxlib alike).
 SUPPORTED_JAX: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 10, 2), (0, 13, 0))
@@ -192,3 +192,27 @@ def jax_context_factory():
     from jax._src.interpreters import mlir as jax_mlir
 
     return jax_mlir.make_ir_context
+
+
+# ---------------------------------------------------------------------------------------------------- jax.export
+def rewrite_exported(exp, rewrite):
+    """``exp`` (a :class:`jax.export.Exported`) whose module has been through ``rewrite(module)`` (an ``ir.Module``
+    changed in place), and whose VJP, when asked for (``exp.vjp()``, which ``serialize(vjp_order=k)`` calls), is
+    rewritten the same way, at every order.
+
+    The module is read and written back with JAX's own portable-artifact codec, as ``jax.export`` writes it (the
+    same StableHLO target version and Shardy handling), so the result deserializes and runs like ``exp``.  The
+    codec (``_jax.mlir.deserialize_portable_artifact``, ``_export._module_to_bytecode``) and the ``_get_vjp``
+    field of the ``Exported`` dataclass are private, the same on 0.10.2, 0.11.2 and 0.12.0.1: named once here."""
+    import dataclasses
+
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib import _jax
+
+    with jax_mlir.make_ir_context():
+        module = _jax.mlir.deserialize_portable_artifact(exp.mlir_module_serialized)
+        rewrite(module)
+        data = _export._module_to_bytecode(module)
+    vjp = None if exp._get_vjp is None else (lambda _primal: rewrite_exported(exp.vjp(), rewrite))
+    return dataclasses.replace(exp, mlir_module_serialized=data, _get_vjp=vjp)

@@ -88,8 +88,10 @@ def upgrade(old_path, new_path) -> str:
 
     Format 1 has no digests, so nothing can tell whether such a file changed after it was saved: call this only
     on a file you trust.  The conversion still runs every structural check of :func:`load` (pattern, colors,
-    decompression indices, the program's custom calls) and writes the digests of what it read; a current-format
-    file is refused (there is nothing to convert).
+    decompression indices, the program's custom calls) and writes the digests of what it read; the program is
+    written without the source locations an earlier version kept in it (the user's and the library's paths:
+    :func:`~stablehlo_sparsity.derivatives.prepared.saving.shareable`), so the new file is the one ``.save``
+    writes today.  A current-format file is refused (there is nothing to convert).
 
     Raises:
         InputError: the file cannot be read, is already in the current format (nothing to convert) or fails a
@@ -119,14 +121,16 @@ def upgrade(old_path, new_path) -> str:
         raise InputError(f"unknown saved class {meta.get('class')!r:.80}", source)
     if not isinstance(st.get("program"), bytes):
         raise InputError("no program member", source)
+    from .prepared.saving import shareable
     from .prepared.validation import deserialize_program, program_signature
 
     exp = deserialize_program(st["program"], source)
     try:
         signature = program_signature(exp)
+        program = bytes(shareable(exp).serialize(vjp_order=1 if exp.has_vjp() else 0))
     except Exception as e:
-        raise InputError(f"the program's signature does not read back ({type(e).__name__}: {e})", source) from None
-    state = dict(st, meta=dict(meta, format=FORMAT, host_callback=False, signature=signature))
+        raise InputError(f"the program does not read back ({type(e).__name__}: {e})", source) from None
+    state = dict(st, program=program, meta=dict(meta, format=FORMAT, host_callback=False, signature=signature))
     obj = cls.__new__(cls)
     obj._restore(state, source)  # every check of load (and the program's signature against the pattern)
     obj.save(new_path)

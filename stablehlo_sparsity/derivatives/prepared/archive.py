@@ -1,7 +1,9 @@
 """The container of a saved prepared derivative: an ``.npz`` whose every member is covered by a SHA-256 digest.
 
-A saved derivative is a zip of ``.npy`` members (NumPy's format; no pickle), stored uncompressed, with fixed
-timestamps (the same object saves to the same bytes, so a digest of the whole file can be pinned):
+A saved derivative is a zip of ``.npy`` members (NumPy's format; no pickle), stored uncompressed, written the
+same way everywhere — fixed timestamps, permissions and host system, the members in one order, the manifest's
+keys sorted — so the same object saves to the same bytes on any machine and a digest of the whole file can be
+pinned (the program itself holds no source location: :func:`.saving.shareable`):
 
 * ``meta.npy`` — the manifest, UTF-8 JSON as ``uint8``: the format version (:data:`FORMAT`), the library,
   JAX and jaxlib versions that wrote it, the object's metadata (shape, mode, coloring, the program's signature
@@ -90,12 +92,12 @@ def file_sha256(path) -> str:
 def write_archive(path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` and the manifest ``meta`` (to which ``members`` is added) to ``path``: a temporary file
     beside it, then renamed (a reader never sees half an artifact)."""
-    members = {f"{k}.npy": npy_bytes(v) for k, v in arrays.items()}
+    members = {f"{k}.npy": npy_bytes(arrays[k]) for k in sorted(arrays)}
     meta = dict(meta, members={name: {"sha256": _sha256(data), "dtype": arrays[name[:-4]].dtype.str,
                                       "shape": list(arrays[name[:-4]].shape)}
                                for name, data in members.items()})
     try:
-        text = json.dumps(meta, allow_nan=False).encode()
+        text = json.dumps(meta, allow_nan=False, sort_keys=True).encode()
     except (TypeError, ValueError) as e:
         raise InputError(f"cannot save: the metadata is not JSON ({e}); pickle keeps any Python object") from None
     manifest = npy_bytes(np.frombuffer(text, np.uint8))
@@ -108,6 +110,7 @@ def write_archive(path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
                 info = zipfile.ZipInfo(name, _DATE)
                 info.compress_type = zipfile.ZIP_STORED
                 info.external_attr = 0o644 << 16
+                info.create_system = 3  # (Unix; zipfile writes 0 on Windows: the bytes would differ)
                 zf.writestr(info, data)
         os.replace(tmp, target)
     finally:

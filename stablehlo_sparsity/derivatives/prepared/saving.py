@@ -10,19 +10,25 @@ reaches it.
 The ``.npz`` container (members, SHA-256 digests, the manifest) is :mod:`.archive`; the structural checks of
 what it holds — run before anything restored is used — are :mod:`.validation`.  ``.save`` / ``load`` is the
 format meant for exchange; ``pickle`` of a prepared object is as unsafe as any pickle.
+
+Saved and pickled programs are **safe to share**: JAX writes each op's source location (the user's script, this
+library's install folder) into the module it exports; :func:`shareable` strips every location from the program
+and from its VJP before they are serialized, and the reason of a forward-only program is stored without paths or
+memory addresses, so the file holds no local path and the same derivative saved from any folder, install or
+machine (with the same versions) has the same bytes and SHA-256.
 """
 
 from __future__ import annotations
 
-import warnings
+import re
 
 import numpy as np
 
-from ...errors import InputError, SparsityWarning
+from ...errors import InputError, SparsityWarning, warn
 from .archive import FORMAT, read_archive, write_archive
 
 __all__ = ["STATE_FORMAT", "ForwardOnlyWarning", "StaticRef", "register_pytree", "export_program",
-           "restored_call", "write_npz", "read_npz"]
+           "shareable", "strip_locations", "restored_call", "write_npz", "read_npz"]
 
 #: Version tag of pickled / saved prepared objects (2: the saved file carries a manifest with digests; a
 #: format-1 file is refused, see :func:`stablehlo_sparsity.derivatives.saved.upgrade`).
@@ -85,6 +91,7 @@ def export_program(fn, example, what: str) -> tuple[bytes, str | None]:
                                  "prepare it again in the other process") from e
             raise InputError(f"this sparse {what} cannot be saved or pickled: jax.export could not export its "
                              f"program ({type(e).__name__}: {why})") from e
+    exp = shareable(exp)
     try:
         return bytes(exp.serialize(vjp_order=1)), None
     except ImportError as e:  # pragma: no cover - flatbuffers is a dependency
@@ -92,8 +99,47 @@ def export_program(fn, example, what: str) -> tuple[bytes, str | None]:
     except Exception as e:
         # No reverse-mode derivative (lax.while_loop with a dynamic trip count, a callback …): the program
         # still evaluates, so it is saved without one.
-        reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-    return bytes(exp.serialize(vjp_order=0)), reason
+        reason = _without_paths(f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    try:
+        return bytes(exp.serialize(vjp_order=0)), reason
+    except ValueError as e:
+        if "PyTreeDef" not in str(e):
+            raise
+        # (an argument or result of a pytree type jax.export cannot write, e.g. an equinox Module)
+        raise InputError(f"this sparse {what} cannot be saved: jax.export cannot write the structure of its "
+                         f"arguments ({str(e).splitlines()[0][:160]}); pass the array leaves as a list "
+                         "(jax.tree_util.tree_flatten) or close over the model, and prepare it again") from None
+
+
+def strip_locations(module) -> None:
+    """Replace every source location in ``module`` (an ``ir.Module``; ops, block and function arguments) by
+    ``loc(unknown)``: MLIR's builtin ``strip-debuginfo`` pass."""
+    from jaxlib.mlir import passmanager
+
+    passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(module.operation)
+
+
+def shareable(exp):
+    """``exp`` (a :class:`jax.export.Exported`) without source locations, in its module and in its VJP's at every
+    order (the VJP is exported by JAX when serialization asks for it, with locations, and stripped then).
+
+    JAX records in each op's location the Python frames that made it — the user's script and this library's
+    files, as absolute paths — so a serialized program would leak user names and folders, and the same
+    derivative saved from two folders would differ in bytes and SHA-256.  The locations only name lines in
+    messages; what the program computes is unchanged."""
+    from ..._compat import rewrite_exported
+
+    return rewrite_exported(exp, strip_locations)
+
+
+#: An absolute path of at least two parts (``/home/me/x.py``, ``C:\x\y.py``), or a memory address (``0x7f…``).
+_PATH_OR_ADDRESS = re.compile(r"(?<![\w.~])(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()\[\]<>,;]+){2,}|\b0x[0-9a-fA-F]{4,}\b")
+
+
+def _without_paths(text: str) -> str:
+    """``text`` (a message JAX wrote, stored in a saved file) with absolute paths and memory addresses replaced
+    by ``<path>`` / ``<address>``: the file must name no local folder and not depend on the process."""
+    return _PATH_OR_ADDRESS.sub(lambda m: "<address>" if m.group().startswith("0x") else "<path>", text)
 
 
 def _mapped(fn):
@@ -149,9 +195,8 @@ def restored_call(exp, forward_only: str | None = None, what: str = "derivative"
 
 
 def warn_forward_only(what: str, reason: str) -> None:
-    warnings.warn(f"this sparse {what} was saved forward-only (its program has no reverse-mode derivative: "
-                  f"{reason}); it evaluates, jits and vmaps, and reverse-mode AD through it raises",
-                  ForwardOnlyWarning, stacklevel=4)
+    warn(f"this sparse {what} was saved forward-only (its program has no reverse-mode derivative: {reason}); it "
+         "evaluates, jits and vmaps, and reverse-mode AD through it raises", ForwardOnlyWarning)
 
 
 #: The members of a saved derivative besides the manifest (``meta``) and its digest.
