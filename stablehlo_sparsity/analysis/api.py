@@ -11,12 +11,13 @@ from ..errors import InputError
 from .keywords import refuse_library_keywords, refuse_unknown_keywords
 from . import hooks
 from .local import local_analysis
+from .arguments import traced_call, warn_integer_columns
 from .auxiliary import AuxSplit
 from .options import AnalysisOptions
 from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
 from .pattern import SparsityPattern
 
-__all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module"]
+__all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module", "analyze_call"]
 
 
 def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -64,16 +65,25 @@ def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         >>> a.pattern.shape, a.input_shapes, a.output_shapes, a.derivatives
         ((4, 5), [(5,)], [(4,)], 'primal')
     """
-    refuse_library_keywords("lower_and_analyze", kwargs)
-    if has_aux:  # auxiliary data that is not an array (a string, an object) passes through, never lowered
-        f = arrays_only_aux(f)
+    refuse_library_keywords("lower_and_analyze", kwargs, f)
+    return analyze_call("lower_and_analyze", f, args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
+                        options=options, observer=observer, derivatives=derivatives, annotate=annotate, local=local,
+                        kwargs=kwargs)
+
+
+def analyze_call(what: str, f: Callable, args: Sequence, *, argnums, has_aux: bool, on_unknown: str, options,
+                 observer, derivatives: str, annotate, local: bool, kwargs: dict) -> Analysis:
+    """:func:`lower_and_analyze` for the public entry point ``what``: the arguments checked and split before
+    anything is traced (:func:`.arguments.traced_call`: non-array leaves are static), integer columns warned
+    about, then the global or the local analysis."""
+    call = traced_call(what, f, args, argnums)
+    warn_integer_columns(call, f, what)
+    fn = arrays_only_aux(call.fn) if has_aux else call.fn  # (non-array aux data passes through, never lowered)
     if local:
-        if not args:
-            raise InputError("lower_and_analyze needs at least one argument to differentiate")
-        return local_analysis(f, *args, argnums=argnums, has_aux=has_aux,
+        return local_analysis(fn, *call.args, argnums=call.argnums, has_aux=has_aux,
                               options=resolve_options(options, on_unknown), observer=observer,
                               derivatives=derivatives, annotate=annotate, **kwargs)
-    return lower_and_analyze_global(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
+    return lower_and_analyze_global(fn, *call.args, argnums=call.argnums, has_aux=has_aux, on_unknown=on_unknown,
                                     options=options, observer=observer, derivatives=derivatives,
                                     annotate=annotate, **kwargs)
 
@@ -112,17 +122,18 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         >>> ss.jacobian_sparsity(relu, x).nnz, ss.jacobian_sparsity(relu, x, local=True).nnz    # global, at x
         (2, 1)
     """
-    refuse_library_keywords("jacobian_sparsity", kwargs)
-    return lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
-                             derivatives=derivatives, local=local, **kwargs).pattern
+    refuse_library_keywords("jacobian_sparsity", kwargs, f)
+    return analyze_call("jacobian_sparsity", f, args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
+                        options=options, observer=None, derivatives=derivatives, annotate=False, local=local,
+                        kwargs=kwargs).pattern
 
 
 def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
                    num_outputs: int | None = None, on_unknown: str = "error",
                    options: AnalysisOptions | None = None, observer: Callable | None = None,
                    local_point: Sequence | None = None, **unknown) -> Analysis:
-    """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, or a path to a file holding either —
-    see :func:`stablehlo_sparsity.analysis.parsing.as_module`) with no JAX function.
+    """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, a path to a file holding either, or a
+    :class:`jax.export.Exported` — see :func:`stablehlo_sparsity.analysis.parsing.as_module`) with no JAX function.
 
     wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
     only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:

@@ -3,17 +3,9 @@ an object) is kept aside and put back — what a detection lowers and what a pre
 
 from __future__ import annotations
 
-import numpy as np
+from .arguments import is_traced_leaf as _is_value
 
 __all__ = ["AuxSplit"]
-
-
-def _is_value(leaf) -> bool:
-    """A leaf JAX can trace (an array or a Python/NumPy number); anything else is static auxiliary data."""
-    import jax
-
-    return isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)) or hasattr(
-        leaf, "__jax_array__")
 
 
 class AuxSplit:

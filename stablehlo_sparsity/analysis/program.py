@@ -8,7 +8,6 @@ import contextlib
 import functools
 import gc
 import itertools
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -17,7 +16,7 @@ import scipy.sparse as sp
 
 from .._compat import innermost_locations, release_lowering_caches, uncached_lowering
 from . import hooks
-from ..errors import InputError, LoweringError, SparsityError, SparsityWarning, format_location
+from ..errors import InputError, LoweringError, SparsityError, format_location, warn
 from .engine import FunctionTable
 from .irtools import without_common_subexpressions
 from .interpreter import AnalysisOptions, Interpreter
@@ -31,7 +30,8 @@ from . import rules as _rules  # noqa: F401  (registers every rule)
 
 __all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
            "lowered_for_analysis",
-           "resolve_wrt", "custom_rule_primitives", "jaxpr_equations", "CUSTOM_RULE_PRIMITIVES"]
+           "resolve_wrt", "custom_rule_primitives", "jaxpr_equations", "CUSTOM_RULE_PRIMITIVES",
+           "CUSTOM_VJP_PRIMITIVES", "CustomRules", "custom_rules_of"]
 
 
 @dataclass
@@ -70,6 +70,9 @@ class Analysis:
     #: True: ``pattern`` is the local pattern at the analyzed point only (``local=True``,
     #: docs/explanation/guarantees.md)
     local: bool = False
+    #: False when JAX cannot form forward-mode products of the function (it uses a ``jax.custom_vjp``): a prepared
+    #: Jacobian then forms its JVPs as transposed VJPs (:mod:`stablehlo_sparsity.derivatives.prepared.products`)
+    forward_mode: bool = True
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -109,6 +112,8 @@ def traceable_keyword(value) -> bool:
 #: Primitives whose derivative is a user rule, not the derivative of the primal StableHLO shows.
 CUSTOM_RULE_PRIMITIVES = frozenset({"custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_lin",
                                     "custom_linear_solve"})
+#: The primitives of ``jax.custom_vjp``: JAX has no forward-mode derivative of them (``jax.jvp`` raises).
+CUSTOM_VJP_PRIMITIVES = frozenset({"custom_vjp_call", "custom_vjp_call_jaxpr"})
 
 
 def custom_rule_primitives(jaxpr, *, user_only: bool = False) -> set[str]:
@@ -117,8 +122,29 @@ def custom_rule_primitives(jaxpr, *, user_only: bool = False) -> set[str]:
     ``user_only``: skip rules defined inside JAX itself (``jax.nn.relu``, ``jnp.linalg.det``, the
     ``custom_linear_solve`` of ``jnp.linalg.solve`` …): those differentiate their primal faithfully, so the
     primal's pattern is already sound for them, and it is usually tighter than the JVP program's."""
-    return {eqn.primitive.name for eqn in jaxpr_equations(jaxpr)
-            if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES and not (user_only and _defined_in_jax(eqn))}
+    return custom_rules_of(jaxpr).names(user_only=user_only)
+
+
+@dataclass(frozen=True)
+class CustomRules:
+    """The custom-derivative equations of a traced program (read once: :func:`custom_rules_of`)."""
+
+    equations: tuple = ()
+
+    def names(self, *, user_only: bool = False) -> set[str]:
+        """The primitives used (``user_only``: of rules not defined inside JAX, see :func:`custom_rule_primitives`)."""
+        return {eqn.primitive.name for eqn in self.equations if not (user_only and _defined_in_jax(eqn))}
+
+    @property
+    def forward_mode(self) -> bool:
+        """Whether JAX can push tangents through the program: not through a ``jax.custom_vjp`` (anyone's, JAX's
+        own included), whose forward derivative JAX refuses."""
+        return not any(eqn.primitive.name in CUSTOM_VJP_PRIMITIVES for eqn in self.equations)
+
+
+def custom_rules_of(jaxpr) -> CustomRules:
+    """The custom-derivative equations anywhere in a (closed) jaxpr, nested jaxprs included."""
+    return CustomRules(tuple(eqn for eqn in jaxpr_equations(jaxpr) if eqn.primitive.name in CUSTOM_RULE_PRIMITIVES))
 
 
 def jaxpr_equations(jaxpr) -> Iterator[Any]:
@@ -318,24 +344,26 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
             fn, traced_kw = functools.partial(f, **kwargs), {}
             traced = jax.jit(fn, keep_unused=True).trace(*args)
         auto = derivatives == "auto"
+        custom = custom_rules_of(traced.jaxpr)
         if auto:
-            rules = custom_rule_primitives(traced.jaxpr, user_only=True)
+            rules = custom.names(user_only=True)
             if rules:
-                derivatives = "vjp" if rules & {"custom_vjp_call", "custom_vjp_call_jaxpr"} else "jvp"
+                derivatives = "vjp" if rules & CUSTOM_VJP_PRIMITIVES else "jvp"
         if derivatives in ("jvp", "vjp"):
             try:
-                return _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
-                                                   observer, annotate)
+                an = _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
+                                                 observer, annotate)
+                an.forward_mode = custom.forward_mode
+                return an
             except Exception as e:
                 # The inner lowering reports JAX's refusal as a LoweringError; any other analysis error stands.
                 if not auto or (isinstance(e, SparsityError) and not isinstance(e, LoweringError)):
                     raise
                 # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
                 # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
-                warnings.warn(f"f uses a custom derivative rule, but its {derivatives.upper()} program could not "
-                              f"be formed ({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is "
-                              "the primal's and may miss dependencies the custom rule adds", SparsityWarning,
-                              stacklevel=2)
+                warn(f"f uses a custom derivative rule, but its {derivatives.upper()} program could not be formed "
+                     f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is the primal's and may miss "
+                     "dependencies the custom rule adds")
         lowered, module, walked = lowered_for_analysis(traced)
     except SparsityError:
         raise
@@ -351,6 +379,7 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
         analysis.module = _annotated_copy(module, wrt, opts, annotate)
     analysis.in_tree = in_struct
     analysis.out_tree = out_struct
+    analysis.forward_mode = custom.forward_mode
     return analysis
 
 

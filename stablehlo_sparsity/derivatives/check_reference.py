@@ -16,7 +16,9 @@ import functools
 import numpy as np
 
 from ..errors import InputError
+from ..analysis.arguments import split_statics
 from .prepared.inputs import flat, float_outputs
+from .prepared.products import transposed_vjp
 
 __all__ = ["DenseReference", "is_array"]
 
@@ -44,13 +46,18 @@ def _join(tree, p):
     return jnp.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
 
 
-def _jvps(h, sel, v):
-    """``(p, m)``: row ``q`` is ``J v_q`` for the rows ``v_q`` of ``v`` (``(p, n)``)."""
+def _jvps(h, sel, v, *, transposed: bool = False):
+    """``(p, m)``: row ``q`` is ``J v_q`` for the rows ``v_q`` of ``v`` (``(p, n)``); ``transposed``: as transposed
+    VJPs (a function with a ``custom_vjp``, which has no forward mode: :mod:`.prepared.products`)."""
     import jax
 
     leaves, tree = jax.tree_util.tree_flatten(sel)
     t = _split(v, leaves, tree)
-    ydot = jax.vmap(lambda tq: jax.jvp(h, sel, tq)[1])(t)
+    if transposed:
+        _, jvp, _ = transposed_vjp(h, sel)
+        ydot = jax.vmap(jvp)(t)
+    else:
+        ydot = jax.vmap(lambda tq: jax.jvp(h, sel, tq)[1])(t)
     return _join(ydot, v.shape[0])
 
 
@@ -177,6 +184,14 @@ class _Programs:
     @functools.cached_property
     def forward_probes(self):
         """``(dyn, v) -> (f, (J vᵀ)ᵀ)`` (``H v`` for a Hessian)."""
+        return self._forward_probes(transposed=False)
+
+    @functools.cached_property
+    def transposed_probes(self):
+        """:attr:`forward_probes` of a Jacobian as transposed VJPs (a ``custom_vjp`` has no forward mode)."""
+        return self._forward_probes(transposed=True)
+
+    def _forward_probes(self, transposed: bool):
         import jax
 
         def run(dyn, v):
@@ -184,7 +199,7 @@ class _Programs:
             x_dtype = self._x_dtype(sel)
             if self.kind == "Hessian":
                 return h(*sel), _hvps(h, sel, v.astype(x_dtype))
-            return h(*sel), _jvps(h, sel, v.astype(x_dtype))
+            return h(*sel), _jvps(h, sel, v.astype(x_dtype), transposed=transposed)
 
         return jax.jit(run)
 
@@ -225,6 +240,10 @@ class DenseReference:
         import jax
         import jax.numpy as jnp
 
+        # non-array leaves (a model's activation function) are static, as in the derivative checked
+        args, self.statics = split_statics(args, f)
+        if self.statics is not None:
+            f = self.statics.bind(f)
         leaves, self.tree = jax.tree_util.tree_flatten(list(args))
         layout = tuple(is_array(leaf) for leaf in leaves)
         static = tuple(leaf for leaf, is_array in zip(leaves, layout) if not is_array)
@@ -234,11 +253,15 @@ class DenseReference:
         self.x_dtype = jnp.result_type(*sel_leaves) if sel_leaves else jnp.float32
         self.n = int(sum(np.size(leaf) for leaf in sel_leaves))
 
+    def _traced(self, args) -> tuple:
+        """The traced parts of ``args`` (their non-array leaves must be the check's)."""
+        return tuple(args) if self.statics is None else self.statics.check(args, "check")
+
     def point(self, args) -> list:
         """The array leaves of ``args`` (which must have the structure of the check's arguments)."""
         import jax
 
-        leaves, tree = jax.tree_util.tree_flatten(list(args))
+        leaves, tree = jax.tree_util.tree_flatten(list(self._traced(args)))
         if str(tree) != str(self.tree):
             raise InputError(f"a point has the argument structure {tree}, the check's arguments have {self.tree}")
         return [leaf for leaf in leaves if is_array(leaf)]
@@ -246,7 +269,7 @@ class DenseReference:
     def out_size(self, args) -> int:
         import jax
 
-        h, sel = self.programs.selected(list(args))
+        h, sel = self.programs.selected(list(self._traced(args)))
         return int(np.prod(jax.eval_shape(h, *sel).shape, dtype=np.int64))
 
     def dense(self, dyn):
@@ -286,10 +309,9 @@ class DenseReference:
         try:
             y, jv = self.programs.forward_probes(dyn, v)
         except TypeError as e:
-            if "custom_vjp" not in str(e):
+            if "custom_vjp" not in str(e) or self.kind == "Hessian":
                 raise
-            raise InputError("f has a custom_vjp, so no forward-mode products: check it with method='dense' "
-                             f"(dense_limit=… above {len(v[0]) * len(u[0])})") from None
+            y, jv = self.programs.transposed_probes(dyn, v)  # a custom_vjp: J v as a transposed VJP
         uj = np.zeros((0, 0))
         if self.kind == "Jacobian" and self.programs.reverse_ok is not False:
             try:

@@ -65,6 +65,7 @@ from .check_candidates import Candidate, WrongShape, candidate_of, to_csr
 from .check_reference import DenseReference, is_array
 from ..errors import InputError, SparsityError
 from ..analysis.keywords import parse_indices
+from ..analysis.arguments import check_function_and_arguments, traced_call
 
 __all__ = ["check_jacobian", "check_hessian", "CheckReport", "DerivativeMismatchError"]
 
@@ -448,7 +449,11 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
     from .jacobian import SparseJacobian
     from ..analysis.keywords import refuse_library_keywords
 
-    refuse_library_keywords("check_jacobian", kwargs)
+    refuse_library_keywords("check_jacobian", kwargs, f)
+    if jacobian is None:  # (the checks of the jacobian it prepares, in the name of this function)
+        traced_call("check_jacobian", f, args, 0 if argnums is None else argnums, unique=True)
+    else:
+        check_function_and_arguments("check_jacobian", f, args)
 
     if jacobian is None:
         jacobian = SparseJacobian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
@@ -490,7 +495,11 @@ def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None
     from .hessian import SparseHessian
     from ..analysis.keywords import refuse_library_keywords
 
-    refuse_library_keywords("check_hessian", kwargs)
+    refuse_library_keywords("check_hessian", kwargs, f)
+    if hessian is None:  # (the checks of the hessian it prepares, in the name of this function)
+        traced_call("check_hessian", f, args, 0 if argnums is None else argnums, unique=True)
+    else:
+        check_function_and_arguments("check_hessian", f, args)
     if hessian is None:
         hessian = SparseHessian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
                                 output="values", kwargs=kwargs, on_unknown=on_unknown, options=options,

@@ -46,7 +46,8 @@ from ..coloring.kinds import ColoringKind
 from ..errors import InputError
 from .prepared.evaluation import Side
 from .prepared.modes import ColoringOptions
-from ..analysis.keywords import parse_indices, refuse_library_keywords
+from ..analysis.arguments import traced_call, warn_integer_columns
+from ..analysis.keywords import refuse_library_keywords
 from ..analysis.pattern import SparsityPattern
 from .prepared.base import PreparedDerivative
 from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
@@ -136,34 +137,43 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
         ⋅●●●
         ⋅⋅●●
     """
-    refuse_library_keywords("hessian_sparsity", kwargs)
+    refuse_library_keywords("hessian_sparsity", kwargs, f)
     if method not in ("auto", "direct", "via-gradient"):
         raise InputError(f"method must be 'auto', 'direct' or 'via-gradient', got {method!r}")
     if method == "direct" and (local or derivatives != "auto"):
         raise InputError("method='direct' reads the primal program for the global pattern; local=True and "
                          "derivatives= are options of method='via-gradient'")
+    call = traced_call("hessian_sparsity", f, args, argnums, unique=True)
+    warn_integer_columns(call, f, "hessian_sparsity")
+    return hessian_detection(call, has_aux, on_unknown, options, local, derivatives, method, kwargs)[0]
+
+
+def hessian_detection(call, has_aux: bool, on_unknown: str, options, local: bool, derivatives: str, method: str,
+                      kwargs: dict) -> tuple[SparsityPattern, bool]:
+    """:func:`hessian_sparsity` of a checked call (:func:`.arguments.traced_call`), and whether JAX can push
+    tangents through its gradient program (no ``custom_vjp`` there: the Hessian-vector products of
+    :class:`SparseHessian` are then forward over reverse, else reverse over reverse)."""
+    f, args, argnums_t = call.fn, call.args, call.argnums
     if method != "via-gradient" and not local and derivatives == "auto":
-        if not args:
-            raise InputError("hessian_sparsity needs at least one argument to differentiate")
         from ..analysis.program import resolve_options
 
-        argnums_t = parse_indices(argnums, len(args), unique=True)
         try:
-            return SparsityPattern(second_order.direct_hessian_sparsity(
+            csr, forward_mode = second_order.direct_hessian_sparsity(
                 arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolve_options(options, on_unknown),
-                kwargs, auto=method == "auto"), method="direct")
+                kwargs, auto=method == "auto")
+            return SparsityPattern(csr, method="direct"), forward_mode
         except second_order.FALLBACK_ERRORS:
             if method == "direct":
                 raise
-    pattern = _detect(f, args, argnums, has_aux, on_unknown, kwargs, options, local=local, derivatives=derivatives)[0]
-    return SparsityPattern(pattern.to_scipy(), method="via-gradient")
+    pattern, analysis, _ = _detect(f, args, argnums_t, has_aux, on_unknown, kwargs, options, local=local,
+                                   derivatives=derivatives)
+    return SparsityPattern(pattern.to_scipy(), method="via-gradient"), bool(analysis.forward_mode)
 
 
-def _detect(f, args, argnums, has_aux, on_unknown, kwargs, options=None, local: bool = False,
+def _detect(f, args, argnums_t: tuple[int, ...], has_aux, on_unknown, kwargs, options=None, local: bool = False,
             derivatives: str = "auto"):
-    if not args:
-        raise InputError("hessian_sparsity needs at least one argument to differentiate")
-    argnums_t = parse_indices(argnums, len(args), unique=True)
+    """The via-gradient pattern of ``f`` (of traced arguments, :func:`.arguments.traced_call`), the analysis of its
+    gradient program and ``argnums_t``."""
     grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
     analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
                                  options=options, local=local, derivatives=derivatives)
@@ -199,10 +209,11 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     import jax
     import jax.numpy as jnp
 
-    refuse_library_keywords("hessian_coloring", kwargs)
-    pattern = hessian_sparsity(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
-                               **kwargs)
-    sel = [args[i] for i in parse_indices(argnums, len(args), unique=True)]
+    refuse_library_keywords("hessian_coloring", kwargs, f)
+    call = traced_call("hessian_coloring", f, args, argnums, unique=True)
+    pattern = hessian_sparsity(call.fn, *call.args, argnums=call.argnums, has_aux=has_aux, on_unknown=on_unknown,
+                               options=options, **kwargs)
+    sel = [call.args[i] for i in call.argnums]
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
     return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
 
@@ -258,6 +269,9 @@ class SparseHessian(PreparedDerivative):
     kind = "Hessian"
     #: the class a saved object is restored as (module derivatives are restored as plain Hessians)
     saved_as = "SparseHessian"
+    #: whether the Hessian-vector products are forward over reverse (``True``) or reverse over reverse (``False``:
+    #: the gradient program holds a ``jax.custom_vjp``, which JAX cannot differentiate in forward mode)
+    forward_mode: bool = True
 
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, output: str = "bcoo",
                  with_value: bool = False, coloring: Coloring | None = None,
@@ -266,22 +280,22 @@ class SparseHessian(PreparedDerivative):
                  options=None, strategy: str = "auto", chunk_size: int | None = None, devices=None):
         import jax
 
-        refuse_library_keywords("sparse_hessian", kwargs or {})
+        refuse_library_keywords("sparse_hessian", kwargs or {}, f)
         kwargs = kwargs or {}
+        call = traced_call("sparse_hessian", f, args, argnums, unique=True)
+        f, args = call.fn, call.args
         fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
         self.bind(fn, args, (), has_aux=has_aux, output=output, with_value=with_value,
                   argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
-                  strategy=strategy, chunk_size=chunk_size, devices=devices)
-        if not args:
-            raise InputError("sparse_hessian needs at least one argument to differentiate")
+                  strategy=strategy, chunk_size=chunk_size, devices=devices, statics=call.statics)
         # the pattern as hessian_sparsity gives it: the second-order analysis of the primal program where it
         # covers f, else the gradient program's (method="auto"); no analysis object is kept
-        self.argnums = parse_indices(argnums, len(args), unique=True)
-        self.pattern = hessian_sparsity(f, *args, argnums=self.argnums, has_aux=has_aux, on_unknown=on_unknown,
-                                        options=options, **kwargs)
-        self.analysis = None
+        self.argnums = call.argnums
         sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
         check_differentiable(sel_leaves, "sparse_hessian")
+        self.pattern, self.forward_mode = hessian_detection(call, has_aux, on_unknown, options, False, "auto", "auto",
+                                                            kwargs)
+        self.analysis = None
         warn_float64(sel_leaves)
         x_dtype = jax.numpy.result_type(*sel_leaves)
         coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions(),
@@ -345,18 +359,30 @@ class SparseHessian(PreparedDerivative):
             def fun(*s):
                 return grad(*s), (None, None)
 
-        def hvp(t):
-            _g, gdot, primal = jax.jvp(fun, sel, t, has_aux=True)
-            return primal, flat(gdot)
-
         seeds = seed_factory(self._colors, k, sel_leaves, sel_tree, self.constant_seeds)
-
         plan = self._plan
         y = aux = None
         linear = [None]
-        if plan.strategy == "loop":
-            _g, lin, (y, aux) = jax.linearize(fun, *sel, has_aux=True)
-            linear = [lambda t: flat(lin(*t))]
+        if not self.forward_mode:
+            # a custom_vjp in the gradient program: no tangents through it, so H v = (vᵀ H)ᵀ by reverse over
+            # reverse (H is symmetric), one backward pass of the gradient shared by every product
+            _g, pull, (y, aux) = jax.vjp(fun, *sel, has_aux=True)
+
+            def reverse_hvp(t, primal=(y, aux)):
+                return primal, flat(pull(tuple(t)))
+
+            hvp = reverse_hvp
+            linear = [lambda t: flat(pull(tuple(t)))]
+        else:
+            def forward_hvp(t):
+                _g, gdot, primal = jax.jvp(fun, sel, t, has_aux=True)
+                return primal, flat(gdot)
+
+            hvp = forward_hvp
+
+            if plan.strategy == "loop":
+                _g, lin, (y, aux) = jax.linearize(fun, *sel, has_aux=True)
+                linear = [lambda t: flat(lin(*t))]
         if self.mode is HessianMode.SUBSTITUTION:
             if shard is not None:
                 stacked, primal = plan.sharded_stacked([hvp], [seeds], x_dtype, *shard)
@@ -422,7 +448,7 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
         >>> H(jnp.ones(4)).tolist()
         [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
     """
-    refuse_library_keywords("sparse_hessian", kwargs)
+    refuse_library_keywords("sparse_hessian", kwargs, f)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
                          coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
                          on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options,
@@ -457,7 +483,7 @@ def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 
         >>> y.item(), H.tolist()
         (9.0, [[0.0, 0.0, 0.0], [0.0, 6.0, 0.0], [0.0, 0.0, 12.0]])
     """
-    refuse_library_keywords("value_and_sparse_hessian", kwargs)
+    refuse_library_keywords("value_and_sparse_hessian", kwargs, f)
     return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,

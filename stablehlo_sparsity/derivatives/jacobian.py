@@ -39,16 +39,18 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..analysis.program import lower_and_analyze_global
-from ..analysis.api import arrays_only_aux, lower_and_analyze
+from ..analysis.api import analyze_call, arrays_only_aux
+from ..analysis.arguments import traced_call
 from ..coloring import Coloring, color_columns, color_rows
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
-from ..analysis.keywords import parse_indices, refuse_library_keywords
+from ..analysis.keywords import refuse_library_keywords
 from ..analysis.pattern import SparsityPattern
 from .prepared.base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative
 from .prepared.inputs import Float64Warning, bind_selected, check_differentiable, flat, float_outputs, warn_float64
 from .prepared.modes import ColoringOptions, JacobianMode, mode_of, parse_mode  # noqa: F401  (public here too)
 from .prepared.outputs import OUTPUTS as _OUTPUT_TABLE
+from .prepared.products import transpose_of_vjp, transposed_vjp
 from .prepared.saving import STATE_FORMAT
 from .prepared.seeds import SEED_CONSTANT_LIMIT, jacobian_decompression, seed_factory
 
@@ -124,9 +126,10 @@ def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         >>> c.num_colors, c.colors.tolist()
         (2, [0, 1, 0, 1, 0])
     """
-    refuse_library_keywords("jacobian_coloring", kwargs)
-    pattern = lower_and_analyze(f, *args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown, options=options,
-                                **kwargs).pattern
+    refuse_library_keywords("jacobian_coloring", kwargs, f)
+    pattern = analyze_call("jacobian_coloring", f, args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
+                           options=options, observer=None, derivatives="auto", annotate=False, local=False,
+                           kwargs=kwargs).pattern
     return choose_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
 
 
@@ -158,6 +161,9 @@ class SparseJacobian(PreparedDerivative):
     kind = "Jacobian"
     #: the class a saved object is restored as (module derivatives are restored as plain Jacobians)
     saved_as = "SparseJacobian"
+    #: whether the JVPs are JAX's (``True``) or transposed VJPs (``False``: ``f`` uses a ``jax.custom_vjp``,
+    #: which JAX cannot differentiate in forward mode; see :mod:`.prepared.products`)
+    forward_mode: bool = True
 
     def __init__(self, f: Callable, args: tuple, *, argnums=0, has_aux: bool = False, mode: str = "auto",
                  output: str = "bcoo", with_value: bool = False, coloring: Coloring | None = None,
@@ -168,14 +174,13 @@ class SparseJacobian(PreparedDerivative):
 
         import jax
 
-        if not args:
-            raise InputError("sparse_jacobian needs at least one argument to differentiate")
-        refuse_library_keywords("sparse_jacobian", kwargs or {})
-        argnums_t = parse_indices(argnums, len(args), unique=True)
+        refuse_library_keywords("sparse_jacobian", kwargs or {}, f)
+        call = traced_call("sparse_jacobian", f, args, argnums, unique=True)
+        f, args = call.fn, call.args
         fn = functools.partial(f, **kwargs) if kwargs else f
-        self.bind(fn, args, argnums_t, has_aux=has_aux, output=output, with_value=with_value,
+        self.bind(fn, args, call.argnums, has_aux=has_aux, output=output, with_value=with_value,
                   argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
-                  strategy=strategy, chunk_size=chunk_size, devices=devices)
+                  strategy=strategy, chunk_size=chunk_size, devices=devices, statics=call.statics)
         sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
         check_differentiable(sel_leaves)
         # the global pattern (a prepared derivative is evaluated everywhere: local= is refused above); aux
@@ -192,6 +197,7 @@ class SparseJacobian(PreparedDerivative):
         evaluation plan.  Called after :meth:`bind` (the module derivatives call both)."""
         self.analysis = analysis
         self.pattern = analysis.pattern
+        self.forward_mode = bool(getattr(analysis, "forward_mode", True))
         self._out_tree, self._out_shapes = analysis.out_tree, list(analysis.output_shapes)
         self.coloring = coloring = choose_coloring(self.pattern, mode, coloring,
                                                    coloring_options or ColoringOptions())
@@ -248,7 +254,21 @@ class SparseJacobian(PreparedDerivative):
             leaves = jax.tree_util.tree_leaves(shape[0] if self.has_aux else shape)
             dtype = jnp.result_type(*leaves) if leaves else x_dtype
 
-        if mode is JacobianMode.BIDIRECTIONAL or fwd:
+        if (mode is JacobianMode.BIDIRECTIONAL or fwd) and not self.forward_mode:
+            # f has a custom_vjp: its JVPs are its transposed VJPs (one backward pass shared by every product)
+            if rev:
+                jvp_t = transpose_of_vjp(vjp_fn, y)
+            else:
+                y, jvp_t, aux = transposed_vjp(h, sel, has_aux=self.has_aux)
+
+            def transposed_apply(t, primal=(y, aux)):
+                return primal, flat(jvp_t(t))
+
+            apply.append(transposed_apply)
+            seeds.append(seed_factory(plan.sides[0].colors, plan.sides[0].k, sel_leaves, sel_tree,
+                                      self.constant_seeds))
+            linear.append(lambda t: flat(jvp_t(t)))
+        elif mode is JacobianMode.BIDIRECTIONAL or fwd:
 
             def jvp_apply(t):
                 if self.has_aux:
@@ -297,6 +317,8 @@ class SparseJacobian(PreparedDerivative):
             return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, bidirectional mode: {what} per evaluation, "
                     f"strategy={self.strategy!r}, output={self.output!r}{', forward-only' * bool(self.forward_only)})")
         what = "JVPs" if self.mode is JacobianMode.FORWARD else "VJPs"
+        if self.mode is JacobianMode.FORWARD and not self.forward_mode:
+            what = "JVPs (transposed VJPs: f has a custom_vjp)"
         fwd_only = ", forward-only" if self.forward_only else ""
         return (f"SparseJacobian({m}×{n}, nnz={self.pattern.nnz}, {self.mode} mode: {self.num_colors} {what} "
                 f"per evaluation, strategy={self.strategy!r}, output={self.output!r}{fwd_only})")
@@ -350,7 +372,7 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
         >>> jac(jnp.arange(4.0)).tolist()
         [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
     """
-    refuse_library_keywords("sparse_jacobian", kwargs)
+    refuse_library_keywords("sparse_jacobian", kwargs, f)
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                           kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,
@@ -383,7 +405,7 @@ def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] =
         >>> y.tolist(), J.tolist()
         ([0.0, 2.0, 6.0], [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]])
     """
-    refuse_library_keywords("value_and_sparse_jacobian", kwargs)
+    refuse_library_keywords("value_and_sparse_jacobian", kwargs, f)
     return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
                           coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
                           kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,

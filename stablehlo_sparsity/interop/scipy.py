@@ -183,7 +183,7 @@ def jac_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, format: s
     """
     from ..analysis.api import jacobian_sparsity
 
-    refuse_library_keywords("jac_sparsity", kwargs)
+    refuse_library_keywords("jac_sparsity", kwargs, f)
     p = jacobian_sparsity(f, *args, argnums=argnums, options=options, on_unknown=on_unknown,
                           derivatives=derivatives, **kwargs).to_scipy()
     m = sp.csr_matrix((np.ones(p.nnz), p.indices, p.indptr), shape=p.shape)

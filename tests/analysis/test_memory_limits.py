@@ -81,6 +81,18 @@ def test_error_states_the_cost(monkeypatch):
     assert f"{per} bytes per nonzero at its peak: {3 * per} MiB" in str(e)
 
 
+def test_a_cumulative_sum_above_the_limit_is_refused_before_its_windows_are_allocated():
+    """``jnp.cumsum`` lowers to a ``reduce_window`` whose window is the whole axis: its table of taps is ``n²``
+    entries (n = 10⁵ asked NumPy for 75 GiB, a raw ``MemoryError``); above the budget it is the library's error."""
+    import jax.numpy as jnp
+
+    options = AnalysisOptions(max_pattern_nnz=10_000)
+    with pytest.raises(PatternTooLargeError, match=r"the windows of a reduce_window would need 40,000 nonzeros, "
+                                                   r"above the limit max_pattern_nnz=10,000"):
+        ss.jacobian_sparsity(jnp.cumsum, jnp.ones(200), options=options)
+    assert ss.jacobian_sparsity(jnp.cumsum, jnp.ones(100), options=options).nnz == 5050
+
+
 # ---------------------------------------------------------------------------------------------- the driver
 def run_main(capsys, *args):
     code = driver.main(list(args))

@@ -267,15 +267,16 @@ def test_hessian_checker_can_fail(monkeypatch):
     g = lambda x: jnp.sum(x * jnp.roll(x, 1) ** 2)  # noqa: E731  (a cyclic tridiagonal Hessian)
     text = jax.jit(g).lower(jnp.ones(6)).as_text()
     assert ss.check_hessian_module(text, points=1).ok
-    detect = hessian_module.hessian_sparsity
+    detect = hessian_module.hessian_detection
 
     def damaged_detect(*args, **kwargs):
-        lil = detect(*args, **kwargs).to_scipy().tolil()
+        pattern, forward_mode = detect(*args, **kwargs)
+        lil = pattern.to_scipy().tolil()
         assert lil[0, 1] and lil[1, 0]
         lil[0, 1] = lil[1, 0] = False  # drop a true interaction, symmetrically
-        return ss.SparsityPattern(sp.csr_array(lil.tocsr()))
+        return ss.SparsityPattern(sp.csr_array(lil.tocsr())), forward_mode
 
-    monkeypatch.setattr(hessian_module, "hessian_sparsity", damaged_detect)
+    monkeypatch.setattr(hessian_module, "hessian_detection", damaged_detect)
     sh = ss.sparse_hessian_module(text, output="values")
     rep = ss.check_hessian_module(text, hessian=sh, points=1, raise_on_error=False)
     assert not rep.ok and rep.missing >= 1

@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from ..attrs import dense_attr, i64_list
 from ..irtools import region_captures
 from ...lattice import Deps, Groups, group_union, relation_along, window_union
+from ...lattice.core import check_nnz
 from .reduction import body_dependence, body_fns, eval_body_np, grouped_trust
 from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract
@@ -68,10 +69,13 @@ def _window_attrs(op, rank: int, with_dilations: bool = True):
 
 def window_taps(n: int, out: int, window: int, stride: int, base_dil: int, win_dil: int, lo: int,
                 hi: int) -> np.ndarray:
-    """The ``(out, window)`` table of operand coordinates read along one dimension (``-1``: padding/hole)."""
-    padded = pad_np(np.arange(n, dtype=np.int64), -1, [lo], [hi], [base_dil - 1])
+    """The ``(out, window)`` table of operand coordinates read along one dimension (``-1``: padding/hole); a
+    table above the analysis' nonzero budget is refused before it is allocated (``jnp.cumsum`` of ``n`` elements
+    reads ``n²`` taps)."""
     if out == 0 or window == 0:
         return np.zeros((out, window), np.int64)
+    check_nnz(out * window, "the windows of a reduce_window")
+    padded = pad_np(np.arange(n, dtype=np.int64), -1, [lo], [hi], [base_dil - 1])
     pos = np.arange(out, dtype=np.int64)[:, None] * stride + np.arange(window, dtype=np.int64)[None, :] * win_dil
     return padded[pos]
 

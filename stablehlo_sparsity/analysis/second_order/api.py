@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..program import custom_rule_primitives, cyclic_gc_paused, lowered_for_analysis
+from ..program import custom_rules_of, cyclic_gc_paused, lowered_for_analysis
 from ...errors import InputError, SparsityError
 from ...lattice import nnz_budget
 from ..values import AbstractValue
@@ -45,8 +45,9 @@ def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_a
 
 
 def direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_aux: bool, options, kwargs,
-                            auto: bool = False) -> sp.csr_array:
-    """The Hessian pattern of the scalar ``f`` from its lowered primal program (no gradient program).
+                            auto: bool = False) -> tuple[sp.csr_array, bool]:
+    """The Hessian pattern of the scalar ``f`` from its lowered primal program (no gradient program), and whether
+    JAX can push tangents through ``f`` (no ``custom_vjp`` anywhere in it: :attr:`.program.CustomRules.forward_mode`).
 
     Raises :class:`NotCovered` when ``f`` uses a custom derivative rule of its own (``custom_jvp`` …): JAX's
     Hessian then follows the rule, which the primal program does not show.  ``auto``: raises
@@ -57,7 +58,7 @@ def direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_a
 
 
 def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_aux: bool, options, kwargs,
-                             auto: bool = False) -> sp.csr_array:
+                             auto: bool = False) -> tuple[sp.csr_array, bool]:
     import jax
 
     fn = functools.partial(f, **kwargs) if kwargs else f
@@ -65,7 +66,8 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
         traced = jax.jit(fn, keep_unused=True).trace(*args)
     except Exception as e:
         raise InputError(f"could not lower the function with the given arguments: {type(e).__name__}: {e}") from e
-    custom = custom_rule_primitives(traced.jaxpr, user_only=True)
+    rules = custom_rules_of(traced.jaxpr)
+    custom = rules.names(user_only=True)
     if custom:
         raise NotCovered(f"f uses a custom derivative rule ({', '.join(sorted(custom))}); the primal program does "
                          "not show the derivative JAX computes: use method='via-gradient'")
@@ -92,4 +94,4 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
     starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
     wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
     pattern, _ = hessian_pattern_of_entry(walked, "main", wrt, options)
-    return pattern
+    return pattern, rules.forward_mode

@@ -62,6 +62,9 @@ class PreparedDerivative:
     row_method: str | None = None
     constant_seeds: bool | None = None
     _argnums_int = True
+    #: the non-array leaves of the prepared arguments (static: a call must hold the same), ``None`` without any
+    #: (:mod:`stablehlo_sparsity.analysis.arguments`)
+    _statics = None
     _layout = None
     _plan: EvaluationPlan | None = None
     _rows: np.ndarray
@@ -70,8 +73,10 @@ class PreparedDerivative:
     # ------------------------------------------------------------------ preparation
     def bind(self, fn, args, argnums, *, has_aux: bool, output: str, with_value: bool, argnums_int: bool = True,
              constant_seeds: bool | None = None, strategy: str = "auto", chunk_size: int | None = None,
-             devices=None) -> None:
-        """Keep the function, the example structures and the evaluation options (checked)."""
+             devices=None, statics=None) -> None:
+        """Keep the function, the example structures and the evaluation options (checked).  ``fn`` and ``args``
+        are the traced parts of the user's (``statics``: the non-array leaves held out, see
+        :mod:`stablehlo_sparsity.analysis.arguments`)."""
         import jax
 
         self.output = output_named(output).name
@@ -83,6 +88,7 @@ class PreparedDerivative:
         self.with_value = bool(with_value)
         self._argnums_int = bool(argnums_int)
         self._fn = fn
+        self._statics = statics
         self._example = jax.tree_util.tree_map(struct, tuple(args))
         self._in_tree = jax.tree_util.tree_structure(tuple(args))
         self._aux = AuxSplit()
@@ -252,21 +258,19 @@ class PreparedDerivative:
 
     def check_args(self, args) -> tuple:
         """The pattern and the program are specific to the prepared structure, shapes and kinds of dtype;
-        returns the arguments (a restored program takes exactly its saved dtypes: other float widths are
-        converted)."""
+        returns the arguments' traced parts, another float width converted to the prepared dtype with a warning
+        (:func:`.inputs.check_call_arguments`)."""
         import jax
 
+        if self._statics is not None:  # (the non-array leaves must be those it was prepared with)
+            args = self._statics.check(args, self.kind)
         leaves, tree = jax.tree_util.tree_flatten(args)
         if cast(Any, tree) != self._in_tree:
             raise InputError(f"arguments have structure {tree}, the {self.kind} was prepared for {self._in_tree}")
         examples = jax.tree_util.tree_leaves(self._example)
-        check_call_arguments(leaves, examples, self.kind)
-        if self._fn is None:  # restored from its serialized program
-            import jax.numpy as jnp
-
-            leaves = [leaf if getattr(leaf, "dtype", None) == want.dtype else jnp.asarray(leaf, want.dtype)
-                      for leaf, want in zip(leaves, examples)]
-            return tuple(jax.tree_util.tree_unflatten(tree, leaves))
+        converted = check_call_arguments(leaves, examples, self.kind)
+        if any(a is not b for a, b in zip(converted, leaves)):
+            return tuple(jax.tree_util.tree_unflatten(tree, converted))
         return args
 
     def _package(self, y, aux, mat):
@@ -549,6 +553,8 @@ class PreparedDerivative:
         state = self._state()
         if self._aux.has_static:
             state["aux"] = self._aux  # pickle keeps any Python object
+        if self._statics is not None:
+            state["statics"] = self._statics
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -582,6 +588,7 @@ class PreparedDerivative:
         self.analysis = None  # the detection result (an ir.Module) is not kept: the pattern is
         self._fn = None
         self._aux = state.get("aux") or AuxSplit()
+        self._statics = state.get("statics")
         self._program = bytes(state["program"])
         self.forward_only = meta.get("forward_only")
         exp = checked.exported
@@ -638,6 +645,11 @@ class PreparedDerivative:
             raise InputError("cannot save: the auxiliary data holds values that are not arrays "
                              f"({', '.join(type(v).__name__ for v in self._aux.static.values())}); "
                              "pickle keeps them")
+        if self._statics is not None:
+            raise InputError(f"cannot save: the arguments hold values that are not arrays "
+                             f"({', '.join(self._statics.paths)}), which a saved program cannot take; close over them "
+                             "(equinox.partition the model and combine it inside f) and prepare again, or pickle "
+                             "it")
         state = self._state()
         try:  # what save writes, load reads: the same checks, here with a message about saving
             exp = check_state(state, None).exported

@@ -10,7 +10,7 @@ from typing import Any, cast
 import numpy as np
 
 from ...analysis.auxiliary import AuxSplit  # noqa: F401  (prepared objects and their pickles hold one)
-from ...errors import InputError, SparsityWarning
+from ...errors import InputError, SparsityWarning, warn
 
 __all__ = ["struct", "check_differentiable", "check_call_arguments", "Float64Warning", "warn_float64",
            "float_outputs", "bind_selected", "flat", "AuxSplit"]
@@ -48,12 +48,15 @@ def _kind(dtype) -> str:
     return "int"
 
 
-def check_call_arguments(leaves, examples, what: str) -> None:
+def check_call_arguments(leaves, examples, what: str) -> list:
     """A call's argument leaves against the prepared ones: same shapes, and values of the same kind (a float
     argument stays float — an ``int32`` array where ``float32`` was prepared would reach JAX's JVP as a
-    ``float0`` tangent error; another float width is converted by JAX)."""
+    ``float0`` tangent error).  Returns the leaves, another float width converted to the prepared dtype with a
+    :class:`~stablehlo_sparsity.errors.SparsityWarning` (the rule: a prepared derivative computes in the dtype it
+    was prepared for, and says so when it converts)."""
     import jax.numpy as jnp
 
+    out = list(leaves)
     for i, (got, want) in enumerate(zip(leaves, examples)):
         try:
             dt = jnp.result_type(got)
@@ -66,6 +69,12 @@ def check_call_arguments(leaves, examples, what: str) -> None:
         if _kind(dt) != _kind(want.dtype):
             raise InputError(f"argument leaf {i} has dtype {dt}, the {what} was prepared for {want.dtype}: "
                              f"convert it (x.astype({str(want.dtype)!r}))")
+        if dt != want.dtype:
+            if _kind(dt) == "float":
+                warn(f"argument leaf {i} has dtype {dt}, the {what} was prepared for {want.dtype}: it is converted to "
+                     f"{want.dtype} (prepare a new sparse {what} to compute in {dt})")
+            out[i] = jnp.asarray(got, want.dtype)
+    return out
 
 
 class Float64Warning(SparsityWarning):
@@ -86,12 +95,9 @@ def warn_float64(leaves) -> None:
         return
     if any(getattr(leaf, "dtype", None) == np.float64 for leaf in leaves if not isinstance(leaf, jax.Array)):
         _WARNED_FLOAT64.append(True)
-        import warnings
-
-        warnings.warn("float64 input, but jax_enable_x64 is off: JAX computes in float32, so derivatives are "
-                      "float32. Enable float64 with jax.config.update('jax_enable_x64', True) before creating "
-                      "arrays, or pass float32 arrays to silence this warning (shown once)", Float64Warning,
-                      stacklevel=4)
+        warn("float64 input, but jax_enable_x64 is off: JAX computes in float32, so derivatives are float32. Enable "
+             "float64 with jax.config.update('jax_enable_x64', True) before creating arrays, or pass float32 arrays to "
+             "silence this warning (shown once)", Float64Warning)
 
 
 def float_outputs(out, like_dtype):
