@@ -64,6 +64,11 @@ def _gpu_solver(routine: str) -> tuple[str, ...]:
     return (f"cusolver_{routine}_ffi", f"hipsolver_{routine}_ffi")
 
 
+def _gpu_sparse(*kernels: str) -> tuple[str, ...]:
+    """``{cu,hip}sparse_<kernel>_ffi`` (jaxlib's cuSPARSE / hipSPARSE kernels, ``jax/experimental/sparse``)."""
+    return tuple(f"{p}sparse_{k}_ffi" for k in kernels for p in ("cu", "hip"))
+
+
 _NO_JAX_JVP = "JAX defines no derivative for {} ({}); the importer replays it for values only"
 _NOT_MAPPED = "not mapped onto a JAX linear-algebra function with a derivative yet"
 _GPU = "a GPU kernel: its derivative is not mapped (import on the platform the module was exported for)"
@@ -117,9 +122,33 @@ FAMILIES: tuple[Family, ...] = (
            refused=_GPU),
     Family("gpu integer kernels", tuple(f"{p}{r}" for p in ("cu", "hip") for r in (
         "_lu_pivots_to_permutation", "_threefry2x32_ffi")), "zero", zero_derivative=True),
+    Family("gpu sparse solve", ("cusolver_csrlsvqr_ffi",), "dense", ("data", "indices", "indptr", "rhs"),
+           ("solution",), refused=_GPU),
     # ------------------------------------------------------------------ XLA's TPU linear algebra
-    Family("tpu linear algebra", ("LuDecomposition", "Qr", "ProductOfElementaryHouseholderReflectors", "Eigh"),
-           "dense", refused=_TPU),
+    # (the same factorizations as LAPACK's: LU with partial pivoting, Householder QR and its Q)
+    Family("tpu lu", ("LuDecomposition",), "getrf", ("matrix",), ("factor", "pivots", "permutation"), jvp="getrf",
+           jax_function="lax.linalg.lu"),
+    Family("tpu geqrf", ("Qr",), "geqrf", ("matrix",), ("reflectors", "tau"), refused=_TPU),
+    Family("tpu orgqr", ("ProductOfElementaryHouseholderReflectors",), "orgqr", ("reflectors", "tau"), ("q",),
+           refused=_TPU),
+    Family("tpu eigh", ("Eigh",), "dense", ("matrix",), ("vectors", "values"), refused=_TPU),
+    # ------------------------------------------------------------------ sparse arrays (jax.experimental.sparse)
+    Family("csr sparse-dense product", ("cpu_csr_sparse_dense_ffi",), "cpu_csr_product",
+           ("data", "indptr", "indices", "rhs"), ("product",), jvp="cpu_csr_product",
+           jax_function="importer.custom_call.sparse_product_reference (data[k]·rhs[indices[k]] summed by row)"),
+    Family("gpu csr product", _gpu_sparse("csr_matvec", "csr_matmat"), "gpu_csr_product",
+           ("data", "indices", "indptr", "rhs"), ("product", "workspace"), jvp="gpu_csr_product",
+           jax_function="importer.custom_call.sparse_product_reference (op(A) from the opaque descriptor)"),
+    Family("gpu coo product", _gpu_sparse("coo_matvec", "coo_matmat"), "gpu_coo_product",
+           ("data", "row", "col", "rhs"), ("product", "workspace"), jvp="gpu_coo_product",
+           jax_function="importer.custom_call.sparse_product_reference (op(A) from the opaque descriptor)"),
+    Family("gpu sparse to dense", _gpu_sparse("csr_todense"), "gpu_csr_todense", ("data", "indices", "indptr"),
+           ("dense", "workspace"), refused=_GPU),
+    Family("gpu coo to dense", _gpu_sparse("coo_todense"), "gpu_coo_todense", ("data", "row", "col"),
+           ("dense", "workspace"), refused=_GPU),
+    Family("gpu dense to sparse", _gpu_sparse("csr_fromdense", "coo_fromdense"), "dense", ("matrix",),
+           refused="a GPU kernel whose stored values sit where the matrix is nonzero (value-dependent "
+                   "positions): its derivative is not mapped"),
     # ------------------------------------------------------------------ markers, selections, effects
     Family("sharding markers", ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                 "annotate_device_placement"), "identity", sharding_marker=True),

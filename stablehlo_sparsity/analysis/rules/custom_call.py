@@ -15,10 +15,16 @@ one of the rules here (:data:`ANALYSIS_RULES`):
     referenced"), so there it is the identity;
   - tridiagonal solves (``gtsv``): column ``j`` of the solution depends on the three diagonals and column
     ``j`` of the right-hand side only;
-  - every other factorization (LU with pivoting, QR, eigen- and singular value decompositions, Schur,
-    Hessenberg, tridiagonal reduction) is **conservative**: each output element of a batch index depends
-    on every input element of that batch index.  Pivots, permutations and ``info`` are integers and get
-    no dependencies anyway.
+  - LU with partial pivoting (``getrf``, cuSOLVER's, XLA's TPU ``LuDecomposition``) and Householder QR
+    (``geqrf`` / ``orgqr``, TPU's ``Qr`` / ``ProductOfElementaryHouseholderReflectors``) are exact, column by
+    column: the same mathematics whichever library computes it;
+  - every other factorization (eigen- and singular value decompositions, Schur, Hessenberg, tridiagonal
+    reduction, cuSOLVER's sparse QR solve ``csrlsvqr``) is **conservative**: each output element of a batch
+    index depends on every input element of that batch index.  Pivots, permutations and ``info`` are
+    integers and get no dependencies anyway.
+
+* **sparse-matrix kernels** (:mod:`.sparse_kernels`): ``cpu_csr_sparse_dense_ffi`` (a ``BCSR`` product on CPU)
+  and the cuSPARSE / hipSPARSE SpMV, SpMM and to-dense calls — exact where the indices are constants.
 
 * **identity markers**: ``Sharding``, ``SPMDFullToShardShape``, ``SPMDShardToFullShape``,
   ``annotate_device_placement`` (shape-preserving; a shape change — a real shard — is refused).
@@ -49,6 +55,7 @@ from ...errors import UnsupportedOpError
 from ...lattice import Deps, Groups, group_union
 from ..values import is_differentiable
 from .linalg import batch_union, cholesky_deps, column_prefix_deps, solve_columns_deps, triangular_solve_deps
+from .sparse_kernels import cpu_csr_product, gpu_coo_product, gpu_coo_todense, gpu_csr_product, gpu_csr_todense
 from .registry import PER_TARGET, deps_rule
 from .registry import RuleContext, Op, DepsResult  # the rule contract
 from ..values import AbstractValue
@@ -123,8 +130,14 @@ _potrf.kind = "exact"  # type: ignore[attr-defined]
 
 def _gtsv(ctx, op, args):
     """Tridiagonal solve ``(dl, d, du, b)``: the solution's column ``j`` depends on the three diagonals and on
-    ``b[..., :, j]``; the other results (the overwritten diagonals) are conservative per batch index."""
+    ``b[..., :, j]``; the other results (the overwritten diagonals) are conservative per batch index.  LAPACK's
+    ``?gtsv`` (``lapack_*gtsv_ffi``) never reads ``dl[..., 0]`` and ``du[..., n-1]`` (outside the matrix); the
+    GPU kernels, which only require them to be zero, are taken to read them."""
     dl, d, du, b = args[:4]
+    if target_name(op).startswith("lapack_") and d.shape and d.shape[-1]:
+        n = d.shape[-1]
+        dl = _View(dl.shape, dl.deps.mask_rows(np.tile(np.arange(n) != 0, dl.size // n)))
+        du = _View(du.shape, du.deps.mask_rows(np.tile(np.arange(n) != n - 1, du.size // n)))
     nb = len(b.shape) - 2
     rtypes = ctx.result_types(op)
     out = []
@@ -156,13 +169,15 @@ _getrf.kind = "exact"  # type: ignore[attr-defined]
 def _geqrf(ctx, op, args):
     """Householder QR (``geqrf``), packed ``R`` + reflectors: ``R[i, j]`` (``i ≤ j``) depends on the columns
     ``0..i`` and ``j``; the reflector stored below the diagonal in column ``j`` and ``tau[j]`` on the
-    columns ``0..j``.  Real LAPACK with ``m ≤ n``: the last reflector is the identity (``dlarfg`` of an empty
-    vector gives ``tau = 0``), so row ``m-1`` of ``R`` reads the columns ``0..m-2`` and ``j`` only."""
+    columns ``0..j``.  A real matrix with ``m ≤ n``: the last reflector acts on one element, so it is ``±1``
+    (``tau`` is 0 — LAPACK's ``dlarfg`` of an empty vector, cuSOLVER, XLA's TPU expander — or 2, piecewise
+    constant either way): row ``m-1`` of ``R`` reads the columns ``0..m-2`` and ``j`` only, ``tau[m-1]``
+    nothing.  (A complex one rotates the phase of that element: no such cap.)"""
     (a,) = args[:1]
     nb = len(a.shape) - 2
     m = a.shape[-2]
     big = np.iinfo(np.int64).max
-    cap = m - 2 if target_name(op)[:8] in ("lapack_s", "lapack_d") and m <= a.shape[-1] else big
+    cap = m - 2 if np.dtype(a.dtype).kind == "f" and m <= a.shape[-1] else big
     out = []
     for t in ctx.result_types(op):
         if tuple(t.shape) == tuple(a.shape):
@@ -311,7 +326,8 @@ def _unknown(ctx, op, args, detail: str | None = None):
 ANALYSIS_RULES: dict[str, Callable] = {
     "dense": _batched(2), "trsm": _trsm, "potrf": _potrf, "gtsv": _gtsv, "getrf": _getrf, "geqrf": _geqrf,
     "orgqr": _orgqr, "identity": _identity, "approx_top_k": _approx_top_k, "zero": _no_derivative,
-    "python_callback": _python_callback,
+    "python_callback": _python_callback, "cpu_csr_product": cpu_csr_product, "gpu_csr_product": gpu_csr_product,
+    "gpu_coo_product": gpu_coo_product, "gpu_csr_todense": gpu_csr_todense, "gpu_coo_todense": gpu_coo_todense,
 }
 
 

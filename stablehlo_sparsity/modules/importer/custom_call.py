@@ -11,11 +11,13 @@ module calls computes the primal bit for bit, and differentiated with JAX's deri
 none): they are differentiated through a JAX transcription of LAPACK's Householder steps (``?larfg``
 conventions), evaluated at the module's operands.  Families JAX cannot differentiate (Schur ``gees``,
 Hessenberg ``gehrd``, tridiagonal reduction ``sytrd``, ``geev`` …) replay for values and refuse the derivative
-with the family's reason, naming the target.  A module that reads a result LAPACK leaves as scratch (the
-overwritten input of ``gesdd``, the diagonals of ``gtsv``, the vectors of a ``gesdd`` with ``mode = N``)
-has no derivative either.  Sharding markers are the identity (a shape-changing one — ``SPMDFullToShardShape``
-of a sharded program — is refused, as the analysis does); Python callbacks belong to the process that
-exported the module and cannot be replayed.
+with the family's reason, naming the target.  Sparse-matrix products (``cpu_csr_sparse_dense_ffi``, cuSPARSE /
+hipSPARSE SpMV and SpMM) are differentiated through :func:`sparse_product_reference`, a segment sum of gathered rows
+that is bilinear in the stored values and the dense operand (``op(A)`` of a GPU call read from its descriptor).
+A module that reads a result LAPACK leaves as scratch (the overwritten input of ``gesdd``, the diagonals of
+``gtsv``, the vectors of a ``gesdd`` with ``mode = N``) has no derivative either.  Sharding markers are the
+identity (a shape-changing one — ``SPMDFullToShardShape`` of a sharded program — is refused, as the analysis
+does); Python callbacks belong to the process that exported the module and cannot be replayed.
 """
 
 from __future__ import annotations
@@ -139,9 +141,66 @@ def _orgqr_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Ar
     return [jax.jvp(orgqr_reference, tuple(primals[:2]), tuple(tangents[:2]))[1]]
 
 
+def csr_rows(indptr: Any, nnz: int) -> Any:
+    """The row of each stored value of a CSR matrix: ``i`` for ``indptr[i] ≤ k < indptr[i+1]``, ``-1`` outside
+    ``[indptr[0], indptr[-1])``."""
+    import jax.numpy as jnp
+
+    k = jnp.arange(nnz, dtype=indptr.dtype)
+    row = jnp.searchsorted(indptr, k, side="right") - 1
+    return jnp.where((k >= indptr[0]) & (k < indptr[-1]), row, -1)
+
+
+def sparse_product_reference(data: Any, out_index: Any, in_index: Any, x: Any, out_rows: int) -> Any:
+    """``y[i, c] = Σ_{k : out_index[k] = i} data[k] · x[in_index[k], c]`` with JAX ops (a segment sum of
+    gathered rows; an ``out_index`` outside ``[0, out_rows)`` adds nothing): the sparse-matrix products of
+    :mod:`stablehlo_sparsity.analysis.rules.sparse_kernels`, differentiable in ``data`` and ``x``."""
+    import jax
+
+    terms = data.reshape(data.shape + (1,) * (x.ndim - 1)) * x[in_index]
+    return jax.ops.segment_sum(terms, out_index, num_segments=out_rows)
+
+
+def _product_jvp(data: Any, out_index: Any, in_index: Any, x: Any, ddata: Any, dx: Any, out_rows: int) -> Any:
+    """The tangent of a sparse product (bilinear in ``data`` and ``x``; the indices are integers)."""
+    import jax
+
+    return jax.jvp(lambda d, v: sparse_product_reference(d, out_index, in_index, v, out_rows), (data, x),
+                   (ddata, dx))[1]
+
+
+def _cpu_csr_product_jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
+    """``cpu_csr_sparse_dense_ffi(data, indptr, indices, rhs)``: row ``i`` holds the values ``indptr[i] ≤ k <
+    indptr[i+1]``, in the columns ``indices[k]``."""
+    data, indptr, indices, x = primals[:4]
+    rows = csr_rows(indptr, data.shape[0])
+    return [_product_jvp(data, rows, indices, x, tangents[0], tangents[3], out[0].shape[0])]
+
+
+def _gpu_product_jvp(csr: bool) -> JvpRule:
+    """cuSPARSE / hipSPARSE SpMV / SpMM, ``(data, indices, indptr, rhs)`` (CSR) or ``(data, row, col, rhs)``
+    (COO) → ``(y, workspace)``, with ``op(A)`` read from the ``opaque`` descriptor (the import rule refuses a call
+    whose descriptor leaves it open)."""
+
+    def jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
+        from ...analysis.rules.sparse_kernels import product_readings
+
+        data, first, second, x = primals[:4]
+        out_rows = out[0].shape[0]
+        (transpose,) = product_readings(attrs.get("mhlo.backend_config", ""), csr, second.shape[0], out_rows,
+                                        x.shape[0])
+        row, col = (csr_rows(second, data.shape[0]), first) if csr else (first, second)
+        out_index, in_index = (col, row) if transpose else (row, col)
+        return [_product_jvp(data, out_index, in_index, x, tangents[0], tangents[3], out_rows), None]
+
+    return jvp
+
+
 REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp, "syevd": _syevd_jvp,
                     "gesdd": _svd_jvp("DEFAULT"), "gesvd": _svd_jvp("QR"), "gtsv": _gtsv_jvp, "geqrf": _geqrf_jvp,
-                    "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out)})
+                    "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out),
+                    "cpu_csr_product": _cpu_csr_product_jvp, "gpu_csr_product": _gpu_product_jvp(csr=True),
+                    "gpu_coo_product": _gpu_product_jvp(csr=False)})
 
 
 def _refusing_jvp(op_name: str, location: str, detail: str) -> JvpRule:
@@ -172,6 +231,24 @@ def _scratch_read(ctx: ImportContext, op: Op, fam: Family) -> str | None:
     return None
 
 
+def _sparse_product_refusal(ctx: ImportContext, op: Op, args: Values, fam: Family) -> str | None:
+    """Why a sparse product cannot be differentiated (``None`` if it can): a buffer in another layout than the
+    row-major one the JAX reference assumes, or a GPU descriptor that does not settle ``A`` against ``Aᵀ``."""
+    if fam.jvp not in ("cpu_csr_product", "gpu_csr_product", "gpu_coo_product"):
+        return None
+    from ...analysis.rules.sparse_kernels import product_readings, row_major_layouts
+
+    if not row_major_layouts(op):
+        return "a buffer in another layout than row-major"
+    if fam.jvp == "cpu_csr_product":
+        return None
+    readings = product_readings(_attr_text(op), fam.jvp == "gpu_csr_product", int(np.size(args[2])),
+                                ctx.result_types(op)[0].shape[0], int(np.shape(args[3])[0]))
+    if len(readings) == 1:
+        return None
+    return "its opaque descriptor does not say whether it multiplies by the matrix or by its transpose"
+
+
 def _attr_text(op: Op) -> str:
     return attr_text(op, "mhlo.backend_config")
 
@@ -197,7 +274,7 @@ def _custom_call(ctx: ImportContext, op: Op, args: Values) -> Values:
         return []
     if fam.callback:
         raise ctx.error(op, f"custom_call target '{target}' is {fam.refused}")
-    reason = None if fam.jvp is None else _scratch_read(ctx, op, fam)
+    reason = None if fam.jvp is None else _scratch_read(ctx, op, fam) or _sparse_product_refusal(ctx, op, args, fam)
     if fam.jvp is not None and reason is None:
         return replay(ctx, op, args, jvp=fam.jvp)
     if fam.zero_derivative:

@@ -18,6 +18,11 @@ not what the module's consumer compiles.)
   calls, replayed, stay); a derivative that would need another platform-specific call is an error naming it;
 * ``"cpu"`` — JAX's CPU lowering (LAPACK calls allowed, e.g. ``lapack_strsm_ffi`` for a triangular solve).
 
+``auto`` for a module exported for an accelerator (its calls are all cuSOLVER / cuSPARSE …, all hipSOLVER …, or
+all XLA TPU expanders) resolves to ``"portable-or-cuda"`` / ``"-rocm"`` / ``"-tpu"``: the derivative is lowered
+with that platform's rules (:func:`lowering_for`), so the derivative of a ``cusolver_getrf_ffi`` call factors with
+cuSOLVER too — with the CPU's rules it would call LAPACK, and the module would run nowhere.
+
 :func:`ensure_lapack_kernels` fills jaxlib's LAPACK kernel table, which JAX does lazily when it first lowers
 a linear-algebra op: a process that compiles or runs a ``lapack_*_ffi`` call before that dies with SIGSEGV.
 """
@@ -29,17 +34,21 @@ from typing import Any, Iterator
 import contextlib
 import re
 
-__all__ = ["PLATFORMS", "ensure_lapack_kernels", "custom_call_targets", "is_platform_specific",
+__all__ = ["PLATFORMS", "ensure_lapack_kernels", "custom_call_targets", "is_platform_specific", "accelerator_of",
            "resolve_platform", "lowering_for", "foreign_targets"]
 
 #: the values of the ``platform`` option
 PLATFORMS = ("auto", "portable", "cpu")
 
-#: ``custom_call`` targets that exist in one platform's runtime only: jaxlib's CPU LAPACK, CUDA/ROCm solvers,
-#: BLAS and kernels, Mosaic/Triton kernels, and XLA's TPU linear-algebra expanders
-_PLATFORM_SPECIFIC = re.compile(r"^(lapack_|cusolver|cublas|cusparse|cu_|hipsolver|hipblas|hipsparse|hip_|tpu_|"
-                                r"mosaic|__gpu|triton)")
+#: ``custom_call`` targets that exist in one platform's runtime only: jaxlib's CPU LAPACK and sparse kernels,
+#: CUDA/ROCm solvers, BLAS and kernels, Mosaic/Triton kernels, and XLA's TPU linear-algebra expanders
+_PLATFORM_SPECIFIC = re.compile(r"^(lapack_|cpu_|cusolver|cublas|cusparse|cu_|hipsolver|hipblas|hipsparse|hip_|"
+                                r"tpu_|mosaic|__gpu|triton)")
 _TPU_TARGETS = frozenset({"LuDecomposition", "Qr", "Eigh", "ProductOfElementaryHouseholderReflectors"})
+#: the accelerator whose runtime alone has a target (JAX's platform names)
+_ACCELERATOR_TARGETS = (("cuda", re.compile(r"^(cusolver|cublas|cusparse|cu_|cuhybrid)")),
+                        ("rocm", re.compile(r"^(hipsolver|hipblas|hipsparse|hip_|hiphybrid)")),
+                        ("tpu", re.compile(r"^tpu_|^(" + "|".join(sorted(_TPU_TARGETS)) + ")$")))
 
 _LAPACK_READY = False
 
@@ -79,10 +88,20 @@ def custom_call_targets(module_or_op: Any) -> set[str]:
     return found
 
 
+def accelerator_of(targets: set[str]) -> str | None:
+    """The one accelerator (``"cuda"``, ``"rocm"``, ``"tpu"``) whose kernels the platform-specific ``targets``
+    are, or ``None`` (none of them is an accelerator's, or they belong to several platforms)."""
+    specific = {t for t in targets if is_platform_specific(t)}
+    owners = {name for t in specific for name, pattern in _ACCELERATOR_TARGETS if pattern.match(t)}
+    claimed = {t for t in specific if any(pattern.match(t) for _, pattern in _ACCELERATOR_TARGETS)}
+    return owners.pop() if len(owners) == 1 and claimed == specific else None
+
+
 def resolve_platform(platform: str | None, module: Any) -> str:
     """``"portable"``, ``"portable-or-input"`` (``auto`` for a module that already calls platform-specific
-    kernels: lowered portably, new calls of that kind allowed) or ``"cpu"``: what ``platform`` (see the
-    module docstring) means for ``module``."""
+    kernels: lowered portably, new calls of that kind allowed), ``"portable-or-cuda"`` / ``"-rocm"`` /
+    ``"-tpu"`` (``auto`` for a module that calls one accelerator's kernels: lowered for it) or ``"cpu"``: what
+    ``platform`` (see the module docstring) means for ``module``."""
     from ...errors import InputError
 
     platform = platform or "auto"
@@ -90,8 +109,11 @@ def resolve_platform(platform: str | None, module: Any) -> str:
         raise InputError(f"platform must be one of {', '.join(PLATFORMS)}, got {platform!r}")
     if platform != "auto":
         return platform
-    specific = any(is_platform_specific(t) for t in custom_call_targets(module))
-    return "portable-or-input" if specific else "portable"
+    targets = custom_call_targets(module)
+    if not any(is_platform_specific(t) for t in targets):
+        return "portable"
+    accelerator = accelerator_of(targets)
+    return f"portable-or-{accelerator}" if accelerator else "portable-or-input"
 
 
 def _generic_rule_primitives() -> tuple[Any, ...]:
@@ -105,14 +127,26 @@ def _generic_rule_primitives() -> tuple[Any, ...]:
 def lowering_for(platform: str) -> Iterator[None]:
     """Within the block, ``jax.jit(...).lower()`` uses the lowering ``platform`` (``"portable"`` / ``"cpu"``)
     asks for: ``"portable"`` sets aside JAX's CPU rules of :func:`_generic_rule_primitives`, so their generic
-    rules (``stablehlo.triangular_solve``, ``stablehlo.cholesky``) apply; ``"cpu"`` changes nothing.  Not
-    thread-safe (it edits JAX's lowering table for the duration of the block)."""
-    if platform not in ("portable", "portable-or-input"):
-        yield
-        return
+    rules (``stablehlo.triangular_solve``, ``stablehlo.cholesky``) apply; ``"portable-or-cuda"`` (``-rocm``,
+    ``-tpu``) puts that platform's rules in the CPU's place; ``"cpu"`` changes nothing.  Not thread-safe (it
+    edits JAX's lowering table for the duration of the block)."""
     from jax._src.interpreters import mlir
 
     cpu = mlir._platform_specific_lowerings["cpu"]
+    accelerator = platform.removeprefix("portable-or-")
+    if accelerator in ("cuda", "rocm", "tpu"):  # lower as JAX does for that platform: its rules replace the CPU's
+        everything = dict(cpu)
+        cpu.clear()
+        cpu.update(mlir._platform_specific_lowerings.get(accelerator, {}))
+        try:
+            yield
+        finally:
+            cpu.clear()
+            cpu.update(everything)
+        return
+    if platform not in ("portable", "portable-or-input"):
+        yield
+        return
     saved = {p: cpu.pop(p) for p in _generic_rule_primitives() if p in cpu}
     try:
         yield

@@ -46,11 +46,15 @@ def entry_as_main_text(module: Any, entry: str) -> str:
 
 def register_kernels_for(text: str) -> None:
     """Register jaxlib's LAPACK kernels when the program ``text`` calls one: XLA running a ``lapack_*`` custom
-    call in a process where no JAX linear-algebra op ran first dies with SIGSEGV (TOOLCHAIN.md)."""
+    call in a process where no JAX linear-algebra op ran first dies with SIGSEGV (TOOLCHAIN.md); and its CPU
+    sparse kernels (``cpu_csr_sparse_dense_ffi``, a ``BCSR`` product), which importing
+    ``jax.experimental.sparse`` registers (else XLA has "no FFI handler" for them)."""
     if "lapack_" in text:
         from .platforms import ensure_lapack_kernels
 
         ensure_lapack_kernels()
+    if "cpu_csr_sparse" in text:
+        import jax.experimental.sparse  # noqa: F401  (registers jaxlib's CPU sparse kernels with XLA)
 
 
 def compile_module(module_or_text: Any, entry: str = "main") -> Any:
