@@ -290,7 +290,6 @@ class PreparedDerivative:
 
     def _index(self, name):
         import jax
-        import jax.numpy as jnp
 
         if name not in self._device_index:
             indptr, indices = _csr_arrays(self.pattern)
@@ -298,9 +297,10 @@ class PreparedDerivative:
             arr = {"coo": lambda: np.stack([self._rows, self._cols], axis=1), "indices": lambda: indices,
                    "indptr": lambda: indptr}[name]().astype(t)
             # A first call may come under jit/vmap/grad: the cached array must be a concrete device array,
-            # never that trace's tracer (which would leak into the next trace — issue 11).
+            # never that trace's tracer (which would leak into the next trace — issue 11).  (device_put: a
+            # transfer; jnp.asarray costs 15 ms more on a process's first call.)
             with jax.ensure_compile_time_eval():
-                self._device_index[name] = jnp.asarray(arr)
+                self._device_index[name] = jax.device_put(arr)
         return self._device_index[name]
 
     def __call__(self, *args):
