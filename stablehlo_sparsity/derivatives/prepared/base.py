@@ -66,6 +66,7 @@ class PreparedDerivative:
     #: (:mod:`stablehlo_sparsity.analysis.arguments`)
     _statics = None
     _layout = None
+    _executable = None
     _plan: EvaluationPlan | None = None
     _rows: np.ndarray
     _cols: np.ndarray
@@ -149,6 +150,7 @@ class PreparedDerivative:
         import jax
 
         self._jitted = jax.jit(self._core)
+        self._executable = None  # (made on the first call outside any trace: :meth:`_compiled_call`)
         self._jitted_values = None
         self._device_index: dict = {}
         self._device_tables: dict | None = None
@@ -322,9 +324,29 @@ class PreparedDerivative:
             stablehlo_sparsity.errors.InputError: argument shape (4,) differs from the prepared shape (3,); ...
         """
         args = self.check_args(args)
-        y, aux, values = self._jitted(self._index_arguments(), *args)
+        y, aux, values = self._compiled_call(self._index_arguments(), args)
         return self._package(y, self._aux.join(aux),
                              host_container(output_named(self.output), values, self.layout(), self._index))
+
+    def _compiled_call(self, tables: dict, args: tuple):
+        """The compiled core at ``args``: on the first call outside any trace (on one device), the executable is
+        taken from, or added to, the process's cache of compiled programs keyed by the lowered module
+        (:mod:`.compiled_cache`: another object prepared for the same program skips XLA's compilation); a call
+        inside ``jit``/``vmap``/``grad``, or with argument types the executable was not compiled for (a weakly
+        typed Python scalar), goes through ``jax.jit``."""
+        exe = self._executable
+        if exe is None:
+            import jax
+
+            from .compiled_cache import PROGRAMS, has_tracers
+
+            if self.devices is not None or has_tracers(jax.tree_util.tree_leaves((tables, args))):
+                return self._jitted(tables, *args)
+            exe = self._executable = PROGRAMS.compiled(self._jitted.lower(tables, *args))
+        try:
+            return exe(tables, *args)
+        except TypeError:  # (raised before running: traced arguments, or other argument types)
+            return self._jitted(tables, *args)
 
     def values(self, *args):
         """The nonzeros at ``args`` in the CSR order of :attr:`pattern` (jit-compatible).
