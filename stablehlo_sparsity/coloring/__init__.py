@@ -53,9 +53,9 @@ from .policy import (BEST_ORDERS, BEST_ORDERS_MAX_WALK, BEST_STAR_ORDERS, EFFORT
 from .result import Bicoloring, Coloring
 from .symmetric import color_acyclic, color_star
 
-# The compiled kernels (greedy, orderings, star, streamed) import numba, which takes a while to import (0.1 s,
-# and loading a kernel from its cache more): they are imported on first use, so ``import stablehlo_sparsity``
-# stays light.  The streamed coloring's module is all kernels: its names load on first access.
+# The compiled kernels (greedy, orderings, star, streamed) run as C twins where the native library has one, else
+# under numba, imported on the first kernel that needs it (:mod:`..analysis.compiled`); their modules load on first
+# use, so ``import stablehlo_sparsity`` stays light.  The streamed coloring's module is all kernels: its names load on first access.
 _STREAMED = ("color_columns_streamed", "color_rows_streamed", "stencil27_blocks")
 
 

@@ -46,7 +46,7 @@ def _hessian_by_scipy(codes: np.ndarray, n: int) -> sp.csr_array:
 def test_hessian_assembly_paths_equal_the_symmetrized_upper_triangle(n, data):
     # the compiled two-pass fill (any pattern: empty rows, diagonal only, full, first-order columns in front)
     # against SciPy's U + Uᵀ; both the compiled and the SciPy path of pairs_to_hessian
-    import stablehlo_sparsity.analysis.second_order.assembly  # noqa: F401  (loads numba: the compiled path is open)
+    import stablehlo_sparsity.analysis.second_order.assembly  # noqa: F401  (the compiled path: C twin or numba)
     import stablehlo_sparsity.analysis.second_order.encoding as enc
     from stablehlo_sparsity.lattice.core import make_csr
 
