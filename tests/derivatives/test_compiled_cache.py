@@ -101,3 +101,32 @@ def test_every_output_reads_the_shared_program(output):
     b = ss.sparse_jacobian(lambda x: x[1:] * jnp.cos(x[:-1]), X, output=output)
     dense = lambda m: m.todense() if hasattr(m, "todense") else m  # noqa: E731
     np.testing.assert_array_equal(np.asarray(dense(a(X))), np.asarray(dense(b(X))))
+
+
+def test_the_containers_module_is_imported_while_xla_compiles():
+    """A fresh process's first BCOO call imports jax.experimental.sparse (SciPy's linear algebra: 0.2 s) in a
+    thread started before the compilation, which releases the GIL; the result is the same either way."""
+    script = textwrap.dedent("""
+        import sys, threading
+        import jax, jax.numpy as jnp
+        import stablehlo_sparsity as ss
+        from stablehlo_sparsity.derivatives.prepared import outputs
+        started = []
+        real = threading.Thread.start
+        def start(self):
+            started.append(self.name)
+            return real(self)
+        threading.Thread.start = start
+        assert "jax.experimental.sparse" not in sys.modules
+        x = jnp.linspace(0.1, 1.0, 16)
+        jac = ss.sparse_jacobian(lambda v: jnp.sin(v[1:]) * v[:-1], x)
+        J = jac(x)
+        assert type(J).__name__ == "BCOO" and started == ["import jax.experimental.sparse"], started
+        outputs.import_in_background("jax.experimental.sparse")   # (imported: nothing to start)
+        outputs.import_in_background(None)
+        assert started == ["import jax.experimental.sparse"]
+        print("ok")
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

@@ -21,7 +21,7 @@ from ...analysis.pattern import SparsityPattern
 from ...analysis.auxiliary import AuxSplit
 from .inputs import check_call_arguments, struct
 from ...dtypes import index_dtype
-from .outputs import Layout, host_container, output_named
+from .outputs import Layout, host_container, import_in_background, output_named
 from .saving import STATE_FORMAT, export_program, register_pytree, restored_call, warn_forward_only, write_npz
 from .validation import check_state, deserialize_program, program_signature
 
@@ -342,7 +342,9 @@ class PreparedDerivative:
 
             if self.devices is not None or has_tracers(jax.tree_util.tree_leaves((tables, args))):
                 return self._jitted(tables, *args)
-            exe = self._executable = PROGRAMS.compiled(self._jitted.lower(tables, *args))
+            lowered = self._jitted.lower(tables, *args)
+            import_in_background(output_named(self.output).module)  # (while XLA compiles)
+            exe = self._executable = PROGRAMS.compiled(lowered)
         try:
             return exe(tables, *args)
         except TypeError:  # (raised before running: traced arguments, or other argument types)

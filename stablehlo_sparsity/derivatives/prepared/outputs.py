@@ -121,16 +121,39 @@ class Output:
     on_host: Callable
     block: Callable | str
     exportable: bool
+    #: the module the host container comes from, when it is not imported with the library
+    module: str | None = None
 
 
 #: Every output a prepared derivative can return, by name.
 OUTPUTS: dict[str, Output] = {o.name: o for o in (
-    Output("bcoo", _bcoo, False, _host_bcoo, _block_bcoo, False),
-    Output("bcsr", _bcsr, False, _host_bcsr, _block_bcoo, False),
+    Output("bcoo", _bcoo, False, _host_bcoo, _block_bcoo, False, "jax.experimental.sparse"),
+    Output("bcsr", _bcsr, False, _host_bcsr, _block_bcoo, False, "jax.experimental.sparse"),
     Output("dense", _dense, True, _keep, _block_dense, True),
     Output("scipy", None, False, _host_scipy, "scipy", False),
     Output("values", lambda values, lay: values, False, _keep, _block_bcoo, True),
 )}
+
+
+def import_in_background(module: str | None) -> None:
+    """Start importing ``module`` in a daemon thread unless it is imported already — while XLA compiles the first
+    call's program, which releases the GIL: ``jax.experimental.sparse`` (the BCOO and BCSR containers) imports
+    SciPy's linear algebra, 0.2 s of a fresh process, as long as the compilation of a small program.  The
+    container's own import then finds it done, or waits for it (Python's per-module import lock)."""
+    import sys
+
+    if module is None or module in sys.modules:
+        return
+    import importlib
+    import threading
+
+    def load():
+        try:
+            importlib.import_module(module)
+        except Exception:  # pragma: no cover - the main thread's own import reports it
+            pass
+
+    threading.Thread(target=load, name=f"import {module}", daemon=True).start()
 
 
 def output_named(name, *, traceable: bool = False) -> Output:
