@@ -103,9 +103,9 @@ def test_every_output_reads_the_shared_program(output):
     np.testing.assert_array_equal(np.asarray(dense(a(X))), np.asarray(dense(b(X))))
 
 
-def test_the_containers_module_is_imported_while_xla_compiles():
-    """A fresh process's first BCOO call imports jax.experimental.sparse (SciPy's linear algebra: 0.2 s) in a
-    thread started before the compilation, which releases the GIL; the result is the same either way."""
+def test_the_containers_module_is_imported_beside_the_preparation():
+    """A fresh process's first BCOO derivative imports jax.experimental.sparse (SciPy's linear algebra: 0.2 s) in
+    a thread started when it is prepared; the result is the same either way."""
     script = textwrap.dedent("""
         import sys, threading
         import jax, jax.numpy as jnp

@@ -80,7 +80,11 @@ class PreparedDerivative:
         :mod:`stablehlo_sparsity.analysis.arguments`)."""
         import jax
 
-        self.output = output_named(output).name
+        out = output_named(output)
+        self.output = out.name
+        # the container's module (jax.experimental.sparse: 0.2 s of SciPy's linear algebra in a fresh process) is
+        # imported beside the preparation and the first call's compilation, not after them
+        import_in_background(out.module)
         check_strategy(strategy, chunk_size)
         self.strategy_requested, self.chunk_size = strategy, chunk_size
         self.constant_seeds = constant_seeds
@@ -342,9 +346,7 @@ class PreparedDerivative:
 
             if self.devices is not None or has_tracers(jax.tree_util.tree_leaves((tables, args))):
                 return self._jitted(tables, *args)
-            lowered = self._jitted.lower(tables, *args)
-            import_in_background(output_named(self.output).module)  # (while XLA compiles)
-            exe = self._executable = PROGRAMS.compiled(lowered)
+            exe = self._executable = PROGRAMS.compiled(self._jitted.lower(tables, *args))
         try:
             return exe(tables, *args)
         except TypeError:  # (raised before running: traced arguments, or other argument types)
