@@ -31,9 +31,9 @@ class SparsityPattern:
         ⋅●●
     """
 
-    __slots__ = ("_csr", "_method")
+    __slots__ = ("_csr", "_method", "_method_reason")
 
-    def __init__(self, matrix, method: str | None = None):
+    def __init__(self, matrix, method: str | None = None, method_reason: str | None = None):
         m = matrix if isinstance(matrix, sp.csr_array) else sp.csr_array(matrix)
         if m.dtype != bool:
             m = m.astype(bool)
@@ -44,6 +44,7 @@ class SparsityPattern:
             m.sort_indices()
         self._csr = m
         self._method = method
+        self._method_reason = method_reason
 
     @property
     def method(self) -> str | None:
@@ -51,6 +52,13 @@ class SparsityPattern:
         ``"via-gradient"`` (the Jacobian pattern of the gradient program); what ``hessian_sparsity(method="auto")``
         chose is recorded here.  ``None`` for a Jacobian pattern."""
         return getattr(self, "_method", None)  # (patterns pickled before this field have none)
+
+    @property
+    def method_reason(self) -> str | None:
+        """Why :attr:`method` ran, in one line: the ``method`` asked for, or what ``method="auto"`` decided on (the
+        cost model's score and counts, a custom derivative rule, the nonzero budget).  ``None`` for a Jacobian
+        pattern."""
+        return getattr(self, "_method_reason", None)  # (patterns pickled before this field have none)
 
     # ------------------------------------------------------------------ basics
     @property

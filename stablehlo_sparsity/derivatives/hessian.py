@@ -154,20 +154,36 @@ def hessian_detection(call, has_aux: bool, on_unknown: str, options, local: bool
     tangents through its gradient program (no ``custom_vjp`` there: the Hessian-vector products of
     :class:`SparseHessian` are then forward over reverse, else reverse over reverse)."""
     f, args, argnums_t = call.fn, call.args, call.argnums
-    if method != "via-gradient" and not local and derivatives == "auto":
+    if method == "via-gradient":
+        reason = "method='via-gradient' was asked for"
+    elif local:
+        reason = "method='auto' with local=True: the local pattern is read off the gradient program"
+    elif derivatives != "auto":
+        reason = f"method='auto' with derivatives={derivatives!r}: an option of the gradient program"
+    else:
         from ..analysis.program import resolve_options
+        from ..errors import PatternTooLargeError
 
+        resolved = resolve_options(options, on_unknown)
         try:
-            csr, forward_mode = second_order.direct_hessian_sparsity(
-                arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolve_options(options, on_unknown),
-                kwargs, auto=method == "auto")
-            return SparsityPattern(csr, method="direct"), forward_mode
-        except second_order.FALLBACK_ERRORS:
+            csr, forward_mode, reason = second_order.direct_hessian_sparsity(
+                arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolved, kwargs,
+                auto=method == "auto")
+            return SparsityPattern(csr, method="direct", method_reason=reason), forward_mode
+        except second_order.FALLBACK_ERRORS as e:
             if method == "direct":
                 raise
+            if isinstance(e, second_order.api.PreferGradient):
+                reason = e.message
+            elif isinstance(e, PatternTooLargeError):
+                reason = (f"method='auto' took the gradient program: the direct analysis' interactions exceed "
+                          f"max_pattern_nnz={resolved.max_pattern_nnz:,}")
+            else:  # a custom derivative rule (its advice, "use method='via-gradient'", is what auto follows)
+                reason = f"method='auto' took the gradient program: {e.message.split(': use method=')[0]}"
     pattern, analysis, _ = _detect(f, args, argnums_t, has_aux, on_unknown, kwargs, options, local=local,
                                    derivatives=derivatives)
-    return SparsityPattern(pattern.to_scipy(), method="via-gradient"), bool(analysis.forward_mode)
+    return (SparsityPattern(pattern.to_scipy(), method="via-gradient", method_reason=reason),
+            bool(analysis.forward_mode))
 
 
 def _detect(f, args, argnums_t: tuple[int, ...], has_aux, on_unknown, kwargs, options=None, local: bool = False,

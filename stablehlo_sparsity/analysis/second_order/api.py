@@ -45,20 +45,21 @@ def hessian_pattern_of_entry(module, entry: str, wrt, options) -> tuple[sp.csr_a
 
 
 def direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_aux: bool, options, kwargs,
-                            auto: bool = False) -> tuple[sp.csr_array, bool]:
-    """The Hessian pattern of the scalar ``f`` from its lowered primal program (no gradient program), and whether
-    JAX can push tangents through ``f`` (no ``custom_vjp`` anywhere in it: :attr:`.program.CustomRules.forward_mode`).
+                            auto: bool = False) -> tuple[sp.csr_array, bool, str]:
+    """The Hessian pattern of the scalar ``f`` from its lowered primal program (no gradient program), whether
+    JAX can push tangents through ``f`` (no ``custom_vjp`` anywhere in it: :attr:`.program.CustomRules.forward_mode`),
+    and why the direct method ran (``pattern.method_reason``: asked for, or the cost model's decision).
 
     Raises :class:`NotCovered` when ``f`` uses a custom derivative rule of its own (``custom_jvp`` …): JAX's
     Hessian then follows the rule, which the primal program does not show.  ``auto``: raises
     :class:`PreferGradient` (before lowering anything) when the cost model (:mod:`.method`) predicts the gradient
-    path to be faster for this program."""
+    path to be faster for this program; its message is the reason."""
     with cyclic_gc_paused():
         return _direct_hessian_sparsity(f, args, argnums_t, has_aux, options, kwargs, auto)
 
 
 def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_aux: bool, options, kwargs,
-                             auto: bool = False) -> tuple[sp.csr_array, bool]:
+                             auto: bool = False) -> tuple[sp.csr_array, bool, str]:
     import jax
 
     fn = functools.partial(f, **kwargs) if kwargs else f
@@ -71,13 +72,14 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
     if custom:
         raise NotCovered(f"f uses a custom derivative rule ({', '.join(sorted(custom))}); the primal program does "
                          "not show the derivative JAX computes: use method='via-gradient'")
+    reason = "method='direct' was asked for"
     if auto:
-        from .method import choose_method, program_features, score
+        from .method import choose_method, explain, program_features
 
         features = program_features(traced.jaxpr)
+        reason = explain(features)
         if choose_method(features) == "via-gradient":
-            raise PreferGradient(f"the cost model predicts via-gradient faster than direct (score "
-                                 f"{score(features):.2f} < 0) for {features}")
+            raise PreferGradient(reason)
     try:
         lowered, _, walked = lowered_for_analysis(traced)
     except Exception as e:
@@ -94,4 +96,4 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
     starts = np.cumsum([0] + [len(leaves) for leaves in leaves_per_arg])
     wrt = [int(starts[i]) + j for i in argnums_t for j in range(len(leaves_per_arg[i]))]
     pattern, _ = hessian_pattern_of_entry(walked, "main", wrt, options)
-    return pattern, rules.forward_mode
+    return pattern, rules.forward_mode, reason
