@@ -18,8 +18,9 @@ import re
 import threading
 
 __all__ = ["SUPPORTED_JAX", "SUPPORTED_RANGE_TEXT", "JaxVersionError", "parse_version", "installed_versions",
-           "check_jax_versions", "JAX_VERSION", "CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES",
-           "release_lowering_caches", "uncached_lowering", "jax_context_factory", "rewrite_exported"]
+           "check_jax_versions", "JAX_VERSION", "constants_in_module", "STABLEHLO_EXP2_LOG2_FMA",
+           "CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES", "release_lowering_caches", "uncached_lowering",
+           "jax_context_factory", "rewrite_exported"]
 
 #: The supported JAX releases, ``[low, high)`` (jax and jaxlib alike).
 SUPPORTED_JAX: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 10, 2), (0, 13, 0))
@@ -110,6 +111,13 @@ JAX_VERSION: tuple[int, ...] = check_jax_versions()
 CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES: bool = _release(JAX_VERSION) < (0, 11, 2)
 
 
+# ------------------------------------------------------------------------------------------------------ op set
+#: JAX 0.12.1 (its jaxlib's StableHLO) added ``stablehlo.exp2``, ``stablehlo.log2`` and ``stablehlo.fma``, and lowers
+#: ``jnp.exp2``, ``jnp.log2`` and parts of ``lax.erf_inv`` to them; a module holding one parses only from that
+#: release on.  The rules for them are registered on every release (a name the parser never produces costs nothing).
+STABLEHLO_EXP2_LOG2_FMA: bool = _release(JAX_VERSION) >= (0, 12, 1)
+
+
 # ---------------------------------------------------------------------------------------------------- lowering
 #: JAX 0.11.0 made ``pxla._dce_jaxpr`` (a weak-keyed LRU cache) return its key jaxpr itself when
 #: ``keep_unused=True``: the cached value holds its own weak key, so the entry — and every lowering cached against
@@ -126,6 +134,26 @@ def release_lowering_caches() -> None:
     from jax._src.interpreters import pxla
 
     pxla._dce_jaxpr.cache_clear()
+
+
+#: JAX 0.12.1 turned ``jax_use_simplified_jaxpr_constants`` on: a constant the function closes over (a NumPy array:
+#: a permutation, a stencil, a sparse matrix) is no longer a ``stablehlo.constant`` of the module but an argument of
+#: its entry function marked ``{jax.const = true}``, its value held outside the module.  The analysis reads
+#: constants as values (a gather's indices, a matrix's zeros, a scan's sequence) and maps the entry's arguments
+#: onto the function's inputs, so it lowers with the option off (:func:`constants_in_module`), as every earlier
+#: release does by default; the option only changes where a constant's value lives, never the program.
+_SIMPLIFIED_CONSTANTS_OPTION = "use_simplified_jaxpr_constants"
+
+
+def constants_in_module():
+    """A context in which JAX lowers the constants a function closes over into the module, as
+    ``stablehlo.constant`` ops (the option JAX 0.12.1 turned on, off: see :data:`_SIMPLIFIED_CONSTANTS_OPTION`);
+    where the option is missing the lowering is unchanged.  Tracing outside the block and lowering inside it is
+    enough: the option is read when the module is emitted."""
+    from jax._src import config as jax_config
+
+    option = getattr(jax_config, _SIMPLIFIED_CONSTANTS_OPTION, None)
+    return option(False) if option is not None else contextlib.nullcontext()
 
 
 def innermost_locations():

@@ -72,6 +72,10 @@ than misread), quantized types (not parseable in JAX's MLIR context), cross-devi
 """
 
 
+#: Ops of the StableHLO dialect that only the newer supported jaxlib releases have (jaxlib 0.12.1).
+LATER_OPS = ("stablehlo.exp2", "stablehlo.fma", "stablehlo.log2")
+
+
 def dialect_ops(module_name: str) -> list[str]:
     import importlib
 
@@ -238,8 +242,10 @@ def render() -> tuple[str, list[str]]:
         extra = [n for n in dialect_ops("stablehlo") if n not in spec and n not in TERMINATORS]
     except Exception:  # pragma: no cover - bindings missing
         extra = []
+    extra = sorted(set(extra) | set(LATER_OPS))  # (the same table from every supported jaxlib)
     table(extra, f"Other ops of jaxlib's StableHLO dialect ({len(extra)})",
-          "Not in the specification (legacy, dynamic-shape or experimental ops) but parseable.")
+          "Not in the specification (legacy, dynamic-shape or experimental ops) but parseable. "
+          + ", ".join(f"`{n}`" for n in LATER_OPS) + " parse from jaxlib 0.12.1 on.")
     try:
         chlo = dialect_ops("chlo")
     except Exception:  # pragma: no cover

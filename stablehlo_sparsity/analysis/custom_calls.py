@@ -65,8 +65,16 @@ def _gpu_solver(routine: str) -> tuple[str, ...]:
 
 
 def _gpu_sparse(*kernels: str) -> tuple[str, ...]:
-    """``{cu,hip}sparse_<kernel>_ffi`` (jaxlib's cuSPARSE / hipSPARSE kernels, ``jax/experimental/sparse``)."""
-    return tuple(f"{p}sparse_{k}_ffi" for k in kernels for p in ("cu", "hip"))
+    """``{cu,hip}sparse_<kernel>_ffi`` (jaxlib's cuSPARSE / hipSPARSE kernels, ``jax/experimental/sparse``) and
+    their ``_ffi_v2`` successors (JAX 0.12.1): the same operands, a ``transpose`` attribute in place of the
+    ``opaque`` descriptor, and no scratch result."""
+    return tuple(f"{p}sparse_{k}_ffi{v}" for k in kernels for p in ("cu", "hip") for v in ("", "_v2"))
+
+
+def _special(name: str) -> tuple[str, ...]:
+    """``{cpu,cu,hip}_<name>_ffi``: jaxlib's elementwise special functions (JAX 0.12.1 lowers ``lax.<name>`` to
+    them on every platform but TPU)."""
+    return tuple(f"{p}_{name}_ffi" for p in ("cpu", "cu", "hip"))
 
 
 _NO_JAX_JVP = "JAX defines no derivative for {} ({}); the importer replays it for values only"
@@ -149,6 +157,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("gpu dense to sparse", _gpu_sparse("csr_fromdense", "coo_fromdense"), "dense", ("matrix",),
            refused="a GPU kernel whose stored values sit where the matrix is nonzero (value-dependent "
                    "positions): its derivative is not mapped"),
+    # ------------------------------------------------------------------ elementwise special functions (jaxlib)
+    Family("digamma", _special("digamma"), "elementwise", ("x",), ("y",), core_rank=0, jvp="digamma",
+           jax_function="lax.digamma"),
+    Family("lgamma", _special("lgamma"), "elementwise", ("x",), ("y",), core_rank=0, jvp="lgamma",
+           jax_function="lax.lgamma"),
     # ------------------------------------------------------------------ markers, selections, effects
     Family("sharding markers", ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                 "annotate_device_placement"), "identity", sharding_marker=True),

@@ -62,7 +62,7 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._compat import release_lowering_caches
+from .._compat import constants_in_module, release_lowering_caches
 from .program import (norm_argnums, traceable_keyword, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
                       resolve_options)
 from ..errors import InputError, SparsityError, SparsityWarning
@@ -149,7 +149,8 @@ def point_pattern(f, args, kwargs, argnums_t, has_aux, derivatives, opts, observ
         how = "vjp" if custom_rule_primitives(jaxpr) & _CUSTOM_VJP else "jvp"
     program, extra, shape = _tangent_program(fn, args, traced_kw, argnums_t, has_aux, how)
     try:
-        lowered = jax.jit(program, keep_unused=True).lower(*args, *extra, **traced_kw)
+        with constants_in_module():
+            lowered = jax.jit(program, keep_unused=True).lower(*args, *extra, **traced_kw)
         release_lowering_caches()
     except SparsityError:
         raise

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._compat import innermost_locations, release_lowering_caches, uncached_lowering
+from .._compat import constants_in_module, innermost_locations, release_lowering_caches, uncached_lowering
 from . import hooks
 from ..errors import InputError, LoweringError, SparsityError, format_location, warn
 from .engine import FunctionTable
@@ -280,8 +280,8 @@ def lowered_for_analysis(traced) -> tuple[Any, Any, Any]:
     lowering cache where it does not pay (:func:`lowering_cache_pays`), JAX's lowering caches let go; ``module`` is
     JAX's StableHLO module (which JAX caches: never edited), ``walked`` the module the analysis walks — for a long
     program (:data:`CSE_MIN_EQNS`) a copy cleared of common subexpressions, else ``module``."""
-    with innermost_locations(), (contextlib.nullcontext() if lowering_cache_pays(traced.jaxpr)
-                                 else uncached_lowering()):
+    with innermost_locations(), constants_in_module(), (contextlib.nullcontext()
+                                                        if lowering_cache_pays(traced.jaxpr) else uncached_lowering()):
         lowered = traced.lower()
     release_lowering_caches()
     module = lowered.compiler_ir("stablehlo")

@@ -56,7 +56,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._compat import innermost_locations, release_lowering_caches
+from .._compat import constants_in_module, innermost_locations, release_lowering_caches
 from .program import (custom_rule_primitives, entry_layout, lowered_layout, norm_argnums, resolve_options,
                       traceable_keyword)
 from .attrs import function_results, symbol_ref
@@ -546,7 +546,7 @@ def _lower(f: Callable, args, argnums, has_aux: bool, kwargs) -> tuple:
             raise InputError("f has a custom derivative rule (custom_jvp/custom_vjp): streamed detection analyzes "
                              "the primal program only; use jacobian_sparsity, which analyzes the derivative "
                              "program")
-        with innermost_locations():
+        with innermost_locations(), constants_in_module():
             lowered = traced.lower()
         release_lowering_caches()
     except SparsityError:

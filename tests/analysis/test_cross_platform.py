@@ -317,7 +317,7 @@ def cross_check(name: str, points: int) -> list[str]:
             extra, fewer = int((det & ~cpu).sum()), int((cpu & ~det).sum())
             failures.append(f"{platform}: differs from the CPU pattern ({extra} more, {fewer} fewer nonzeros) "
                             "and is not listed in COARSER")
-    missing = [t for t in p.calls if t not in seen]
+    missing = [t for t in p.calls if t not in seen and t + "_v2" not in seen]  # (cuSPARSE's _ffi_v2: JAX 0.12.1)
     if missing:
         failures.append(f"the exports call none of {missing} (they test nothing of those targets)")
     return failures

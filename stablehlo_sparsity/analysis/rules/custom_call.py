@@ -241,6 +241,19 @@ def _identity(ctx, op, args):
 _identity.kind = "identity"  # type: ignore[attr-defined]
 
 
+def _elementwise(ctx, op, args):
+    """An elementwise function of one or more same-shaped operands (jaxlib's ``digamma`` / ``lgamma`` kernels):
+    result element ``e`` depends on element ``e`` of every operand — the union move of §abs … §xor (integer
+    operands carry no index sets)."""
+    rtypes = ctx.result_types(op)
+    if len(rtypes) != 1 or any(tuple(a.shape) != rtypes[0].shape for a in args):
+        return _batched(0)(ctx, op, args)  # (not the elementwise call it names: conservative)
+    return [Deps.union(*[a.deps for a in args]) if args else ctx.empty(rtypes[0].size)]
+
+
+_elementwise.kind = "exact"  # type: ignore[attr-defined]
+
+
 def _no_derivative(ctx, op, args):
     """Results carry no dependence on differentiable inputs (uninitialized buffers, random bits, integer
     permutations, assertions)."""
@@ -325,7 +338,8 @@ def _unknown(ctx, op, args, detail: str | None = None):
 #: the analysis rule of each ``custom_calls.Family.analysis`` key
 ANALYSIS_RULES: dict[str, Callable] = {
     "dense": _batched(2), "trsm": _trsm, "potrf": _potrf, "gtsv": _gtsv, "getrf": _getrf, "geqrf": _geqrf,
-    "orgqr": _orgqr, "identity": _identity, "approx_top_k": _approx_top_k, "zero": _no_derivative,
+    "orgqr": _orgqr, "identity": _identity, "elementwise": _elementwise, "approx_top_k": _approx_top_k,
+    "zero": _no_derivative,
     "python_callback": _python_callback, "cpu_csr_product": cpu_csr_product, "gpu_csr_product": gpu_csr_product,
     "gpu_coo_product": gpu_coo_product, "gpu_csr_todense": gpu_csr_todense, "gpu_coo_todense": gpu_coo_todense,
 }

@@ -242,6 +242,12 @@ def _rsqrt(a):
     return 1.0 / np.sqrt(a)
 
 
+def _fma(a, b, c):
+    """§fma (JAX 0.12.1): ``a·b + c`` rounded once.  NumPy rounds twice, so the fold may differ from XLA's in the
+    last place: the op has no error model (elementwise_trust), and its float results decide nothing."""
+    return a * b + c
+
+
 #: op name -> (derivative kind, NumPy folder).  Folders run under ``np.errstate(all="ignore")``.  (CHLO's
 #: elementwise ops — sinh, erf, lgamma … — live in ``chlo.py``.)
 ELEMENTWISE: dict[str, tuple[str, object]] = {
@@ -257,11 +263,14 @@ ELEMENTWISE: dict[str, tuple[str, object]] = {
     "stablehlo.divide": ("all", _divide),
     "stablehlo.exponential": ("all", np.exp),
     "stablehlo.exponential_minus_one": ("all", np.expm1),
+    "stablehlo.exp2": ("all", np.exp2),
+    "stablehlo.fma": ("all", _fma),
     "stablehlo.floor": ("none", np.floor),
     "stablehlo.imag": ("complex", np.imag),
     "stablehlo.is_finite": ("none", np.isfinite),
     "stablehlo.log": ("all", np.log),
     "stablehlo.log_plus_one": ("all", np.log1p),
+    "stablehlo.log2": ("all", np.log2),
     "stablehlo.logistic": ("all", _logistic),
     "stablehlo.maximum": ("all", _maximum),
     "stablehlo.minimum": ("all", _minimum),
@@ -314,6 +323,7 @@ _SCALAR_PREDICATES: dict[Callable, Callable[[Any], bool]] = {
 #: is a known constant whose value satisfies the predicate.
 ZERO_WHERE: dict[str, dict[int, tuple[int, Callable[[np.ndarray], Any]]]] = {
     "stablehlo.multiply": {0: (1, _is_zero), 1: (0, _is_zero)},   # ∂(a·b)/∂a = b
+    "stablehlo.fma": {0: (1, _is_zero), 1: (0, _is_zero)},        # ∂(a·b + c)/∂a = b;  ∂/∂c = 1
     "stablehlo.divide": {0: (1, _is_inf), 1: (0, _is_zero)},       # ∂(a/b)/∂a = 1/b;  ∂(a/b)/∂b = -a/b²
     "stablehlo.power": {0: (1, _is_zero), 1: (0, _is_one)},        # a**0 = 1;  1**b = 1
     "stablehlo.atan2": {0: (1, _is_zero), 1: (0, _is_zero)},       # atan2(y, 0) = ±π/2;  atan2(0, x) ∈ {0, ±π}

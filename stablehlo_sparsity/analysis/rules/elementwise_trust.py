@@ -282,14 +282,14 @@ _MONOTONE = {
     "stablehlo.exponential": np.exp, "stablehlo.exponential_minus_one": np.expm1, "stablehlo.log": np.log,
     "stablehlo.log_plus_one": np.log1p, "stablehlo.logistic": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "stablehlo.tanh": np.tanh, "stablehlo.cbrt": np.cbrt, "stablehlo.sqrt": np.sqrt,
-    "stablehlo.rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "stablehlo.rsqrt": lambda x: 1.0 / np.sqrt(x), "stablehlo.exp2": np.exp2, "stablehlo.log2": np.log2,
 }
 #: |f'| <= 1 everywhere.
 _LIPSCHITZ_ONE = {"stablehlo.sine": np.sin, "stablehlo.cosine": np.cos}
 #: An absolute floor on the implementation's error, beyond the relative part: argument reduction of
 #: trigonometric functions loses ~u·|x|; logarithms near 1 are accurate only absolutely.
 _FLOOR = {"stablehlo.sine": "x", "stablehlo.cosine": "x", "stablehlo.tan": "x", "stablehlo.log": 1.0,
-          "stablehlo.log_plus_one": 1.0}
+          "stablehlo.log_plus_one": 1.0, "stablehlo.log2": 1.0}
 
 
 def _transcendental_bound(r, carried, floor) -> Uncertainty | None:
@@ -333,6 +333,7 @@ def transcendental_rule(monotone=None, lipschitz_one=None, floor=0.0):
 
 
 for _name in ("stablehlo.cbrt", "stablehlo.cosine", "stablehlo.exponential", "stablehlo.exponential_minus_one",
+              "stablehlo.exp2", "stablehlo.log2",
               "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.logistic", "stablehlo.rsqrt", "stablehlo.sine",
               "stablehlo.sqrt", "stablehlo.tan", "stablehlo.tanh"):
     error_rule(_name)(transcendental_rule(_MONOTONE.get(_name), _name in _LIPSCHITZ_ONE, _FLOOR.get(_name, 0.0)))

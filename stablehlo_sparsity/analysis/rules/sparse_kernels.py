@@ -103,10 +103,14 @@ def gpu_sparse_descriptor(backend_config: str) -> GpuSparseDescriptor | None:
 
 
 def product_readings(backend_config: str, csr: bool, ptr_size: int, out_rows: int, in_rows: int) -> list[bool]:
-    """Whether ``op(A)`` of a GPU product is ``Aᵀ``: the descriptor's answer when it fits the operands, else every
-    reading that does (a CSR row pointer has ``rows + 1`` entries; ``y`` has ``rows`` elements for ``A``,
-    ``cols`` for ``Aᵀ``).  Empty when none fits."""
+    """Whether ``op(A)`` of a GPU product is ``Aᵀ``: the ``transpose`` attribute of an ``_ffi_v2`` kernel (empty
+    when it does not fit), the descriptor's answer when it fits the operands, else every reading that does (a
+    CSR row pointer has ``rows + 1`` entries; ``y`` has ``rows`` elements for ``A``, ``cols`` for ``Aᵀ``).  Empty
+    when none fits."""
     fit = [tr for tr in (False, True) if not csr or ptr_size == (in_rows if tr else out_rows) + 1]
+    said = re.search(r"\btranspose = (true|false)\b", backend_config)
+    if said is not None and "opaque" not in backend_config:  # the _ffi_v2 kernels (JAX 0.12.1): an attribute
+        return [tr for tr in fit if tr == (said.group(1) == "true")]
     d = gpu_sparse_descriptor(backend_config)
     if d is not None and d.transpose is not None:
         agreed = [tr for tr in fit if tr == d.transpose and (d.rows, d.cols) == ((in_rows, out_rows) if tr

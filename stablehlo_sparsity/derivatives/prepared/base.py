@@ -15,6 +15,7 @@ from typing import Any, Sequence, cast
 import numpy as np
 import scipy.sparse as sp
 
+from ..._compat import constants_in_module
 from ...errors import InputError
 from .evaluation import STRATEGIES, EvaluationPlan, static_gather
 from ...analysis.pattern import SparsityPattern
@@ -395,7 +396,8 @@ class PreparedDerivative:
         """``jax.jit(...).lower(...)`` of the compressed program (at the prepared shapes by default), the
         container built inside it (``output`` overrides it; ``"values"`` gives the bare data vector)."""
         out = output or (self.output if output_named(self.output).in_program is not None else "values")
-        return self._lower_jit(self.with_output(out)).lower(*(args or self._example))
+        with constants_in_module():  # (its tables are constants of the module, on every JAX release)
+            return self._lower_jit(self.with_output(out)).lower(*(args or self._example))
 
     def as_text(self, *args, output: str | None = None, debug_info: bool = False,
                 keep_large_constants: bool = False) -> str:

@@ -191,7 +191,22 @@ def _gpu_product_jvp(csr: bool) -> JvpRule:
                                         x.shape[0])
         row, col = (csr_rows(second, data.shape[0]), first) if csr else (first, second)
         out_index, in_index = (col, row) if transpose else (row, col)
-        return [_product_jvp(data, out_index, in_index, x, tangents[0], tangents[3], out_rows), None]
+        dy = _product_jvp(data, out_index, in_index, x, tangents[0], tangents[3], out_rows)
+        return [dy] + [None] * (len(out) - 1)  # (the _ffi_v2 kernels have no scratch result)
+
+    return jvp
+
+
+def _special_jvp(derivative: str) -> JvpRule:
+    """jaxlib's elementwise ``digamma`` / ``lgamma`` kernels: ``ẏ = f'(x)·ẋ``, ``f'`` from ``jax.lax``
+    (``polygamma(1, x)`` for digamma, ``digamma(x)`` for lgamma: JAX's own rules)."""
+
+    def jvp(primals: Arrays, tangents: Arrays, attrs: dict[str, str], out: Arrays) -> Arrays:
+        from jax import lax
+
+        (x,), (dx,) = primals[:1], tangents[:1]
+        slope = lax.polygamma(np.asarray(1, x.dtype), x) if derivative == "polygamma1" else lax.digamma(x)
+        return [slope * dx]
 
     return jvp
 
@@ -200,7 +215,8 @@ REPLAY_JVPS.update({"getrf": _getrf_jvp, "potrf": _potrf_jvp, "trsm": _trsm_jvp,
                     "gesdd": _svd_jvp("DEFAULT"), "gesvd": _svd_jvp("QR"), "gtsv": _gtsv_jvp, "geqrf": _geqrf_jvp,
                     "orgqr": _orgqr_jvp, "zero": lambda primals, tangents, attrs, out: [None] * len(out),
                     "cpu_csr_product": _cpu_csr_product_jvp, "gpu_csr_product": _gpu_product_jvp(csr=True),
-                    "gpu_coo_product": _gpu_product_jvp(csr=False)})
+                    "gpu_coo_product": _gpu_product_jvp(csr=False), "digamma": _special_jvp("polygamma1"),
+                    "lgamma": _special_jvp("digamma")})
 
 
 def _refusing_jvp(op_name: str, location: str, detail: str) -> JvpRule:

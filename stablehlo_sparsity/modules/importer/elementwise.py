@@ -24,7 +24,8 @@ def _is_bool(x: Any) -> bool:
 #: op -> name of the ``jax.lax`` function (§<op> of the spec; same semantics, same StableHLO op)
 UNARY = {
     "abs": "abs", "cbrt": "cbrt", "ceil": "ceil", "cosine": "cos", "count_leading_zeros": "clz",
-    "exponential": "exp", "exponential_minus_one": "expm1", "floor": "floor", "imag": "imag",
+    "exponential": "exp", "exponential_minus_one": "expm1", "exp2": "exp2", "log2": "log2", "floor": "floor",
+    "imag": "imag",
     "is_finite": "is_finite", "log": "log", "log_plus_one": "log1p", "logistic": "logistic", "negate": "neg",
     "not": "bitwise_not", "popcnt": "population_count", "real": "real", "rsqrt": "rsqrt", "sign": "sign",
     "sine": "sin", "sqrt": "sqrt", "tan": "tan", "tanh": "tanh",
@@ -82,6 +83,12 @@ def _binary_rule(lax_name: str, bool_name: str | None) -> ImportRule:
 
 for _op, (_fn, _bfn) in BINARY.items():
     import_rule("stablehlo." + _op)(_binary_rule(_fn, _bfn))
+
+
+@import_rule("stablehlo.fma")
+def _fma(ctx: ImportContext, op: Op, args: Values) -> Values:
+    """§fma (JAX 0.12.1): ``lax.fma``, which lowers to it (a module holding it parses only where it exists)."""
+    return [jax_lax().fma(*args)]
 
 
 def integer_power(a: Any, b: Any) -> Any:

@@ -18,6 +18,7 @@ import pytest
 from jax import lax
 
 from stablehlo_sparsity import analyze_module, jacobian_sparsity
+from stablehlo_sparsity._compat import STABLEHLO_EXP2_LOG2_FMA
 from helpers import (assert_same_values, assert_sound, fold_module, mlir_literal, mlir_tensor_type,
                      numerical_pattern, one_op, op_module, reference_module, run_fold, run_xla, xla_module)
 
@@ -58,7 +59,11 @@ INT_BINARY = ["and", "or", "xor", "shift_left", "shift_right_arithmetic", "shift
 #: derivative kind each test expects.
 HAND_CHECKED = {"stablehlo.complex": "all", "stablehlo.sign": "complex", "stablehlo.is_finite": "none",
                 "chlo.is_inf": "none", "chlo.is_neg_inf": "none", "chlo.is_pos_inf": "none",
-                "chlo._asin_acos_kernel": "all", "chlo.mulhi": "none"}
+                "chlo._asin_acos_kernel": "all", "chlo.mulhi": "none",
+                # (JAX 0.12.1's new ops: test_ops_new_in_jax_0_12_1, skipped where the parser lacks them)
+                "stablehlo.exp2": "all", "stablehlo.log2": "all", "stablehlo.fma": "all"}
+
+NEW_IN_0_12_1 = pytest.mark.skipif(not STABLEHLO_EXP2_LOG2_FMA, reason="stablehlo.exp2/log2/fma: jaxlib >= 0.12.1")
 
 
 def _expected_kinds() -> dict[str, set[str]]:
@@ -118,6 +123,26 @@ def test_binary_differentiable_depends_on_both(name):
     """remainder too: ∂fmod(x, y)/∂y = -trunc(x/y) is nonzero wherever |x| >= |y|."""
     got = pattern_of(named_op(name, [F4, F4], "tensor<4xf64>"), [F4, F4], ["tensor<4xf64>"])
     assert np.array_equal(got, np.hstack([I4, I4]))
+
+
+@NEW_IN_0_12_1
+def test_ops_new_in_jax_0_12_1():
+    """§exp2 / §log2: elementwise; §fma ``a·b + c``: every operand, and a known zero factor drops the other
+    factor's derivative (``∂/∂a = b``) but never the addend's."""
+    for name in ("stablehlo.exp2", "stablehlo.log2"):
+        assert np.array_equal(pattern_of(named_op(name, [F4], "tensor<4xf64>"), [F4], ["tensor<4xf64>"]), I4)
+    got = pattern_of(named_op("stablehlo.fma", [F4, F4, F4], "tensor<4xf64>"), [F4, F4, F4], ["tensor<4xf64>"])
+    assert np.array_equal(got, np.hstack([I4, I4, I4]))
+    body = ("%z = stablehlo.constant dense<[0.0, 2.0, 0.0, 3.0]> : tensor<4xf64>\n"
+            "%0 = stablehlo.fma %a0, %z, %a1 : tensor<4xf64>\nreturn %0 : tensor<4xf64>")
+    got = pattern_of(body, [F4, F4], ["tensor<4xf64>"])
+    keep = np.diag([False, True, False, True])
+    assert np.array_equal(got, np.hstack([keep, I4]))
+    # through JAX, against jacfwd: jnp.exp2 / jnp.log2 lower to the new ops, lax.fma to §fma
+    text = jax.jit(lambda x, y, z: [jnp.exp2(x), jnp.log2(y), lax.fma(x, y, z)]).lower(F4, F4, F4).as_text()
+    assert all(f"stablehlo.{n}" in text for n in ("exp2", "log2", "fma"))
+    assert_sound(lambda x, y, z: jnp.exp2(x) + jnp.log2(jnp.abs(y) + 1.0) * lax.fma(x, y, z),
+                 jnp.ones(N), jnp.ones(N), jnp.ones(N), argnums=(0, 1, 2), exact=True, points=3)
 
 
 @pytest.mark.parametrize("name", ["is_inf", "is_neg_inf", "is_pos_inf"])
