@@ -42,7 +42,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from stablehlo_sparsity.analysis.irtools import is_public, sym_name
+from stablehlo_sparsity.ir.helpers import is_public, sym_name
 
 from .base import SparsityPass, option
 
@@ -357,7 +357,7 @@ def annotate(module, options: AnnotateOptions | None = None, **kwargs):
 
     from stablehlo_sparsity.analysis.api import analyze_module
     from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
-    from stablehlo_sparsity.analysis.keywords import parse_indices
+    from stablehlo_sparsity.ir.keywords import parse_indices
 
     from .strip import strip
 

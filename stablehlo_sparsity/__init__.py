@@ -30,7 +30,7 @@ from .errors import (  # noqa: F401,E402
 from ._version import __version__  # noqa: F401,E402
 from .analysis.interpreter import AnalysisOptions  # noqa: F401,E402
 from .lattice import Deps  # noqa: F401,E402
-from .analysis.pattern import SparsityPattern  # noqa: F401,E402
+from .lattice.pattern import SparsityPattern  # noqa: F401,E402
 from .analysis.api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401,E402
 from .coloring import (Bicoloring, Coloring, DecompressionPlan, check_coloring, color_acyclic,  # noqa: F401,E402
                        color_bidirectional, color_columns, color_rows, color_star, decompress, seed_matrix)

@@ -8,14 +8,14 @@ from typing import Callable, Sequence
 from .program import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_keyword, analyze_entry,  # noqa: F401
                       custom_rule_primitives, lower_and_analyze_global, resolve_options, resolve_wrt)
 from ..errors import InputError
-from .keywords import refuse_library_keywords, refuse_unknown_keywords
+from ..ir.keywords import refuse_library_keywords, refuse_unknown_keywords
 from . import hooks
 from .local import local_analysis
 from .arguments import traced_call, warn_integer_columns
 from .auxiliary import AuxSplit
 from .options import AnalysisOptions
-from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
-from .pattern import SparsityPattern
+from ..ir.parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
+from ..lattice.pattern import SparsityPattern
 
 __all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module", "analyze_call"]
 
@@ -133,7 +133,7 @@ def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | 
                    options: AnalysisOptions | None = None, observer: Callable | None = None,
                    local_point: Sequence | None = None, **unknown) -> Analysis:
     """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, a path to a file holding either, or a
-    :class:`jax.export.Exported` — see :func:`stablehlo_sparsity.analysis.parsing.as_module`) with no JAX function.
+    :class:`jax.export.Exported` — see :func:`stablehlo_sparsity.ir.parsing.as_module`) with no JAX function.
 
     wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
     only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:

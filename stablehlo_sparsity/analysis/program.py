@@ -18,12 +18,12 @@ from .._compat import innermost_locations, release_lowering_caches, uncached_low
 from . import hooks
 from ..errors import InputError, LoweringError, SparsityError, format_location, warn
 from .engine import FunctionTable
-from .irtools import without_common_subexpressions
+from ..ir.helpers import without_common_subexpressions
 from .interpreter import AnalysisOptions, Interpreter
-from .keywords import parse_indices
+from ..ir.keywords import parse_indices
 from ..lattice import Deps, nnz_budget
-from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
-from .pattern import SparsityPattern
+from ..ir.parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
+from ..lattice.pattern import SparsityPattern
 from .folding.exactness import literal_uncertainty
 from .values import TOKEN, AbstractValue, is_differentiable, tensor_types
 from . import rules as _rules  # noqa: F401  (registers every rule)
@@ -81,7 +81,7 @@ class Analysis:
 
 def norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
     """``argnums`` as a tuple of indices (repeats kept; see
-    :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    :func:`stablehlo_sparsity.ir.keywords.parse_indices`)."""
     return parse_indices(argnums, nargs, name="argnums")
 
 
@@ -242,7 +242,7 @@ def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], 
 
 
 #: A traced program of at least this many (top-level) equations is walked without its common subexpressions
-#: (:func:`.irtools.without_common_subexpressions`): a program written out term by term repeats its ``x[i]`` and
+#: (:func:`..ir.helpers.without_common_subexpressions`): a program written out term by term repeats its ``x[i]`` and
 #: literals, while a vectorized one of a few dozen ops has little to merge and the pass costs about 0.1 ms to start.
 CSE_MIN_EQNS = 200
 
@@ -425,7 +425,7 @@ def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, op
 def resolve_wrt(wrt, num_args: int, owner: str = "the entry function") -> list[int]:
     """The differentiated entry arguments: ``None`` → ``[0]`` (none for an entry without arguments),
     ``"all"`` → every argument, else the given indices (one rule for the API, the driver and the passes:
-    :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    :func:`stablehlo_sparsity.ir.keywords.parse_indices`)."""
     return list(parse_indices(wrt, num_args, name="wrt", owner=owner, allow_text=True))
 
 

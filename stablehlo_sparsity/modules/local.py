@@ -11,7 +11,7 @@ import numpy as np
 
 from ..analysis.local import meet_with_global, point_pattern
 from ..analysis.options import AnalysisOptions
-from ..analysis.parsing import as_module
+from ..ir.parsing import as_module
 from ..analysis.program import analyze_entry, resolve_options, resolve_wrt
 from ..errors import InputError, SparsityWarning
 from .importer import ImportedFunction
