@@ -135,3 +135,10 @@ def test_no_core_module_imports_a_pass_or_an_interop_module(core):
            if subsystem(src) == core and subsystem(dst) in ("passes", "interop", "tools")]
     assert not bad, "\n".join(bad)
 
+
+def test_the_analysis_has_no_service_locator():
+    """Every dependency of the analysis is an import the order above checks (issue 50: ``analysis/hooks.py``, a
+    string-keyed registry the public face filled with the passes and the importer, is gone)."""
+    assert PKG + ".analysis.hooks" not in MODULES
+    bad = [f"{where}: {src} imports {dst}" for src, dst, where in _edges() if dst.endswith(".hooks")]
+    assert not bad, "\n".join(bad)

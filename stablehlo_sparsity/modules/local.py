@@ -1,6 +1,6 @@
 """Local patterns of StableHLO modules: the module replayed in JAX (the importer) at a point, met with its
-global pattern — what ``analyze_module(..., local_point=point)`` returns (the analysis reaches it through its
-``"module_local_analysis"`` service, :mod:`stablehlo_sparsity.analysis.hooks`)."""
+global pattern — what ``analyze_module(..., local_point=point)`` returns (:mod:`.analyze`, the public
+``analyze_module``, imports it on first use)."""
 
 from __future__ import annotations
 

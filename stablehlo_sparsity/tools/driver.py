@@ -288,13 +288,13 @@ def _read_input(path: str) -> tuple[str, str]:
 
 # --------------------------------------------------------------------------- emitters
 def _analyze(module, args, wrt):
-    from stablehlo_sparsity.analysis.api import analyze_module
+    from stablehlo_sparsity.analysis.api import analyze_module_global
     from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
     from stablehlo_sparsity.passes.annotate import resolve_entry
 
     entry = resolve_entry(module, args.entry)
     # (max_pattern_nnz: the default, which --max-pattern-nnz sets for the whole run: see _run)
-    return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
+    return analyze_module_global(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
 
 
 def _hessian(module, args, wrt):
