@@ -1,5 +1,7 @@
 """Public entry points: lower a JAX function (or take a StableHLO module) and analyze it — the global
-pattern (:mod:`.analysis`) or, with ``local=True`` / ``local_point=``, the pattern at one point (:mod:`.local`)."""
+pattern (:mod:`.program`) or, with ``local=True``, the pattern at one point (:mod:`.local`).  A module's global
+pattern is :func:`analyze_module_global`; the public ``analyze_module``, which adds ``local_point=`` (the importer's
+replay), is :mod:`stablehlo_sparsity.modules.analyze`."""
 
 from __future__ import annotations
 

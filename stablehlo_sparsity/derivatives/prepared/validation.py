@@ -40,7 +40,7 @@ __all__ = ["ALLOWED_CUSTOM_CALLS", "CALLBACK_TARGETS", "HOST_TRANSFER_OPS", "che
            "check_colors", "check_decompression", "check_program", "check_state", "check_meta", "program_signature",
            "deserialize_program", "with_checked_vjp", "CheckedState"]
 
-#: The ``custom_call`` targets a saved program may contain: those the library knows (:mod:`..custom_calls`) —
+#: The ``custom_call`` targets a saved program may contain: those the library knows (:mod:`...ir.custom_calls`) —
 #: LAPACK / cuSOLVER / hipSOLVER factorizations the user's function may call, XLA's TPU linear algebra, the
 #: sharding markers JAX emits, integer kernels — minus the Python callbacks.
 ALLOWED_CUSTOM_CALLS: frozenset[str] = frozenset(t for f in FAMILIES if not f.callback for t in f.targets)
