@@ -1,5 +1,5 @@
 """The C kernels (``csrc/``) built as a plain shared library inside the package,
-``stablehlo_sparsity/_kernels<EXT_SUFFIX>``, loaded with ctypes by ``stablehlo_sparsity/analysis/native.py`` (no
+``stablehlo_sparsity/_kernels<EXT_SUFFIX>``, loaded with ctypes by ``stablehlo_sparsity/kernels/native.py`` (no
 Python C-API).  Everything else is in pyproject.toml; the extension is declared here because pyproject.toml's
 ``[tool.setuptools.ext-modules]`` needs setuptools >= 74.1 and is still flagged experimental (a warning at every
 build) in the setuptools build isolation installs (84.2)."""

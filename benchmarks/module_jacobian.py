@@ -75,7 +75,7 @@ def exported_brusselator(N: int) -> bytes:
 
 def count_ops(module, name: str) -> int:
     """Ops of function ``@name`` and, for an injected function, of its helper functions."""
-    from stablehlo_sparsity.analysis.irtools import functions, nested_ops
+    from stablehlo_sparsity.ir.helpers import functions, nested_ops
     from stablehlo_sparsity.passes.jacobian import read_pattern
 
     funcs = functions(module)

@@ -3,8 +3,8 @@
  *
  * Why: the first sparse Jacobian of a process spent 0.6 s in numba's own start-up (importing numba, then its
  * CPU target loading the cached machine code) for about 3 ms of coloring work.  A plain shared library loads in
- * microseconds.  stablehlo_sparsity/analysis/native.py loads this file's library with ctypes and passes array
- * pointers; stablehlo_sparsity/analysis/compiled.py calls a twin in place of its numba kernel.
+ * microseconds.  stablehlo_sparsity/kernels/native.py loads this file's library with ctypes and passes array
+ * pointers; stablehlo_sparsity/kernels/compiled.py calls a twin in place of its numba kernel.
  *
  * Contract: each exported function computes exactly what the numba kernel named in its comment computes (same
  * algorithm, same tie-breaking, same random numbers, same results), so the two are interchangeable bit for bit

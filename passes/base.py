@@ -161,8 +161,8 @@ def _convert_value(argument: str, opt: Option, raw: str | None):
         if v < 0:
             raise InputError(f"{where} must not be negative, got {v}")
         return v
-    if opt.kind == "ints":  # argument indices: the one syntax of wrt (stablehlo_sparsity.analysis.keywords)
-        from stablehlo_sparsity.analysis.keywords import parse_wrt_text
+    if opt.kind == "ints":  # argument indices: the one syntax of wrt (stablehlo_sparsity.ir.keywords)
+        from stablehlo_sparsity.ir.keywords import parse_wrt_text
 
         try:
             return parse_wrt_text(raw)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, cast
 import numpy as np
 
 from stablehlo_sparsity.analysis.constant_lattice import observe_constants
-from stablehlo_sparsity.analysis.irtools import nested_ops
+from stablehlo_sparsity.ir.helpers import nested_ops
 
 from .base import SparsityPass, option
 

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from stablehlo_sparsity.analysis.irtools import sym_name
+from stablehlo_sparsity.ir.helpers import sym_name
 
 from .base import SparsityPass, option
 

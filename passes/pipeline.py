@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from stablehlo_sparsity.errors import InputError
-from stablehlo_sparsity.analysis.parsing import (Diagnostic, DiagnosticError, diagnostic_error,  # noqa: F401
+from stablehlo_sparsity.ir.parsing import (Diagnostic, DiagnosticError, diagnostic_error,  # noqa: F401
                                                  make_context, parse_source)
 
 from .annotate import AnnotatePass
@@ -208,7 +208,7 @@ def run_pipeline(module, pipeline: str | list[PipelineElement]) -> None:
         >>> run_pipeline(module, "builtin.module(sparsity-annotate{entry=nope})")
         Traceback (most recent call last):
         ...
-        stablehlo_sparsity.analysis.parsing.DiagnosticError: ...no entry function '@nope' in the module...
+        stablehlo_sparsity.ir.parsing.DiagnosticError: ...no entry function '@nope' in the module...
     """
     from jaxlib.mlir import ir
 

@@ -30,8 +30,8 @@ from .errors import (  # noqa: F401,E402
 from ._version import __version__  # noqa: F401,E402
 from .analysis.interpreter import AnalysisOptions  # noqa: F401,E402
 from .lattice import Deps  # noqa: F401,E402
-from .analysis.pattern import SparsityPattern  # noqa: F401,E402
-from .analysis.api import Analysis, analyze_module, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401,E402
+from .lattice.pattern import SparsityPattern  # noqa: F401,E402
+from .analysis.api import Analysis, jacobian_sparsity, lower_and_analyze, parse_module  # noqa: F401,E402
 from .coloring import (Bicoloring, Coloring, DecompressionPlan, check_coloring, color_acyclic,  # noqa: F401,E402
                        color_bidirectional, color_columns, color_rows, color_star, decompress, seed_matrix)
 from .derivatives.jacobian import (Float64Warning, SparseJacobian, jacobian_coloring,  # noqa: F401,E402
@@ -44,27 +44,9 @@ from .modules.module_derivatives import (ModuleSparseHessian, ModuleSparseJacobi
                                          check_hessian_module, check_jacobian_module, sparse_hessian_module,
                                          sparse_jacobian_module)
 from .modules.injected import CompiledFunction, InjectedDerivative, compile_module, read_injected  # noqa: F401,E402
-from .analysis import hooks as _hooks  # noqa: E402
+from .modules.analyze import analyze_module  # noqa: F401,E402
 from ._legacy_paths import install as _install_legacy_paths  # noqa: E402
 
-
-# The analysis's services from the layers above it (stablehlo_sparsity.analysis.hooks), loaded when first used:
-# the passes for annotate=True, the importer for a module's local pattern (its op tables take a noticeable part
-# of the import time, and users of JAX functions never need it).
-def _annotate(*args, **kwargs):
-    from .passes.annotate import annotate
-
-    return annotate(*args, **kwargs)
-
-
-def _module_local_analysis(*args, **kwargs):
-    from .modules.local import module_local_analysis
-
-    return module_local_analysis(*args, **kwargs)
-
-
-_hooks.provide("annotate", _annotate)
-_hooks.provide("module_local_analysis", _module_local_analysis)
 # Pickles made before the package took its folders name the old module paths: they keep loading.
 _install_legacy_paths()
 

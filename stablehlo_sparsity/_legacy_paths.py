@@ -1,6 +1,7 @@
 """Old module paths, for pickles only: before the package took its subsystem folders (analysis/, derivatives/,
-modules/, interop/, tools/), its modules sat flat at the root, and a pickle names the module of every class it
-holds (``stablehlo_sparsity.jacobian.SparseJacobian``).  :func:`install` lets those names resolve to the modules'
+modules/, interop/, tools/), its modules sat flat at the root, and until the IR toolkit left ``analysis/`` (issue
+50) ``SparsityPattern`` sat there; a pickle names the module of every class it holds
+(``stablehlo_sparsity.jacobian.SparseJacobian``).  :func:`install` lets those names resolve to the modules'
 new homes, so a pickle made before the move keeps loading.  Code imports the new paths; nothing else reads these.
 """
 
@@ -29,13 +30,15 @@ MOVED = {
     "stablehlo_sparsity.checks": "stablehlo_sparsity.derivatives.checks",
     "stablehlo_sparsity.module_derivatives": "stablehlo_sparsity.modules.module_derivatives",
     "stablehlo_sparsity.injected": "stablehlo_sparsity.modules.injected",
-    "stablehlo_sparsity.pattern": "stablehlo_sparsity.analysis.pattern",
+    "stablehlo_sparsity.pattern": "stablehlo_sparsity.lattice.pattern",
     "stablehlo_sparsity.api": "stablehlo_sparsity.analysis.api",
     "stablehlo_sparsity.interpreter": "stablehlo_sparsity.analysis.interpreter",
     "stablehlo_sparsity.options": "stablehlo_sparsity.analysis.options",
     "stablehlo_sparsity.scipy_interop": "stablehlo_sparsity.interop.scipy",
     "stablehlo_sparsity.ipopt": "stablehlo_sparsity.interop.ipopt",
     "stablehlo_sparsity.lineax_interop": "stablehlo_sparsity.interop.lineax",
+    # the IR toolkit, the kernels and SparsityPattern left analysis/ (issue 50)
+    "stablehlo_sparsity.analysis.pattern": "stablehlo_sparsity.lattice.pattern",
 }
 
 

@@ -1,11 +1,12 @@
 """The package's layout is its architecture: subsystems as folders, and imports that point one way only.
 
-    tools  →  the public face (__init__)  →  interop, passes  →  modules  →  derivatives  →  coloring  →  analysis
-    →  lattice  →  errors, dtypes, _compat
+    tools  →  the public face (__init__)  →  interop, passes  →  modules  →  derivatives  →  analysis | coloring
+    →  lattice | ir | kernels  →  errors, dtypes, _compat
 
-Every ``import`` of every module (at the top or inside a function: a lazy import is still a dependency) is
-resolved and checked against that order, so an arrow that runs back up fails here, naming the two files.  The
-root holds the public face and at most a few entry points."""
+(``a | b``: side by side, neither imports the other.)  Every ``import`` of every module (at the top or inside a
+function: a lazy import is still a dependency) is resolved and checked against that order, so an arrow that runs
+back up, or across between two side-by-side folders, fails here, naming the two files.  The root holds the public
+face and at most a few entry points."""
 
 from __future__ import annotations
 
@@ -19,19 +20,19 @@ PKG = "stablehlo_sparsity"
 
 #: Each subsystem's rank: a module may import its own subsystem and any of a lower rank, never a higher one.
 LAYERS = {
-    "errors": 0, "_compat": 0, "examples": 0,
-    "lattice": 1,
-    "analysis": 2,
-    "coloring": 3,
-    "derivatives": 4,
-    "modules": 5,
-    "interop": 6,
-    "passes": 6,
-    "__init__": 7, "_version": 0, "_legacy_paths": 7, "dtypes": 0,
-    "tools": 8, "launch": 8,
+    "errors": 0, "_compat": 0, "examples": 0, "_version": 0, "dtypes": 0,
+    "lattice": 1, "ir": 1, "kernels": 1,
+    "analysis": 2, "coloring": 2,
+    "derivatives": 3,
+    "modules": 4,
+    "interop": 5,
+    "passes": 5,
+    "__init__": 6, "_legacy_paths": 6,
+    "tools": 7, "launch": 7,
 }
 #: Subsystems that sit side by side (neither imports the other).
-SIDE_BY_SIDE = [("interop", "passes"), ("interop", "modules")]
+SIDE_BY_SIDE = [("interop", "passes"), ("interop", "modules"), ("lattice", "ir"), ("lattice", "kernels"),
+                ("ir", "kernels"), ("analysis", "coloring")]
 MAX_ROOT_MODULES = 8
 
 
@@ -128,8 +129,16 @@ def test_the_root_holds_the_public_face_and_few_modules():
     assert len(flat) <= MAX_ROOT_MODULES, flat
 
 
-@pytest.mark.parametrize("core", ["lattice", "analysis", "coloring", "derivatives", "modules"])
+@pytest.mark.parametrize("core", ["lattice", "ir", "kernels", "analysis", "coloring", "derivatives", "modules"])
 def test_no_core_module_imports_a_pass_or_an_interop_module(core):
     bad = [f"{where}: {src} imports {dst}" for src, dst, where in _edges()
            if subsystem(src) == core and subsystem(dst) in ("passes", "interop", "tools")]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_analysis_has_no_service_locator():
+    """Every dependency of the analysis is an import the order above checks (issue 50: ``analysis/hooks.py``, a
+    string-keyed registry the public face filled with the passes and the importer, is gone)."""
+    assert PKG + ".analysis.hooks" not in MODULES
+    bad = [f"{where}: {src} imports {dst}" for src, dst, where in _edges() if dst.endswith(".hooks")]
     assert not bad, "\n".join(bad)

@@ -116,11 +116,11 @@ def importer_cell(name: str) -> str:
 
 
 def _custom_call_importer_table() -> list[str]:
-    """The importer's side of ``stablehlo_sparsity.analysis.custom_calls.FAMILIES``: how each family is replayed."""
-    from stablehlo_sparsity.analysis.custom_calls import FAMILIES
+    """The importer's side of ``stablehlo_sparsity.ir.custom_calls.FAMILIES``: how each family is replayed."""
+    from stablehlo_sparsity.ir.custom_calls import FAMILIES
 
     out = ["### `stablehlo.custom_call` in the importer", "",
-           "From `stablehlo_sparsity/analysis/custom_calls.py`, the table the analysis reads too. A known call is "
+           "From `stablehlo_sparsity/ir/custom_calls.py`, the table the analysis reads too. A known call is "
            "re-emitted "
            "verbatim (the module's own kernel computes the values); its derivative is JAX's, of the function "
            "named, or refused with the reason given.", "",

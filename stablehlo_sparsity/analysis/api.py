@@ -1,5 +1,7 @@
 """Public entry points: lower a JAX function (or take a StableHLO module) and analyze it — the global
-pattern (:mod:`.analysis`) or, with ``local=True`` / ``local_point=``, the pattern at one point (:mod:`.local`)."""
+pattern (:mod:`.program`) or, with ``local=True``, the pattern at one point (:mod:`.local`).  A module's global
+pattern is :func:`analyze_module_global`; the public ``analyze_module``, which adds ``local_point=`` (the importer's
+replay), is :mod:`stablehlo_sparsity.modules.analyze`."""
 
 from __future__ import annotations
 
@@ -8,16 +10,16 @@ from typing import Callable, Sequence
 from .program import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_keyword, analyze_entry,  # noqa: F401
                       custom_rule_primitives, lower_and_analyze_global, resolve_options, resolve_wrt)
 from ..errors import InputError
-from .keywords import refuse_library_keywords, refuse_unknown_keywords
-from . import hooks
+from ..ir.keywords import refuse_library_keywords
 from .local import local_analysis
 from .arguments import traced_call, warn_integer_columns
 from .auxiliary import AuxSplit
 from .options import AnalysisOptions
-from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
-from .pattern import SparsityPattern
+from ..ir.parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
+from ..lattice.pattern import SparsityPattern
 
-__all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module", "parse_module", "analyze_call"]
+__all__ = ["Analysis", "lower_and_analyze", "jacobian_sparsity", "analyze_module_global", "parse_module",
+           "analyze_call"]
 
 
 def lower_and_analyze(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -128,49 +130,27 @@ def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
                         kwargs=kwargs).pattern
 
 
-def analyze_module(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
-                   num_outputs: int | None = None, on_unknown: str = "error",
-                   options: AnalysisOptions | None = None, observer: Callable | None = None,
-                   local_point: Sequence | None = None, **unknown) -> Analysis:
-    """Analyze a StableHLO module (an ``ir.Module``, its text or bytes, a path to a file holding either, or a
-    :class:`jax.export.Exported` — see :func:`stablehlo_sparsity.analysis.parsing.as_module`) with no JAX function.
-
-    wrt: indices of the entry function's arguments that are inputs (columns).  Default ``None``: argument 0
-    only, the rule of ``jax.jacfwd`` (``argnums=0``), :func:`jacobian_sparsity` and the driver; ``"all"``:
-    every argument.  Arguments not in ``wrt`` are unknown values with no columns.
-    num_outputs: analyze only the first results (default all).
-    local_point: one array per entry argument — the *local* pattern at that point, valid for those values only
-    (see :func:`stablehlo_sparsity.modules.local.module_local_analysis` and docs/explanation/guarantees.md "Local
-    patterns").
+def analyze_module_global(module_or_text, entry: str = "main", *, wrt: Sequence[int] | str | None = None,
+                          num_outputs: int | None = None, on_unknown: str = "error",
+                          options: AnalysisOptions | None = None, observer: Callable | None = None) -> Analysis:
+    """The global pattern of a StableHLO module: :func:`stablehlo_sparsity.analyze_module` without
+    ``local_point`` (see there for every argument; the local pattern replays the module in JAX, which the
+    importer above the analysis does: :mod:`stablehlo_sparsity.modules.analyze`).
 
     Raises:
-        InputError: the module cannot be read or parsed, it has no function ``entry`` (or only a declaration), a
-            ``wrt`` index is out of range, ``num_outputs`` is negative, or a keyword is unknown.
-        UnsupportedOpError: the module holds an op without a sparsity rule (unless ``on_unknown="conservative"``).
-        UnsupportedTypeError: the module holds an element type the analysis cannot represent (e.g. f8, i4).
-        DynamicShapeError: a tensor of the entry function has a dynamic (``?``) dimension.
-        PatternTooLargeError: an intermediate pattern would exceed ``AnalysisOptions.max_pattern_nnz``.
+        InputError: the module cannot be read or parsed, it has no function ``entry``, a ``wrt`` index is out of
+            range or ``num_outputs`` is negative.
 
     Examples:
-        >>> import stablehlo_sparsity as ss
-        >>> text = '''func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
-        ...   %y = stablehlo.reverse %x, dims = [0] : tensor<3xf32>
-        ...   func.return %y : tensor<3xf32>
-        ... }'''
-        >>> print(ss.analyze_module(text).pattern.picture())
-        ⋅⋅●
-        ⋅●⋅
-        ●⋅⋅
+        >>> from stablehlo_sparsity.analysis.api import analyze_module_global
+        >>> text = "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> { return %x : tensor<2xf32> }"
+        >>> analyze_module_global(text).pattern.nnz
+        2
     """
-    refuse_unknown_keywords("analyze_module", unknown)
     module = as_module(module_or_text)
     if num_outputs is not None and int(num_outputs) < 0:
         raise InputError(f"num_outputs must be non-negative, got {num_outputs}")
     opts = resolve_options(options, on_unknown)
-    if local_point is not None:
-        local_pattern = hooks.provided("module_local_analysis")  # stablehlo_sparsity.modules.local
-        return local_pattern(module, local_point, entry=entry, wrt=wrt, num_outputs=num_outputs, options=opts,
-                             observer=observer)
     return analyze_entry(module, entry, wrt, num_outputs, opts, observer)
 
 

@@ -223,9 +223,9 @@ def check_function_and_arguments(what: str, f, args: Sequence) -> None:
 def traced_call(what: str, f: Callable, args: Sequence, argnums, *, unique: bool = False) -> TracedCall:
     """Check a public entry point's function and arguments before anything is traced, and split the arguments
     (:func:`split_statics`): ``f`` must be callable, there must be an argument, ``argnums`` must select existing
-    arguments (:func:`~.keywords.parse_indices`; ``unique``: each once) each holding an array.  Errors are
+    arguments (:func:`~..ir.keywords.parse_indices`; ``unique``: each once) each holding an array.  Errors are
     ``InputError`` naming ``what`` (the entry point) and the fix."""
-    from .keywords import parse_indices
+    from ..ir.keywords import parse_indices
 
     check_function_and_arguments(what, f, args)
     argnums_t = parse_indices(argnums, len(args), name="argnums", unique=unique)

@@ -24,7 +24,7 @@ import numpy as np
 from ..dtypes import is_float
 from ..errors import SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
-from .irtools import nested_ops
+from ..ir.helpers import nested_ops
 from ..lattice import Deps
 from .values import AbstractValue, same_constant, tensor_type
 

@@ -19,7 +19,7 @@ owns what they share, so that it is written once:
   ``func.func`` is: a call's body sees its arguments only.  A region therefore runs in a child scope of the
   one that runs it, and a called function's body in a root scope.
 
-Op attributes are read through :mod:`stablehlo_sparsity.analysis.attrs` on both sides.
+Op attributes are read through :mod:`stablehlo_sparsity.ir.attrs` on both sides.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Generic, Iterable, Sequence, TypeVar
 
 from ..errors import InputError, format_location, user_file_location
-from .attrs import string_attr, symbol_ref
-from .irtools import functions
+from ..ir.attrs import string_attr, symbol_ref
+from ..ir.helpers import functions
 
 __all__ = ["TERMINATORS", "Scope", "FunctionTable", "DecodedOp", "DecodedBlock", "RegionEngine", "single_block",
            "user_location"]
@@ -102,7 +102,7 @@ class DecodedBlock:
 
 
 class FunctionTable:
-    """The ``func.func`` ops of a module by symbol name (``sym_name``, read by :func:`.irtools.functions`),
+    """The ``func.func`` ops of a module by symbol name (``sym_name``, read by :func:`..ir.helpers.functions`),
     and the module's blocks as they have been decoded (:meth:`decoded`): the static structure every engine
     over the module shares, the analysis and the sub-analyses its rules start."""
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from .engine import TERMINATORS, DecodedBlock, DecodedOp, FunctionTable, RegionEngine, Scope
 from ..errors import InputError, PatternTooLargeError, SparsityError, SparsityWarning, UnsupportedOpError, warn
-from .attrs import dense_array
+from ..ir.attrs import dense_array
 from .folding.exactness import Undecided, literal_uncertainty, result_uncertainties
-from .irtools import contains_op, region_captures
+from ..ir.helpers import contains_op, region_captures
 from ..lattice.budget import too_large
 from ..lattice import Deps, nnz_budget
 from ..lattice.core import lane_size

@@ -66,9 +66,9 @@ from .._compat import constants_in_module, release_lowering_caches
 from .program import (norm_argnums, traceable_keyword, analyze_entry, custom_rule_primitives, lower_and_analyze_global,
                       resolve_options)
 from ..errors import InputError, SparsityError, SparsityWarning
-from .irtools import functions
+from ..ir.helpers import functions
 from .options import AnalysisOptions
-from .pattern import SparsityPattern
+from ..lattice.pattern import SparsityPattern
 
 __all__ = ["local_analysis", "point_pattern", "meet_with_global"]
 

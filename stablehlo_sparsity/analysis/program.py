@@ -15,21 +15,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compat import constants_in_module, innermost_locations, release_lowering_caches, uncached_lowering
-from . import hooks
+from .annotate import Recorder, write_annotations
 from ..errors import InputError, LoweringError, SparsityError, format_location, warn
 from .engine import FunctionTable
-from .irtools import without_common_subexpressions
+from ..ir.annotations import MAX_ELEMENTS, MAX_NNZ, resolve_entry
+from ..ir.helpers import without_common_subexpressions
 from .interpreter import AnalysisOptions, Interpreter
-from .keywords import parse_indices
+from ..ir.keywords import parse_indices
 from ..lattice import Deps, nnz_budget
-from .parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
-from .pattern import SparsityPattern
+from ..ir.parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
+from ..lattice.pattern import SparsityPattern
 from .folding.exactness import literal_uncertainty
 from .values import TOKEN, AbstractValue, is_differentiable, tensor_types
 from . import rules as _rules  # noqa: F401  (registers every rule)
 
-__all__ = ["Analysis", "lower_and_analyze_global", "cyclic_gc_paused", "analyze_entry", "resolve_options",
-           "lowered_for_analysis",
+__all__ = ["Analysis", "lower_and_analyze_global", "annotate_module", "cyclic_gc_paused", "analyze_entry",
+           "resolve_options", "lowered_for_analysis",
            "resolve_wrt", "custom_rule_primitives", "jaxpr_equations", "CUSTOM_RULE_PRIMITIVES",
            "CUSTOM_VJP_PRIMITIVES", "CustomRules", "custom_rules_of"]
 
@@ -81,7 +82,7 @@ class Analysis:
 
 def norm_argnums(argnums, nargs: int) -> tuple[int, ...]:
     """``argnums`` as a tuple of indices (repeats kept; see
-    :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    :func:`stablehlo_sparsity.ir.keywords.parse_indices`)."""
     return parse_indices(argnums, nargs, name="argnums")
 
 
@@ -242,7 +243,7 @@ def lowered_layout(lowered, args, argnums_t, has_aux: bool) -> tuple[list[int], 
 
 
 #: A traced program of at least this many (top-level) equations is walked without its common subexpressions
-#: (:func:`.irtools.without_common_subexpressions`): a program written out term by term repeats its ``x[i]`` and
+#: (:func:`..ir.helpers.without_common_subexpressions`): a program written out term by term repeats its ``x[i]`` and
 #: literals, while a vectorized one of a few dozen ops has little to merge and the pass costs about 0.1 ms to start.
 CSE_MIN_EQNS = 200
 
@@ -384,16 +385,47 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
 
 
 def _annotated_copy(module, wrt, opts, annotate):
-    """A copy of ``module`` (JAX caches the lowered one: a pass must not edit it) annotated in place by the
-    ``sparsity-annotate`` pass."""
-    annotate_pass = hooks.provided("annotate")  # the sparsity-annotate pass (stablehlo_sparsity.passes)
-
+    """A copy of ``module`` (JAX caches the lowered one: a pass must not edit it) annotated in place
+    (:func:`annotate_module`, what the ``sparsity-annotate`` pass runs)."""
     extra = dict(annotate) if isinstance(annotate, dict) else {}
     with module.context:
         text = module.operation.get_asm(enable_debug_info=True)
     copy = parse_module(text)
-    annotate_pass(copy, entry="main", wrt=list(wrt), on_unknown=opts.on_unknown, **extra)
+    annotate_module(copy, entry="main", wrt=list(wrt), on_unknown=opts.on_unknown, **extra)
     return copy
+
+
+def annotate_module(module, *, entry: str | None = None, wrt=None, on_unknown: str = "error",
+                    max_elements: int = MAX_ELEMENTS, max_nnz: int = MAX_NNZ) -> Analysis:
+    """Analyze ``module`` (an ``ir.Module``, a ``builtin.module`` operation or its op view) and write the lattice
+    into it as ``sparsity.*`` attributes (:mod:`.annotate`), in place: what the ``sparsity-annotate`` pass
+    (:func:`stablehlo_sparsity.passes.annotate`, whose options these are) and ``lower_and_analyze(...,
+    annotate=True)`` run.  ``entry`` defaults to ``main``, else the only public function; ``wrt`` is as for
+    :func:`stablehlo_sparsity.analyze_module`.
+
+    Raises:
+        InputError: no function ``entry`` in the module (or no way to choose one), a bad ``wrt``, or another
+            analysis input error.
+        TypeError: ``module`` is not a ``builtin.module``.
+
+    Examples:
+        >>> import stablehlo_sparsity as ss
+        >>> module = ss.parse_module('''func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+        ...   func.return %x : tensor<2xf32>
+        ... }''')
+        >>> annotate_module(module).pattern.nnz
+        2
+        >>> str(module.body.operations[0].attributes["sparsity.pattern"])
+        '"shape=2x2 nnz=2 deps=1 distinct=2"'
+    """
+    mod = getattr(module, "opview", module)
+    if not hasattr(mod, "body"):
+        raise TypeError(f"annotate needs a builtin.module, got {mod.operation.name}")
+    entry = resolve_entry(mod, entry)
+    recorder = Recorder()
+    analysis = analyze_entry(as_module(mod), entry, wrt, None, AnalysisOptions(on_unknown=on_unknown), recorder)
+    write_annotations(mod, entry, wrt, analysis, recorder, max_elements, max_nnz)
+    return analysis
 
 
 def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, opts, observer,
@@ -425,7 +457,7 @@ def _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, how, op
 def resolve_wrt(wrt, num_args: int, owner: str = "the entry function") -> list[int]:
     """The differentiated entry arguments: ``None`` → ``[0]`` (none for an entry without arguments),
     ``"all"`` → every argument, else the given indices (one rule for the API, the driver and the passes:
-    :func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    :func:`stablehlo_sparsity.ir.keywords.parse_indices`)."""
     return list(parse_indices(wrt, num_args, name="wrt", owner=owner, allow_text=True))
 
 

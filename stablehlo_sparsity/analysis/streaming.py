@@ -59,16 +59,16 @@ import scipy.sparse as sp
 from .._compat import constants_in_module, innermost_locations, release_lowering_caches
 from .program import (custom_rule_primitives, entry_layout, lowered_layout, norm_argnums, resolve_options,
                       traceable_keyword)
-from .attrs import function_results, symbol_ref
+from ..ir.attrs import function_results, symbol_ref
 from .engine import single_block
 from ..errors import InputError, LoweringError, SparsityError, SparsityWarning
 from .interpreter import AnalysisOptions, Interpreter
 from .rows import process_row_range
-from .irtools import functions, nested_ops, region_captures
+from ..ir.helpers import functions, nested_ops, region_captures
 from ..lattice import CsrPart, Deps, IndexPart, nnz_budget
 from ..lattice.core import make_csr
-from .parsing import as_module
-from .pattern import SparsityPattern
+from ..ir.parsing import as_module
+from ..lattice.pattern import SparsityPattern
 from .rules.elementwise import ELEMENTWISE
 from .rules.registry import DEPS_RULES
 from .rules.structural import reverse_np, slice_np, transpose_np

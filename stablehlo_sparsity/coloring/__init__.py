@@ -54,7 +54,7 @@ from .result import Bicoloring, Coloring
 from .symmetric import color_acyclic, color_star
 
 # The compiled kernels (greedy, orderings, star, streamed) run as C twins where the native library has one, else
-# under numba, imported on the first kernel that needs it (:mod:`..analysis.compiled`); their modules load on first
+# under numba, imported on the first kernel that needs it (:mod:`..kernels.compiled`); their modules load on first
 # use, so ``import stablehlo_sparsity`` stays light.  The streamed coloring's module is all kernels: its names load
 # on first access.
 _STREAMED = ("color_columns_streamed", "color_rows_streamed", "stencil27_blocks")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.compiled import njit
+from ..kernels.compiled import njit
 
 __all__ = ["greedy_acyclic", "edge_ids", "Forest", "two_colored_forest", "segmented_cumsum"]
 

@@ -28,7 +28,7 @@ __all__ = ["as_csr", "Bipartite", "Adjacency", "bipartite", "adjacency"]
 def as_csr(pattern) -> sp.csr_array:
     """A canonical boolean ``csr_array`` from a :class:`~stablehlo_sparsity.SparsityPattern`, any SciPy sparse
     matrix or array, or a dense array (nonzero ⇒ True)."""
-    from ..analysis.pattern import SparsityPattern
+    from ..lattice.pattern import SparsityPattern
 
     if isinstance(pattern, SparsityPattern):
         return pattern.to_scipy()

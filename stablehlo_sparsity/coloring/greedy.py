@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.compiled import njit
+from ..kernels.compiled import njit
 
 __all__ = ["greedy_color", "iterated_greedy", "split_bound"]
 

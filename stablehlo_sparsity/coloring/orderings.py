@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ORDERS
-from ..analysis.compiled import njit
+from ..kernels.compiled import njit
 from .graph import Adjacency, Bipartite
 
 __all__ = ["ORDERS", "order_vertices", "conflict_degrees", "best_of_orderings"]

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from ..analysis.compiled import njit
+from ..kernels.compiled import njit
 from .orderings import collect_neighbors
 
 __all__ = ["reduce_colors", "RADII", "LOCAL_WORK_PER_EDGE", "WHOLE_GRAPH_CELLS"]

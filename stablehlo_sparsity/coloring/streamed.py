@@ -52,7 +52,7 @@ import numpy as np
 
 from ..dtypes import index_dtype
 from ..errors import InputError
-from ..analysis.compiled import njit
+from ..kernels.compiled import njit
 from .kinds import ColoringKind
 from .policy import reporter
 from .result import Coloring, canonical

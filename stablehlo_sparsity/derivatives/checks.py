@@ -64,7 +64,7 @@ import numpy as np
 from .check_candidates import Candidate, WrongShape, candidate_of, to_csr
 from .check_reference import DenseReference, is_array
 from ..errors import InputError, SparsityError
-from ..analysis.keywords import parse_indices
+from ..ir.keywords import parse_indices
 from ..analysis.arguments import check_function_and_arguments, traced_call
 
 __all__ = ["check_jacobian", "check_hessian", "CheckReport", "DerivativeMismatchError"]
@@ -447,7 +447,7 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
         False
     """
     from .jacobian import SparseJacobian
-    from ..analysis.keywords import refuse_library_keywords
+    from ..ir.keywords import refuse_library_keywords
 
     refuse_library_keywords("check_jacobian", kwargs, f)
     if jacobian is None:  # (the checks of the jacobian it prepares, in the name of this function)
@@ -493,7 +493,7 @@ def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None
         (True, 'Hessian', 3)
     """
     from .hessian import SparseHessian
-    from ..analysis.keywords import refuse_library_keywords
+    from ..ir.keywords import refuse_library_keywords
 
     refuse_library_keywords("check_hessian", kwargs, f)
     if hessian is None:  # (the checks of the hessian it prepares, in the name of this function)

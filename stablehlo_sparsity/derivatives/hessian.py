@@ -47,8 +47,8 @@ from ..errors import InputError
 from .prepared.evaluation import Side
 from .prepared.modes import ColoringOptions
 from ..analysis.arguments import traced_call, warn_integer_columns
-from ..analysis.keywords import refuse_library_keywords
-from ..analysis.pattern import SparsityPattern
+from ..ir.keywords import refuse_library_keywords
+from ..lattice.pattern import SparsityPattern
 from .prepared.base import PreparedDerivative
 from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
 from .prepared.modes import HessianMode, parse_mode
@@ -113,7 +113,7 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
 
     ``derivatives``: which program of the gradient the analysis reads (see
     :func:`~stablehlo_sparsity.lower_and_analyze`).  Library keywords this function does not take (``mode``,
-    ``output`` …) are refused (:mod:`stablehlo_sparsity.analysis.keywords`).
+    ``output`` …) are refused (:mod:`stablehlo_sparsity.ir.keywords`).
 
     Raises:
         InputError: ``f`` does not return a scalar, an unknown ``method`` (or ``method="direct"`` with

@@ -44,8 +44,8 @@ from ..analysis.arguments import traced_call
 from ..coloring import Coloring, color_columns, color_rows
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
-from ..analysis.keywords import refuse_library_keywords
-from ..analysis.pattern import SparsityPattern
+from ..ir.keywords import refuse_library_keywords
+from ..lattice.pattern import SparsityPattern
 from .prepared.base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative
 from .prepared.inputs import Float64Warning, bind_selected, check_differentiable, flat, float_outputs, warn_float64
 from .prepared.modes import ColoringOptions, JacobianMode, mode_of, parse_mode  # noqa: F401  (public here too)

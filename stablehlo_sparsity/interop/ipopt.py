@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..analysis.keywords import refuse_library_keywords
+from ..ir.keywords import refuse_library_keywords
 from ..derivatives.check_candidates import WrappedDerivative
 from ..derivatives.prepared.inputs import flat
 

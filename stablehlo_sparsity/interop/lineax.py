@@ -294,7 +294,7 @@ def sparse_jacobian_operator(fn: Callable, y, args=None, *, tags=frozenset(), op
         [[0.0, 0.0, -2.0], [-2.0, 2.0, 0.0], [0.0, -2.0, 4.0]]
     """
     from ..derivatives.jacobian import sparse_jacobian
-    from ..analysis.keywords import refuse_library_keywords
+    from ..ir.keywords import refuse_library_keywords
 
     refuse_library_keywords("sparse_jacobian_operator", prepare_kwargs)
     dyn, static = eqx.partition(args, eqx.is_array)

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from ..derivatives.check_candidates import WrappedDerivative
 from ..errors import InputError
-from ..analysis.keywords import refuse_library_keywords
+from ..ir.keywords import refuse_library_keywords
 
 __all__ = ["ScipyJacobian", "least_squares_jacobian", "ivp_jacobian", "jac_sparsity", "jacobian_operator"]
 

@@ -7,7 +7,9 @@
 * :mod:`.runs` — run-length rows (a few column intervals per row): bands that widen step by step stay
   ``O(rows)``;
 * :mod:`.windows` — group unions with structure: windows along dimensions, reductions over dimensions, slice
-  unions, prefix unions.
+  unions, prefix unions;
+* :mod:`.pattern` — :class:`~.pattern.SparsityPattern`, the result of a detection (the analysis makes it, the
+  coloring and the derivatives read it: siblings above the lattice).
 
 Rules build on these moves and never on the representation.
 """

@@ -49,7 +49,7 @@ RECORD_ATTRIBUTE = "sparsity.derivative"
 
 def _load(module_or_source):
     """An ``ir.Module`` from a module, text, bytes (bytecode, portable artifact, ``jax.export``) or a path."""
-    from ..analysis.parsing import as_module
+    from ..ir.parsing import as_module
 
     # one rule for paths and text, that of every module function (parsing.source_path)
     return as_module(getattr(module_or_source, "module", module_or_source))
@@ -234,7 +234,7 @@ def read_function_record(fn) -> InjectedDerivative:
     well-formed pattern with a valid coloring — see :func:`check_record`)."""
     from jaxlib.mlir import ir
 
-    from ..analysis.irtools import sym_name
+    from ..ir.helpers import sym_name
 
     name = sym_name(fn)
     if RECORD_ATTRIBUTE not in fn.attributes:
@@ -337,7 +337,7 @@ def read_injected(module, name: str | None = None) -> InjectedDerivative:
         >>> info.shape, info.nnz, info.mode, info.num_colors, info.indices.tolist()
         ((2, 3), 2, 'forward', 1, [1, 2])
     """
-    from ..analysis.irtools import functions
+    from ..ir.helpers import functions
 
     op = getattr(module, "operation", None)
     if op is not None and op.name == "func.func":

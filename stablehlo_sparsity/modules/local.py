@@ -1,6 +1,6 @@
 """Local patterns of StableHLO modules: the module replayed in JAX (the importer) at a point, met with its
-global pattern — what ``analyze_module(..., local_point=point)`` returns (the analysis reaches it through its
-``"module_local_analysis"`` service, :mod:`stablehlo_sparsity.analysis.hooks`)."""
+global pattern — what ``analyze_module(..., local_point=point)`` returns (:mod:`.analyze`, the public
+``analyze_module``, imports it on first use)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from ..analysis.local import meet_with_global, point_pattern
 from ..analysis.options import AnalysisOptions
-from ..analysis.parsing import as_module
+from ..ir.parsing import as_module
 from ..analysis.program import analyze_entry, resolve_options, resolve_wrt
 from ..errors import InputError, SparsityWarning
 from .importer import ImportedFunction

@@ -44,7 +44,7 @@ from ..coloring.kinds import ColoringKind
 from ..errors import InputError
 from ..derivatives.hessian import SparseHessian
 from ..analysis.interpreter import AnalysisOptions
-from ..analysis.keywords import parse_indices, refuse_unknown_keywords
+from ..ir.keywords import parse_indices, refuse_unknown_keywords
 from ..derivatives.prepared.modes import ColoringOptions
 from ..derivatives.jacobian import SparseJacobian
 from ..derivatives.prepared.inputs import check_differentiable
@@ -57,7 +57,7 @@ __all__ = ["sparse_jacobian_module", "sparse_hessian_module", "check_jacobian_mo
 def normalize_wrt(wrt, nargs: int, owner: str = "the entry function") -> tuple[int, ...]:
     """``None`` → ``(0,)``; ``"all"`` → every argument; an int, ``"0,2"`` or a sequence of ints (negative from
     the end); repeats dropped, an empty selection refused
-    (:func:`stablehlo_sparsity.analysis.keywords.parse_indices`)."""
+    (:func:`stablehlo_sparsity.ir.keywords.parse_indices`)."""
     return parse_indices(wrt, nargs, name="wrt", owner=owner, unique=True, allow_text=True, allow_empty=False)
 
 
@@ -199,7 +199,7 @@ def sparse_jacobian_module(module, entry: str = "main", wrt=None, *, mode: str =
     portable artifact, a ``jax.export.Exported`` or its serialized bytes): detection on the module, coloring, and
     the compressed program over the imported function.  Options as :func:`~stablehlo_sparsity.sparse_jacobian`.
     An ``Exported``'s entry takes the Exported's own inputs, which ``wrt`` counts
-    (:func:`~stablehlo_sparsity.analysis.parsing.exported_module`).
+    (:func:`~stablehlo_sparsity.ir.parsing.exported_module`).
 
     Raises:
         InputError: the module cannot be read or parsed, it has no function ``entry``, a ``wrt`` index is out of

@@ -224,8 +224,8 @@ def _apply_defaults(elements, args, wrt) -> list:
 def _resolve_wrt_all(elements, module) -> list:
     """``--wrt=all`` for annotate passes: every argument of their entry function in this module (the pass
     option takes indices)."""
-    from stablehlo_sparsity.analysis.attrs import function_type
-    from stablehlo_sparsity.analysis.irtools import functions
+    from stablehlo_sparsity.ir.attrs import function_type
+    from stablehlo_sparsity.ir.helpers import functions
     from stablehlo_sparsity.passes.annotate import resolve_entry
     from stablehlo_sparsity.passes.pipeline import SparsityStep
 
@@ -288,13 +288,13 @@ def _read_input(path: str) -> tuple[str, str]:
 
 # --------------------------------------------------------------------------- emitters
 def _analyze(module, args, wrt):
-    from stablehlo_sparsity.analysis.api import analyze_module
+    from stablehlo_sparsity.analysis.api import analyze_module_global
     from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
     from stablehlo_sparsity.passes.annotate import resolve_entry
 
     entry = resolve_entry(module, args.entry)
     # (max_pattern_nnz: the default, which --max-pattern-nnz sets for the whole run: see _run)
-    return analyze_module(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
+    return analyze_module_global(module, entry=entry, wrt=wrt, options=AnalysisOptions(on_unknown=args.on_unknown))
 
 
 def _hessian(module, args, wrt):
@@ -303,7 +303,7 @@ def _hessian(module, args, wrt):
 
     from stablehlo_sparsity.analysis.interpreter import AnalysisOptions
     from stablehlo_sparsity.passes.annotate import resolve_entry
-    from stablehlo_sparsity.analysis.pattern import SparsityPattern
+    from stablehlo_sparsity.lattice.pattern import SparsityPattern
     from stablehlo_sparsity.analysis.second_order import hessian_pattern_of_entry
 
     entry = resolve_entry(module, args.entry)
@@ -515,7 +515,7 @@ def _print_version() -> None:
 
 def _parse_wrt(args):
     """The driver's ``--wrt``: None when not given, else argument indices or ``"all"``."""
-    from stablehlo_sparsity.analysis.keywords import parse_wrt_text
+    from stablehlo_sparsity.ir.keywords import parse_wrt_text
     from stablehlo_sparsity.errors import InputError
 
     if args.wrt is None:

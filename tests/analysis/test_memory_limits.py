@@ -208,7 +208,7 @@ def test_unwritable_output_is_an_error(tmp_path, capsys):
 def test_picture_bins_every_nonzero(monkeypatch, chunk):
     import scipy.sparse as sp
 
-    from stablehlo_sparsity.analysis import pattern as pattern_module
+    from stablehlo_sparsity.lattice import pattern as pattern_module
 
     monkeypatch.setattr(pattern_module, "PICTURE_CHUNK", chunk)
     for seed, shape in enumerate([(300, 200), (5, 7), (64, 1), (1, 90)]):

@@ -397,7 +397,7 @@ def _written_out(n):
 
 
 def _stablehlo_ops(module) -> int:
-    from stablehlo_sparsity.analysis.irtools import nested_ops
+    from stablehlo_sparsity.ir.helpers import nested_ops
 
     return sum(op.name.startswith("stablehlo.") for op in nested_ops(module.operation))
 
@@ -456,7 +456,7 @@ def test_common_subexpressions_leave_every_pattern_as_it_was():
     Jacobian pattern of the cleared module is the original's, and ops with the same operands but other
     attributes (two slices) stay apart."""
     from stablehlo_sparsity import parse_module
-    from stablehlo_sparsity.analysis.irtools import without_common_subexpressions
+    from stablehlo_sparsity.ir.helpers import without_common_subexpressions
 
     text = """
     func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {

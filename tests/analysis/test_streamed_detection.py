@@ -140,7 +140,7 @@ def test_a_block_never_holds_more_than_its_share_of_the_pattern():
 def test_release_dead_values_keeps_the_pattern():
     from stablehlo_sparsity.analysis.engine import DecodedBlock
     from stablehlo_sparsity.analysis.interpreter import Interpreter, last_uses
-    from stablehlo_sparsity.analysis.irtools import functions
+    from stablehlo_sparsity.ir.helpers import functions
 
     text = jax.jit(lambda x: jnp.roll(x, 1) * x + jnp.sin(x)).lower(jnp.ones(5)).as_text()
     bd = BlockedDetection(text)

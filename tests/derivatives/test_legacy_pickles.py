@@ -52,3 +52,14 @@ def test_old_paths_resolve_to_the_same_modules_in_a_fresh_process():
               "print('ok', len(L.MOVED))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.split() == ["ok", str(len(MOVED))], out.stderr[-2000:]
+
+
+def test_patterns_pickled_while_they_sat_in_analysis_load():
+    """``SparsityPattern`` sat in ``analysis/pattern.py`` until the IR toolkit left ``analysis/`` (issue 50)."""
+    p = ss.jacobian_sparsity(f, jnp.ones(6))
+    # (protocol 2 names a class by its text, module and name each ending in a newline: no length to adjust)
+    old = pickle.dumps(p, protocol=2).replace(b"stablehlo_sparsity.lattice.pattern\n",
+                                              b"stablehlo_sparsity.analysis.pattern\n")
+    assert b"stablehlo_sparsity.analysis.pattern" in old
+    back = pickle.loads(old)
+    assert type(back) is ss.SparsityPattern and back == p

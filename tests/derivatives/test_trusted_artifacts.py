@@ -551,7 +551,7 @@ def _injected_with(**changes):
     from jaxlib.mlir import ir
 
     from stablehlo_sparsity.modules.injected import RECORD_ATTRIBUTE
-    from stablehlo_sparsity.analysis.irtools import functions
+    from stablehlo_sparsity.ir.helpers import functions
     from stablehlo_sparsity.passes import inject_jacobian
 
     m = ss.parse_module(MODEL)

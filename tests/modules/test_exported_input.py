@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import stablehlo_sparsity as ss
-from stablehlo_sparsity.analysis.parsing import exported_module, is_exported
+from stablehlo_sparsity.ir.parsing import exported_module, is_exported
 
 MULTI = ("cpu", "cuda", "tpu")
 

@@ -269,7 +269,7 @@ def test_hostile_inputs_the_analysis_accepts_are_faithful():
             continue
         seen += 1
         base = os.path.basename(path)
-        from stablehlo_sparsity.analysis.irtools import functions, num_elements
+        from stablehlo_sparsity.ir.helpers import functions, num_elements
 
         fn = functions(m)[entry]
         small = sum(num_elements(a.type.shape) for a in fn.regions[0].blocks[0].arguments) <= 1_000_000

@@ -3,7 +3,7 @@ module, and against the ``expected_outputs`` JAX ships with its export back-comp
 with JAX's linear-algebra derivatives (``gesdd`` → ``svd``, ``gtsv`` → ``tridiagonal_solve``, QR's ``geqrf`` +
 ``orgqr`` through a JAX transcription of LAPACK's Householder steps), and refused with a reason naming the
 target where JAX has no derivative (Schur, Hessenberg, tridiagonal reduction) or the module reads LAPACK's
-scratch.  The custom-call table (:mod:`stablehlo_sparsity.analysis.custom_calls`) is the one both the analysis and the
+scratch.  The custom-call table (:mod:`stablehlo_sparsity.ir.custom_calls`) is the one both the analysis and the
 importer read.
 
 The derivative against central finite differences of XLA's execution of the original module, in a fresh
@@ -23,7 +23,7 @@ import pytest
 
 import stablehlo_sparsity as ss
 from injection_corpus import backcompat_cases
-from stablehlo_sparsity.analysis.custom_calls import FAMILIES, all_targets, family_of
+from stablehlo_sparsity.ir.custom_calls import FAMILIES, all_targets, family_of
 from stablehlo_sparsity.modules.importer.core import ImportError_
 from stablehlo_sparsity.modules.importer.replay import REPLAY_JVPS
 from stablehlo_sparsity.analysis.rules.custom_call import ANALYSIS_RULES, CUSTOM_CALL_TARGETS
@@ -85,7 +85,7 @@ UNIQUE = ("cpu_cholesky", "cpu_lu", "cpu_qr", "cpu_svd", "cpu_hessenberg", "cpu_
 
 def test_replayed_back_compat_modules_reproduce_xla_and_the_expected_outputs(cases):
     from stablehlo_sparsity.modules.importer.xla import run_module
-    from stablehlo_sparsity.analysis.parsing import as_module
+    from stablehlo_sparsity.ir.parsing import as_module
 
     checked = 0
     routines: dict[str, list[str]] = {}

@@ -59,7 +59,7 @@ def test_compile_module_runs_the_injected_jacobian_and_read_injected_builds_the_
 
 
 def test_the_pass_level_reader_delegates_to_the_public_one():
-    from stablehlo_sparsity.analysis.irtools import functions
+    from stablehlo_sparsity.ir.helpers import functions
 
     m = _injected()
     with m.context:
@@ -193,7 +193,7 @@ def test_compile_module_of_a_lapack_calling_derivative_runs_in_a_fresh_process(t
         "func.func public @main(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
         '  %0 = "stablehlo.cholesky"(%a) {lower = true} : (tensor<4x4xf32>) -> tensor<4x4xf32>\n'
         "  return %0 : tensor<4x4xf32>\n}\n")
-    from stablehlo_sparsity.analysis.parsing import parse_module
+    from stablehlo_sparsity.ir.parsing import parse_module
     from stablehlo_sparsity.passes.jacobian import inject_jacobian
 
     m = parse_module(module)

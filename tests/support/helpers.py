@@ -217,7 +217,7 @@ def assert_same_values(got, want, rtol=0.0):
 def calls_inside_reduction_bodies(module) -> bool:
     """Whether a reduction/sort/scatter body calls a function: XLA (jaxlib 0.10.2, CPU) segfaults compiling
     such a module directly (tests/support/xla_crashes/); oracles that compile modules skip them."""
-    from stablehlo_sparsity.analysis.irtools import nested_ops, region_ops
+    from stablehlo_sparsity.ir.helpers import nested_ops, region_ops
 
     for op in nested_ops(module.operation):
         if op.name in ("stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.scatter",

@@ -117,7 +117,7 @@ def backcompat_cases(cpu_or_neutral: bool = True):
 
 # ---------------------------------------------------------------------------------------------- one check
 def _count_ops(fn) -> int:
-    from stablehlo_sparsity.analysis.irtools import nested_ops
+    from stablehlo_sparsity.ir.helpers import nested_ops
 
     return len(nested_ops(fn))
 
@@ -145,7 +145,7 @@ def check_module(name: str, module_or_text, inputs=None, entry: str = "main", se
     from stablehlo_sparsity.modules.importer import import_module
     from stablehlo_sparsity.modules.importer.platforms import foreign_targets
     from stablehlo_sparsity.modules.importer.xla import compile_module, run_module
-    from stablehlo_sparsity.analysis.parsing import as_module
+    from stablehlo_sparsity.ir.parsing import as_module
     from stablehlo_sparsity.passes.jacobian import inject_jacobian, read_pattern
 
     res = {"name": name, "status": "ok", "detail": "", "ops": None, "injected_ops": None}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..irtools import num_elements
+from ...ir.helpers import num_elements
 
 __all__ = [
     "GatherDims",
@@ -97,7 +97,7 @@ class GatherDims:
 
     @classmethod
     def from_op(cls, op) -> "GatherDims":
-        from ..attrs import gather_dimension_numbers, i64_list
+        from ...ir.attrs import gather_dimension_numbers, i64_list
 
         dn = gather_dimension_numbers(op)
         return cls(tuple(dn.offset_dims), tuple(dn.collapsed_slice_dims), tuple(dn.operand_batching_dims),
@@ -158,7 +158,7 @@ class ScatterDims:
 
     @classmethod
     def from_op(cls, op) -> "ScatterDims":
-        from ..attrs import scatter_dimension_numbers
+        from ...ir.attrs import scatter_dimension_numbers
 
         dn = scatter_dimension_numbers(op)
         return cls(tuple(dn.update_window_dims), tuple(dn.inserted_window_dims), tuple(dn.input_batching_dims),

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 
-from ..attrs import symbol_ref
-from ..irtools import region_captures
+from ...ir.attrs import symbol_ref
+from ...ir.helpers import region_captures
 from ...lattice import Deps
 from ..values import AbstractValue, tensor_type
 from .reduction import symbolic_captures

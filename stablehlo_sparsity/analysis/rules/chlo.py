@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_attr, i64_list, scalar_of
+from ...ir.attrs import dense_attr, i64_list, scalar_of
 from ...lattice.windows import positions
 from ..folding.exactness import error_array, finalize, literal_uncertainty, unknown_float
 from ...lattice import Deps

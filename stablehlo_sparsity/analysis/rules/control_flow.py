@@ -83,7 +83,7 @@ import numpy as np
 from ..folding.exactness import join as join_uncertainty
 from ..folding.exactness import same_uncertainty
 from ..folding.ranges import IntRange, known_bounds, make_range
-from ..irtools import functions, is_public, region_captures
+from ...ir.helpers import functions, is_public, region_captures
 from ...lattice import Deps, cheap_nnz, deps_equal
 from ...lattice import loops as L
 from ..values import AbstractValue, is_differentiable, same_constant
@@ -243,7 +243,7 @@ def _consts_needed(op) -> list[bool]:
 
 def _is_private(fn) -> bool:
     try:
-        return not is_public(fn)  # the one visibility check (irtools): "private" and "nested" alike
+        return not is_public(fn)  # the one visibility check (ir.helpers): "private" and "nested" alike
     except Exception:  # not a function: be careful
         return True
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import bool_list, dense_attr, i64_list, int_attr
+from ...ir.attrs import bool_list, dense_attr, i64_list, int_attr
 from ...lattice.windows import positions
 from ...errors import InputError
 from ...lattice import check_nnz, Deps, group_union, Groups
@@ -52,7 +52,7 @@ class ConvGeometry:
     """Everything the rules need about one convolution, in canonical layout."""
 
     def __init__(self, op, lhs_shape, rhs_shape, out_shape, location=None):
-        from ..attrs import conv_dimension_numbers
+        from ...ir.attrs import conv_dimension_numbers
 
         dn = conv_dimension_numbers(op)
         isp = list(dn.input_spatial_dimensions)

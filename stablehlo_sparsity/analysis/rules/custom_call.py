@@ -1,7 +1,7 @@
 """``stablehlo.custom_call`` (§custom_call): rules as data, keyed by ``call_target_name``.
 
 A custom call is opaque to StableHLO, so its semantics come from the table of known targets,
-:data:`stablehlo_sparsity.analysis.custom_calls.FAMILIES` (shared with the importer), whose ``analysis`` key names
+:data:`stablehlo_sparsity.ir.custom_calls.FAMILIES` (shared with the importer), whose ``analysis`` key names
 one of the rules here (:data:`ANALYSIS_RULES`):
 
 * **linear-algebra kernels** that JAX lowers ``jnp.linalg`` / ``jax.scipy.linalg`` to — LAPACK on CPU
@@ -49,8 +49,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import dict_attr, string_attr
-from ..custom_calls import FAMILIES
+from ...ir.attrs import dict_attr, string_attr
+from ...ir.custom_calls import FAMILIES
 from ...errors import UnsupportedOpError
 from ...lattice import Deps, Groups, group_union
 from ..values import is_differentiable
@@ -346,7 +346,7 @@ ANALYSIS_RULES: dict[str, Callable] = {
 
 
 def _build_table() -> dict[str, Callable]:
-    """Every target of :data:`~stablehlo_sparsity.analysis.custom_calls.FAMILIES` with its family's analysis rule."""
+    """Every target of :data:`~stablehlo_sparsity.ir.custom_calls.FAMILIES` with its family's analysis rule."""
     return {target: ANALYSIS_RULES[fam.analysis] for fam in FAMILIES for target in fam.targets}
 
 

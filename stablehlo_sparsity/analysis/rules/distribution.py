@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import dense_attr, replica_group_sizes
+from ...ir.attrs import dense_attr, replica_group_sizes
 from ...errors import UnsupportedOpError
 from .registry import EXACT, ZERO, deps_rule
 from .registry import RuleContext, Op, DepsResult  # the rule contract

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import enum_list
+from ...ir.attrs import enum_list
 from ...lattice.windows import positions
 from ...lattice import check_nnz, Deps, group_union, Groups
 from ..folding.exactness import maybe_nonzero, sum_of_products_trust
@@ -37,7 +37,7 @@ def _dims(op):
     if op.operation.name == "stablehlo.dot":
         lhs_rank = len(op.operands[0].type.shape)
         return [], [], [lhs_rank - 1], [0]
-    from ..attrs import dot_dimension_numbers
+    from ...ir.attrs import dot_dimension_numbers
 
     dn = dot_dimension_numbers(op)
     return (list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions),

@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from ..attrs import int_attr
+from ...ir.attrs import int_attr
 from ...lattice.windows import positions
 from ...errors import DynamicShapeError
 from ...lattice import Deps

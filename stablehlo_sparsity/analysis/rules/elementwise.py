@@ -27,9 +27,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..attrs import enum_text, symbol_ref
+from ...ir.attrs import enum_text, symbol_ref
 from ..folding.exactness import error_array, finalize, is_float, surely
-from ..irtools import nested_ops, region_captures
+from ...ir.helpers import nested_ops, region_captures
 from ...lattice import Deps, group_union, Groups
 from .registry import (CONSERVATIVE, EXACT, UNION_OF_OPERANDS, UNION_WHEN_UNKNOWN, VALUE_AWARE, ZERO, NotFoldable,
                        deps_rule, fold_rule)
@@ -770,7 +770,7 @@ def _reduce_precision_fold(ctx: RuleContext, op: Op, consts: list[np.ndarray]) -
     """§reduce_precision on the bit pattern: round the mantissa to ``mantissa_bits`` (ties to even), then
     overflow to ±inf / underflow to ±0 outside the range of ``exponent_bits`` (XLA's algorithm, checked
     against the reference interpreter and XLA)."""
-    from ..attrs import int_attr
+    from ...ir.attrs import int_attr
 
     (x,) = consts
     if x.dtype.name not in _MANTISSA_BITS:

@@ -385,7 +385,7 @@ def compare_decided(op, a, b, shape) -> np.ndarray:
     which is certain wherever it is surely not NaN (and always in ``TOTALORDER``)."""
     from jaxlib.mlir import ir
 
-    from ..attrs import enum_text
+    from ...ir.attrs import enum_text
 
     sure = separated(a, b, shape)
     x, y = op.operands[0], op.operands[1]
@@ -462,7 +462,7 @@ def _bitcast(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[n
 @error_rule("stablehlo.reduce_precision")
 def _reduce_precision(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
     """§reduce_precision: a rounding of the bit pattern (the same everywhere) — exact on exact operands."""
-    from ..attrs import int_attr
+    from ...ir.attrs import int_attr
 
     (r,) = consts
     (a,) = args

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..irtools import num_elements
-from ..attrs import i64_list, int_attr
+from ...ir.helpers import num_elements
+from ...ir.attrs import i64_list, int_attr
 from ...lattice.windows import positions
 from ..folding.index_maps import (GatherDims, ScatterDims, box_matrix, clamp_starts, dynamic_slice_index_map,
                                   gather_index_map, scatter_targets, window_union_matrix)

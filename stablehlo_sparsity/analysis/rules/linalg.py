@@ -31,8 +31,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._compat import CHOLESKY_JVP_SYMMETRIZES_BOTH_TRIANGLES
-from ..irtools import num_elements
-from ..attrs import bool_attr, enum_text, i64_list
+from ...ir.helpers import num_elements
+from ...ir.attrs import bool_attr, enum_text, i64_list
 from ...lattice.windows import positions
 from ...lattice import Deps, group_union, Groups, prefix_union
 from ..folding.exactness import untrusted

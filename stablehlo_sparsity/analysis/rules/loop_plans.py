@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import dense_attr, enum_text, symbol_ref
+from ...ir.attrs import dense_attr, enum_text, symbol_ref
 from ..engine import TERMINATORS
 from ..values import element_dtype
 
@@ -261,7 +261,7 @@ class _Walker:
             return [_int_literal(op)]
         if name == "stablehlo.dynamic_slice" and isinstance(ds[0], _Src) and \
                 all(isinstance(d, Expr) for d in ds[1:]):
-            from ..attrs import i64_list
+            from ...ir.attrs import i64_list
 
             self.reads.append((ds[0].key, tuple(ds[1:]), tuple(i64_list(op, "slice_sizes"))))
             return [None]
@@ -280,7 +280,7 @@ class _Walker:
 
     def _nested(self, op, ds, desc) -> list:
         """An op with regions: whatever it or its regions read is used, and its results are not described."""
-        from ..irtools import region_ops
+        from ...ir.helpers import region_ops
 
         for r in op.regions:  # values read inside nested regions are used by this op
             for inner in region_ops(r):

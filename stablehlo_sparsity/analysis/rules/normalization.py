@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import int_attr
-from ..irtools import num_elements
+from ...ir.attrs import int_attr
+from ...ir.helpers import num_elements
 from ...lattice import Deps, group_union, Groups
 from .registry import EXACT, deps_rule
 from .registry import RuleContext, Op, DepsResult  # the rule contract

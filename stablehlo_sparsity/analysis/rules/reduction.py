@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import i64_list
+from ...ir.attrs import i64_list
 from ...errors import InputError
-from ..irtools import region_captures
+from ...ir.helpers import region_captures
 from ...lattice import Deps, reduce_dims
 from ..values import AbstractValue, is_differentiable, tensor_type
 from ..folding.exactness import (AddTree, Undecided, add_tree_of, error_array, finalize, is_float, largest_finite,

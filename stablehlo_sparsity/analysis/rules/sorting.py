@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..attrs import bool_attr, int_attr
+from ...ir.attrs import bool_attr, int_attr
 from ...lattice import slice_union
 from ..values import AbstractValue
 from ..folding.exactness import Uncertainty, Undecided, error_array, is_float
 from ..values import TensorType
-from ..irtools import region_captures, region_ops
+from ...ir.helpers import region_captures, region_ops
 from .reduction import eval_body_np, eval_body_trusted
 from .registry import EXACT, VALUE_AWARE, NotFoldable, deps_rule, error_rule, fold_rule
 from .registry import RuleContext, Op, DepsResult, ErrorResult, FoldResult  # the rule contract

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...lattice import Deps, Groups, group_union
-from ..attrs import attr_text, string_attr
+from ...ir.attrs import attr_text, string_attr
 from ..folding.exactness import maybe_nonzero
 from .registry import VALUE_AWARE
 from .registry import RuleContext, Op, DepsResult  # the rule contract

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ..attrs import dense_attr, i64_list, int_attr, literal_from_text
+from ...ir.attrs import dense_attr, i64_list, int_attr, literal_from_text
 from ...lattice.windows import positions
 from ...lattice import Deps
 from ..values import AbstractValue

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..attrs import enum_text, i64_list
+from ...ir.attrs import enum_text, i64_list
 from ..folding.ranges import LIMIT, IntRange, bounds, known_bounds, make_range
 from ..values import AbstractValue
 from .registry import FOLD_RULES, RuleContext, range_rule

@@ -44,8 +44,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..attrs import dense_attr, i64_list
-from ..irtools import region_captures
+from ...ir.attrs import dense_attr, i64_list
+from ...ir.helpers import region_captures
 from ...lattice import Deps, Groups, group_union, relation_along, window_union
 from ...lattice.core import check_nnz
 from .reduction import body_dependence, body_fns, eval_body_np, grouped_trust
@@ -121,7 +121,7 @@ def chooser_body(region, k: int):
     ``j`` is ``select(p, arg j, arg k+j)`` (sides in either order) for one ``p = compare(GE|GT|LE|LT, ·, ·)``
     of ``arg i`` and ``arg k+i`` — else ``None``.  Max pooling's JVP (JAX's ``select_and_gather_add``) and a
     windowed argmax are such bodies."""
-    from ..attrs import enum_text
+    from ...ir.attrs import enum_text
 
     block = list(region.blocks)[0]
     bargs = list(block.arguments)
@@ -323,7 +323,7 @@ def _selected_taps(op, operand, source) -> Groups | None:
     """With a known operand and a ``select`` region that is one comparison (``GE``/``GT``: the window's
     maximum; ``LE``/``LT``: its minimum), the groups ``result[e] ∪= source[w]`` for the windows ``w`` whose
     selected element may be ``e`` (:func:`_chooser_candidates`); ``None`` otherwise."""
-    from ..attrs import enum_text
+    from ...ir.attrs import enum_text
 
     if source.deps.is_empty or operand.const is None or region_captures(op.regions[0]):
         return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compiled import njit
+from ...kernels.compiled import njit
 
 __all__ = ["symmetric_pattern"]
 

@@ -24,7 +24,7 @@ def _dims(op):
     """(lhs_batch, rhs_batch, lhs_contract, rhs_contract) of a §dot_general or §dot."""
     if op.operation.name == "stablehlo.dot":
         return [], [], [len(op.operands[0].type.shape) - 1], [0]
-    from ..attrs import dot_dimension_numbers
+    from ...ir.attrs import dot_dimension_numbers
 
     dn = dot_dimension_numbers(op)
     return (list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions),

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...errors import PatternTooLargeError
-from ..compiled import native_kernels
+from ...kernels.compiled import native_kernels
 from ...lattice import Deps
 from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
@@ -487,7 +487,7 @@ def full_rows(s: sp.csr_array, n: int) -> Deps:
 
 #: :func:`pairs_to_hessian` assembles patterns of at least this many pair codes with the compiled two-pass
 #: kernel (:mod:`.assembly`, 1.3–2.2× faster than SciPy's ``U + Uᵀ``) when it costs nothing to start: its C twin
-#: runs (:func:`~stablehlo_sparsity.analysis.compiled.native_kernels`), or this process has loaded numba already …
+#: runs (:func:`~stablehlo_sparsity.kernels.compiled.native_kernels`), or this process has loaded numba already …
 COMPILED_ASSEMBLY = 1 << 16
 #: … or when the pattern has so many codes that the kernel saves more than loading it costs: importing numba
 #: and the cached kernels takes about 0.4 s, what the kernel saves (about 12 ns a code) on 30 million codes.

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from ..._compat import constants_in_module
 from ...errors import InputError
 from .evaluation import STRATEGIES, EvaluationPlan, static_gather
-from ...analysis.pattern import SparsityPattern
+from ...lattice.pattern import SparsityPattern
 from ...analysis.auxiliary import AuxSplit
 from .inputs import check_call_arguments, struct
 from ...dtypes import index_dtype

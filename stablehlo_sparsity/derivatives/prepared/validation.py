@@ -33,14 +33,14 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ...dtypes import is_float
-from ...analysis.custom_calls import FAMILIES
+from ...ir.custom_calls import FAMILIES
 from ...errors import InputError
 
 __all__ = ["ALLOWED_CUSTOM_CALLS", "CALLBACK_TARGETS", "HOST_TRANSFER_OPS", "check_csr", "check_coordinates",
            "check_colors", "check_decompression", "check_program", "check_state", "check_meta", "program_signature",
            "deserialize_program", "with_checked_vjp", "CheckedState"]
 
-#: The ``custom_call`` targets a saved program may contain: those the library knows (:mod:`..custom_calls`) —
+#: The ``custom_call`` targets a saved program may contain: those the library knows (:mod:`...ir.custom_calls`) —
 #: LAPACK / cuSOLVER / hipSOLVER factorizations the user's function may call, XLA's TPU linear algebra, the
 #: sharding markers JAX emits, integer kernels — minus the Python callbacks.
 ALLOWED_CUSTOM_CALLS: frozenset[str] = frozenset(t for f in FAMILIES if not f.callback for t in f.targets)
@@ -289,7 +289,7 @@ class _Context:
 def _reading_context():
     """A context that reads StableHLO portable artifacts: the dialects JAX's programs use (stablehlo, chlo,
     mhlo attributes, shardy), registered on a plain context — a millisecond, where the full context of
-    :func:`~stablehlo_sparsity.analysis.parsing.make_context` costs tens on first use."""
+    :func:`~stablehlo_sparsity.ir.parsing.make_context` costs tens on first use."""
     from jaxlib.mlir import ir
 
     try:
@@ -302,7 +302,7 @@ def _reading_context():
         sdy.register_dialect(ctx)
         return ctx
     except Exception:  # pragma: no cover - a jaxlib without these registration hooks
-        from ...analysis.parsing import make_context
+        from ...ir.parsing import make_context
 
         return make_context()
 

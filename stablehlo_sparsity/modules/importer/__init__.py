@@ -28,9 +28,9 @@ import numpy as np
 
 from typing import Any
 
-from ...analysis.attrs import function_results
+from ...ir.attrs import function_results
 from ...errors import InputError
-from ...analysis.irtools import functions
+from ...ir.helpers import functions
 from ...analysis.values import TensorType, tensor_type
 from ...dtypes import is_real_float
 from .core import IMPORT_RULES, NOT_IMPORTABLE, ImportContext, ImportError_, import_rule
@@ -165,6 +165,6 @@ def import_module(module_or_text: Any, entry: str = "main") -> ImportedFunction:
         >>> f(np.ones(3, np.float32)).tolist(), jax.jacfwd(f)(np.ones(3, np.float32)).tolist()
         ([1.0, 1.0, 1.0], [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]])
     """
-    from ...analysis.parsing import as_module
+    from ...ir.parsing import as_module
 
     return ImportedFunction(as_module(module_or_text), entry)

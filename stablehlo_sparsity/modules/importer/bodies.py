@@ -51,6 +51,6 @@ def returns_argument(region: Any, result: int = 0) -> int | None:
 
 def captures(region: Any) -> bool:
     """True when ops in ``region`` use values defined outside it."""
-    from ...analysis.irtools import region_captures
+    from ...ir.helpers import region_captures
 
     return bool(region_captures(region))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...analysis.attrs import symbol_ref
+from ...ir.attrs import symbol_ref
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...analysis.attrs import enum_or, enum_text, has_attr, i64_list, scalar_of
+from ...ir.attrs import enum_or, enum_text, has_attr, i64_list, scalar_of
 from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
 from .elementwise import BINARY, compare
 from .replay import replay

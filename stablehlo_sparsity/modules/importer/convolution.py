@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...analysis.attrs import bool_list, conv_dimension_numbers, dense_attr, i64_list, int_attr
+from ...ir.attrs import bool_list, conv_dimension_numbers, dense_attr, i64_list, int_attr
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 from .dot_general import precision
 

@@ -1,6 +1,6 @@
 """§custom_call: re-emitted verbatim with the derivative of its family.
 
-Custom calls are described once, in :data:`stablehlo_sparsity.analysis.custom_calls.FAMILIES` (the analysis reads
+Custom calls are described once, in :data:`stablehlo_sparsity.ir.custom_calls.FAMILIES` (the analysis reads
 the same table).  A known call is re-emitted verbatim (:mod:`.replay`), so the LAPACK / cuSOLVER kernel the
 module calls computes the primal bit for bit, and differentiated with JAX's derivative of the
 ``jax.lax.linalg`` function that computes the same thing (the family's ``jvp``, registered here in
@@ -28,10 +28,10 @@ import re
 
 import numpy as np
 
-from ...analysis.attrs import attr_text, string_attr
+from ...ir.attrs import attr_text, string_attr
 from .core import ImportContext, ImportError_, Op, Values, import_rule
 from .linalg import geqrf_reference, orgqr_reference, sym_from
-from ...analysis.custom_calls import Family
+from ...ir.custom_calls import Family
 from .replay import REPLAY_JVPS, JvpRule, replay
 
 #: Primal or tangent values of a replayed op (JAX arrays or tracers).
@@ -271,10 +271,10 @@ def _attr_text(op: Op) -> str:
 
 @import_rule("stablehlo.custom_call")
 def _custom_call(ctx: ImportContext, op: Op, args: Values) -> Values:
-    """§custom_call: the targets of :data:`~stablehlo_sparsity.analysis.custom_calls.FAMILIES`, re-emitted with their
+    """§custom_call: the targets of :data:`~stablehlo_sparsity.ir.custom_calls.FAMILIES`, re-emitted with their
     family's derivative; sharding markers pass their operands through; unknown targets and Python callbacks
     are refused."""
-    from ...analysis.custom_calls import family_of
+    from ...ir.custom_calls import family_of
 
     target = string_attr(op, "call_target_name")
     fam = family_of(target)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...analysis.attrs import dense_attr, replica_group_sizes
+from ...ir.attrs import dense_attr, replica_group_sizes
 from .core import ImportContext, Op, Values, import_rule
 from .replay import replay
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.attrs import dot_dimension_numbers, enum_list, has_attr
+from ...ir.attrs import dot_dimension_numbers, enum_list, has_attr
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 

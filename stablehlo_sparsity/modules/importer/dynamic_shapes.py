@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.attrs import int_attr
+from ...ir.attrs import int_attr
 from .core import ImportContext, NOT_IMPORTABLE, Op, Values, import_rule, jax_lax
 from .structural import broadcast_in_dim, iota, reshape
 

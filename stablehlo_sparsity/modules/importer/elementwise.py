@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...analysis.attrs import enum_or, enum_text, int_attr
+from ...ir.attrs import enum_or, enum_text, int_attr
 from .core import ImportContext, ImportRule, Op, Values, import_rule, jax_lax
 from ...dtypes import is_float, is_real_float
 

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...analysis.attrs import bool_attr, i64_list
+from ...ir.attrs import bool_attr, i64_list
 from ...analysis.folding.index_maps import GatherDims, ScatterDims
 from ...analysis.rules.indexing import torch_index_select_dims
 from .bodies import binary_body, captures, returns_argument

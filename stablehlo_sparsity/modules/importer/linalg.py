@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from ...analysis.attrs import bool_attr, enum_or, enum_text, i64_list
+from ...ir.attrs import bool_attr, enum_or, enum_text, i64_list
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 

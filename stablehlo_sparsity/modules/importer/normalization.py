@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.attrs import float_attr, int_attr
+from ...ir.attrs import float_attr, int_attr
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
 

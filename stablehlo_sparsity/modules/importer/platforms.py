@@ -74,7 +74,7 @@ def custom_call_targets(module_or_op: Any) -> set[str]:
     """The ``call_target_name`` of every ``stablehlo.custom_call`` in the module (or op), regions included."""
     from jaxlib.mlir import ir
 
-    from ...analysis.attrs import has_attr, string_attr
+    from ...ir.attrs import has_attr, string_attr
 
     op = getattr(module_or_op, "operation", module_or_op)
     found: set[str] = set()

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...analysis.attrs import i64_list
+from ...ir.attrs import i64_list
 from .bodies import binary_body
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 from ...dtypes import is_float

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...analysis.attrs import bool_attr, int_attr
+from ...ir.attrs import bool_attr, int_attr
 from .bodies import captures
 from .core import ImportContext, Op, Values, import_rule
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ...analysis.attrs import dense_attr, i64_list, int_attr
+from ...ir.attrs import dense_attr, i64_list, int_attr
 from ...analysis.values import TensorType
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 
@@ -16,7 +16,7 @@ def constant_value(ctx: ImportContext, op: Op, name: str, t: TensorType) -> np.n
     """A ``DenseElementsAttr`` as a NumPy array of the result type; a splat stays a broadcast scalar (JAX then
     emits a broadcast of one literal, not a huge dense constant).  Literals the bindings cannot convert
     (complex, bf16) are read from the printed form, as the constant folder does."""
-    from ...analysis.attrs import literal_from_text
+    from ...ir.attrs import literal_from_text
 
     arr = None
     try:

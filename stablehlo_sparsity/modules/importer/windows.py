@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...analysis.attrs import dense_attr, enum_or, enum_text, has_attr, i64_list
+from ...ir.attrs import dense_attr, enum_or, enum_text, has_attr, i64_list
 from .bodies import binary_body, captures
 from .core import ImportContext, Op, Values, import_rule, jax_lax
 from ...dtypes import is_float

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...analysis.attrs import has_attr, string_attr
+from ...ir.attrs import has_attr, string_attr
 
 __all__ = ["compile_module", "run_module", "entry_as_main_text", "register_kernels_for"]
 
@@ -67,7 +67,7 @@ def compile_module(module_or_text: Any, entry: str = "main") -> Any:
     from jaxlib.mlir import ir
 
     if isinstance(module_or_text, str):
-        from ...analysis.parsing import parse_module
+        from ...ir.parsing import parse_module
 
         module_or_text = parse_module(module_or_text)
     text = entry_as_main_text(module_or_text, entry)

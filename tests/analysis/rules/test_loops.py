@@ -255,7 +255,7 @@ def test_annotations_inside_a_summarized_loop_cover_every_iteration():
 
     def annotations(summaries):
         from stablehlo_sparsity.analysis.api import parse_module
-        from stablehlo_sparsity.analysis.irtools import nested_ops
+        from stablehlo_sparsity.ir.helpers import nested_ops
 
         old = cf.SUMMARIES
         cf.SUMMARIES = summaries

@@ -25,7 +25,7 @@ import pytest
 from jax.experimental import sparse
 
 from stablehlo_sparsity import SparsityWarning, analyze_module, jacobian_sparsity
-from stablehlo_sparsity.analysis.custom_calls import all_targets
+from stablehlo_sparsity.ir.custom_calls import all_targets
 from stablehlo_sparsity.analysis.rules.sparse_kernels import csr_entries, gpu_sparse_descriptor
 from test_linalg import check, num_pattern
 

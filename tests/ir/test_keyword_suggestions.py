@@ -11,7 +11,7 @@ import pytest
 
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import InputError
-from stablehlo_sparsity.analysis.keywords import (accepts_keyword, closest_keyword, edit_distance,
+from stablehlo_sparsity.ir.keywords import (accepts_keyword, closest_keyword, edit_distance,
                                                    refuse_library_keywords)
 
 X = jnp.linspace(0.2, 1.4, 5)

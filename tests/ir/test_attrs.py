@@ -4,7 +4,7 @@
 import pytest
 from jaxlib.mlir import ir
 
-from stablehlo_sparsity.analysis.attrs import i64_list
+from stablehlo_sparsity.ir.attrs import i64_list
 
 SOURCE = """
 "test.op"() {dense_array = array<i64: 1, -2, 3>, elements = dense<[4, 5]> : tensor<2xi64>,

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stablehlo_sparsity.analysis import compiled, native
+from stablehlo_sparsity.kernels import compiled, native
 from stablehlo_sparsity.analysis.second_order import assembly
 from stablehlo_sparsity.coloring import METHODS, ORDERS, color_columns, color_rows, color_star
 from stablehlo_sparsity.coloring import greedy, orderings, recolor, star

@@ -1,7 +1,7 @@
 """One keyword contract (issue 20): every public entry point crossed with every library keyword.
 
 A library keyword is either taken by the entry point (it is a parameter of its signature, listed in
-``stablehlo_sparsity.analysis.keywords.ENTRY_POINTS``) or refused with an ``InputError`` before any work — never
+``stablehlo_sparsity.ir.keywords.ENTRY_POINTS``) or refused with an ``InputError`` before any work — never
 forwarded to the user's function.  The parsers of ``argnums`` / ``wrt`` are one rule.
 """
 
@@ -16,7 +16,7 @@ import pytest
 import stablehlo_sparsity as ss
 from stablehlo_sparsity import InputError
 from stablehlo_sparsity.interop.ipopt import sparse_constraint_jacobian, sparse_lagrangian_hessian
-from stablehlo_sparsity.analysis.keywords import ENTRY_POINTS, LIBRARY_KEYWORDS, parse_indices, parse_wrt_text
+from stablehlo_sparsity.ir.keywords import ENTRY_POINTS, LIBRARY_KEYWORDS, parse_indices, parse_wrt_text
 from stablehlo_sparsity.interop.lineax import sparse_jacobian_operator
 from stablehlo_sparsity.interop.scipy import ivp_jacobian, jac_sparsity, least_squares_jacobian
 
