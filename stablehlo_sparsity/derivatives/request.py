@@ -4,8 +4,8 @@ The public derivative functions (:data:`FACES`: ``sparse_jacobian``, ``sparse_he
 forms, ``jacobian_coloring``, ``hessian_coloring``, ``hessian_sparsity`` and the checks when they prepare a
 candidate) take the same library keywords.  :data:`KEYWORDS` defines each once — name, type, default, one line
 of documentation — and the API reference's "Shared keywords" table is generated from it
-(:func:`keywords_markdown`; ``python -m stablehlo_sparsity.derivatives.request --write`` rewrites the table,
-``--check`` exits 1 when it is stale).  The signatures stay written out, so that editors, type checkers and
+(:func:`keywords_markdown`; :func:`write_keywords_table` rewrites it, and ``tests/derivatives/test_request.py``
+fails while it is stale).  The signatures stay written out, so that editors, type checkers and
 ``inspect.signature`` see every keyword; ``tests/derivatives/test_request.py`` checks that their defaults are the
 table's.
 
@@ -40,7 +40,8 @@ from ..errors import InputError
 from .prepared.modes import ColoringOptions, HessianMode, JacobianMode, parse_mode
 
 __all__ = ["Keyword", "KEYWORDS", "DerivativeKind", "Returns", "Face", "FACES", "DerivativeRequest",
-           "derivative_request", "keywords_markdown", "KEYWORDS_BEGIN", "KEYWORDS_END"]
+           "derivative_request", "keywords_markdown", "keywords_table_in", "write_keywords_table", "KEYWORDS_BEGIN",
+           "KEYWORDS_END"]
 
 
 @dataclass(frozen=True)
@@ -241,49 +242,44 @@ def _cell(value: Any) -> str:
 
 
 def keywords_markdown() -> str:
-    """The API reference's table of :data:`KEYWORDS`, with the face functions that take each keyword."""
+    """The API reference's table of :data:`KEYWORDS`, with the face functions that take each keyword ("all of
+    them": the prepare, coloring and detection functions, ``jacobian_sparsity`` included)."""
     lines = ["| keyword | type | default | meaning | taken by |", "|---|---|---|---|---|"]
     faces = [name for name in FACES if not name.startswith("check_")] + ["jacobian_sparsity"]
     for k in KEYWORDS.values():
         default = _cell(k.default)
         if k.hessian_default is not ...:
             default = f"{default} (Jacobian), {_cell(k.hessian_default)} (Hessian)"
-        takers = ", ".join(f"`{name}`" for name in faces if k.name in ENTRY_POINTS.get(name, ()))
-        kind = k.type.replace("|", "\\|")
-        lines.append(f"| `{k.name}` | `{kind}` | {default} | {k.doc} | {takers} |")
+        takers = [name for name in faces if k.name in ENTRY_POINTS.get(name, ())]
+        taken = "all of them" if takers == faces else ", ".join(f"`{name}`" for name in takers)
+        kind = " or ".join(f"`{t}`" for t in k.type.split(" | "))
+        lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} | {taken} |")
     return "\n".join([KEYWORDS_BEGIN, *lines, KEYWORDS_END])
 
 
-def _api_page():
+API_PAGE = "docs/reference/api.md"
+_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+def keywords_table_in(text: str) -> str | None:
+    """The generated table in the text of a page (between :data:`KEYWORDS_BEGIN` and :data:`KEYWORDS_END`, both
+    included), or ``None`` when the page has none."""
+    begin, end = text.find(KEYWORDS_BEGIN), text.find(KEYWORDS_END)
+    return text[begin:end + len(KEYWORDS_END)] if 0 <= begin < end else None
+
+
+def write_keywords_table(root=None) -> bool:
+    """Replace the table of ``docs/reference/api.md`` (under ``root``, the repository) by :func:`keywords_markdown`;
+    whether it changed.  Run ``python -c "from stablehlo_sparsity.derivatives.request import *;
+    write_keywords_table()"`` after editing :data:`KEYWORDS`."""
     import pathlib
 
-    return pathlib.Path(__file__).resolve().parents[2] / "docs" / "reference" / "api.md"
-
-
-def _main(argv=None) -> int:
-    """``--write``: replace the table in ``docs/reference/api.md``; ``--check``: exit 1 when it differs."""
-    import argparse
-    import re
-
-    parser = argparse.ArgumentParser(description="the shared keywords' table of the API reference")
-    parser.add_argument("--write", action="store_true", help="rewrite the table (default: --check)")
-    ns = parser.parse_args(argv)
-    page = _api_page()
+    page = pathlib.Path(root or _ROOT) / API_PAGE
     text = page.read_text()
-    pattern = re.compile(re.escape(KEYWORDS_BEGIN) + ".*?" + re.escape(KEYWORDS_END), re.S)
-    if not pattern.search(text):
-        print(f"{page}: no generated table (markers {KEYWORDS_BEGIN!r} … {KEYWORDS_END!r})")
-        return 1
-    new = pattern.sub(lambda m: keywords_markdown(), text)
-    if ns.write:
-        page.write_text(new)
-        return 0
-    if new != text:
-        print(f"{page}: the shared keywords' table is stale: python -m stablehlo_sparsity.derivatives.request "
-              "--write")
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())
+    old = keywords_table_in(text)
+    if old is None:
+        raise InputError(f"{page} has no generated keywords table ({KEYWORDS_BEGIN!r} … {KEYWORDS_END!r})")
+    new = keywords_markdown()
+    if new != old:
+        page.write_text(text.replace(old, new))
+    return new != old
