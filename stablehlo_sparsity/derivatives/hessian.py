@@ -9,8 +9,10 @@
     >>> H.num_colors
     3
 
-Detection.  ``hessian_sparsity`` has two methods.  ``"direct"`` runs the second-order analysis over the
-primal program (:mod:`stablehlo_sparsity.analysis.second_order`): no gradient program is built.
+Detection.  ``hessian_sparsity`` has two methods
+(:class:`~stablehlo_sparsity.analysis.second_order.method.HessianMethod`).  ``"direct"``
+(``HessianMethod.DIRECT_ANALYSIS``) runs the second-order analysis over the primal program
+(:mod:`stablehlo_sparsity.analysis.second_order`): no gradient program is built.
 ``"via-gradient"`` lowers ``jax.grad(f)`` to StableHLO and analyzes its Jacobian pattern — the Hessian's pattern,
 as a sound superset — then symmetrizes it (``P ∪ Pᵀ``): the analysis may see a dependence in one direction only
 (e.g. through ``stop_gradient``, invisible at the StableHLO level), and the symmetric decompression reads each
@@ -30,7 +32,13 @@ segmented prefix sum.  Its rounding error grows with the length of those chains
 (:attr:`SparseHessian.longest_chain`), where direct recovery reads each entry from one product.
 ``mode="auto"`` substitutes only when that saves products and the longest chain keeps the worst-case
 rounding error within half of the digits of the input dtype (``chain · eps ≤ √eps``: chains up to about
-2,900 in float32); ``"direct"`` (star) is the default.
+2,900 in float32); ``"direct"`` (star) is the default.  The recovery modes are
+:class:`~stablehlo_sparsity.derivatives.prepared.modes.HessianMode` (``"direct"`` is ``HessianMode.DIRECT_RECOVERY``
+there: the same string as the detection method, another name).
+
+The public functions read their keywords once into a
+:class:`~stablehlo_sparsity.derivatives.request.DerivativeRequest` (:mod:`stablehlo_sparsity.derivatives.request`)
+and pass it down: :func:`hessian_detection` and :meth:`SparseHessian.prepare_request` read nothing else.
 """
 
 from __future__ import annotations
@@ -100,8 +108,9 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  ``options``: an
     :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
 
-    ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
-    gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
+    ``method`` (a string or a :class:`~stablehlo_sparsity.analysis.second_order.method.HessianMethod`):
+    ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no gradient program is
+    built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
     symmetrized (see the module docstring); ``"auto"`` (default) — the method a cost model of the traced program
     predicts to be faster (:mod:`stablehlo_sparsity.analysis.second_order.method`, fitted on
     ``benchmarks/hessian_method.py``), and via the gradient whenever ``f`` uses a custom derivative rule of its
@@ -446,10 +455,10 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     Hessian-vector products in one XLA program and decompresses symmetrically with one static gather.
     ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
     ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
-    dtype (see the module docstring).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
-    detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
-    devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
-    arguments of ``f``.
+    dtype (see the module docstring).  The other keywords are shared with :func:`~stablehlo_sparsity.sparse_jacobian`
+    and described once in the API reference's "Shared keywords" table
+    (:data:`stablehlo_sparsity.derivatives.request.KEYWORDS`).  Other keyword arguments are static arguments
+    of ``f``.
 
     Raises:
         InputError: ``f`` does not return a scalar, no argument to differentiate, an ``argnums`` out of range, a

@@ -342,10 +342,9 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     ``mode="auto"`` picks the direction with fewer colors, or both directions (``"bidirectional"``: JVPs
     and VJPs together) when that needs fewer products.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
     ``"dense"``, ``"scipy"`` or ``"values"``.  ``order`` / ``recolor`` / ``seed`` tune the coloring (see
-    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: literal seed
-    constants (faster warm calls, longer compilation) or seeds computed in the program; ``None`` decides by
-    size (:data:`SEED_CONSTANT_LIMIT`).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
-    detection.
+    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: ``None`` decides by
+    size (:data:`SEED_CONSTANT_LIMIT`).  Every keyword shared by the derivative functions is described once in
+    the API reference's "Shared keywords" table (:data:`stablehlo_sparsity.derivatives.request.KEYWORDS`).
 
     ``strategy`` lays out the products (see :mod:`stablehlo_sparsity.derivatives.prepared.evaluation`): ``"vmap"``
     (all colors
