@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from ..analysis.arguments import TracedCall, traced_call
 from ..analysis.keywords import ENTRY_POINTS, refuse_library_keywords
 from ..analysis.options import AnalysisOptions
@@ -196,6 +198,10 @@ class DerivativeRequest:
         return functools.partial(self.fn, **self.kwargs) if self.kwargs else self.fn
 
 
+#: Each shared keyword's default, for a Jacobian and for a Hessian face function.
+_DEFAULTS = {kind: {name: k.default_for(kind) for name, k in KEYWORDS.items()} for kind in DerivativeKind}
+
+
 def derivative_request(entry: str, f: Callable, args, kwargs: Mapping[str, Any],
                        given: Mapping[str, Any]) -> DerivativeRequest:
     """The request of the face function ``entry`` (a key of :data:`FACES`) called with ``f``, ``args``, ``f``'s
@@ -211,14 +217,13 @@ def derivative_request(entry: str, f: Callable, args, kwargs: Mapping[str, Any],
 
     face = FACES[entry]
     refuse_library_keywords(entry, kwargs, f)
-    v = {name: given[name] if name in given else k.default_for(face.kind) for name, k in KEYWORDS.items()}
+    v = dict(_DEFAULTS[face.kind])
+    v.update((name, given[name]) for name in KEYWORDS.keys() & given.keys())
     mode = parse_mode(JacobianMode if face.kind is DerivativeKind.JACOBIAN else HessianMode, v["mode"])
     method = parse_method(v["method"])
     if method is HessianMethod.DIRECT_ANALYSIS and (v["local"] or v["derivatives"] != "auto"):
         raise InputError("method='direct' reads the primal program for the global pattern; local=True and "
                          "derivatives= are options of method='via-gradient'")
-    import numpy as np
-
     argnums = v["argnums"]
     call = traced_call(entry, f, args, argnums, unique=face.unique_argnums)
     return DerivativeRequest(
