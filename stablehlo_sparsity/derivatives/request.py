@@ -116,11 +116,14 @@ class Returns(StrEnum):
 
 @dataclass(frozen=True)
 class Face:
-    """A face function: its derivative, what it returns, and whether repeated ``argnums`` are merged."""
+    """A face function: its derivative, what it returns, whether repeated ``argnums`` are merged, and the name
+    the messages about its function and arguments give (``None``: its own; the ``value_and_`` forms prepare the
+    same object as the plain ones and say their name)."""
 
     kind: DerivativeKind
     returns: Returns
     unique_argnums: bool = True
+    says: str | None = None
 
 
 _J, _H = DerivativeKind.JACOBIAN, DerivativeKind.HESSIAN
@@ -128,11 +131,11 @@ _J, _H = DerivativeKind.JACOBIAN, DerivativeKind.HESSIAN
 #: prepare).
 FACES: dict[str, Face] = {
     "sparse_jacobian": Face(_J, Returns.DERIVATIVE),
-    "value_and_sparse_jacobian": Face(_J, Returns.VALUE_AND_DERIVATIVE),
+    "value_and_sparse_jacobian": Face(_J, Returns.VALUE_AND_DERIVATIVE, says="sparse_jacobian"),
     "jacobian_coloring": Face(_J, Returns.COLORING, unique_argnums=False),
     "check_jacobian": Face(_J, Returns.DERIVATIVE),
     "sparse_hessian": Face(_H, Returns.DERIVATIVE),
-    "value_and_sparse_hessian": Face(_H, Returns.VALUE_AND_DERIVATIVE),
+    "value_and_sparse_hessian": Face(_H, Returns.VALUE_AND_DERIVATIVE, says="sparse_hessian"),
     "hessian_sparsity": Face(_H, Returns.PATTERN),
     "hessian_coloring": Face(_H, Returns.COLORING),
     "check_hessian": Face(_H, Returns.DERIVATIVE),
@@ -225,7 +228,7 @@ def derivative_request(entry: str, f: Callable, args, kwargs: Mapping[str, Any],
         raise InputError("method='direct' reads the primal program for the global pattern; local=True and "
                          "derivatives= are options of method='via-gradient'")
     argnums = v["argnums"]
-    call = traced_call(entry, f, args, argnums, unique=face.unique_argnums)
+    call = traced_call(face.says or entry, f, args, argnums, unique=face.unique_argnums)
     return DerivativeRequest(
         entry=entry, kind=face.kind, returns=face.returns, f=f, call=call,
         kwargs=types.MappingProxyType(dict(kwargs)), has_aux=bool(v["has_aux"]),
