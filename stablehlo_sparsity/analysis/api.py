@@ -12,7 +12,7 @@ from .program import (CUSTOM_RULE_PRIMITIVES, Analysis, norm_argnums, traceable_
 from ..errors import InputError
 from ..ir.keywords import refuse_library_keywords
 from .local import local_analysis
-from .arguments import traced_call, warn_integer_columns
+from .arguments import TracedCall, traced_call, warn_integer_columns
 from .auxiliary import AuxSplit
 from .options import AnalysisOptions
 from ..ir.parsing import as_module, check_nesting, parse_module, parse_shipped  # noqa: F401  (public here too)
@@ -77,17 +77,24 @@ def analyze_call(what: str, f: Callable, args: Sequence, *, argnums, has_aux: bo
                  observer, derivatives: str, annotate, local: bool, kwargs: dict) -> Analysis:
     """:func:`lower_and_analyze` for the public entry point ``what``: the arguments checked and split before
     anything is traced (:func:`.arguments.traced_call`: non-array leaves are static), integer columns warned
-    about, then the global or the local analysis."""
+    about, then the global or the local analysis (:func:`analyze_traced`)."""
     call = traced_call(what, f, args, argnums)
     warn_integer_columns(call, f, what)
+    return analyze_traced(call, has_aux=has_aux, options=resolve_options(options, on_unknown), observer=observer,
+                          derivatives=derivatives, annotate=annotate, local=local, kwargs=kwargs)
+
+
+def analyze_traced(call: TracedCall, *, has_aux: bool, options: AnalysisOptions, observer=None,
+                   derivatives: str = "auto", annotate=False, local: bool = False, kwargs=None) -> Analysis:
+    """The global or the local analysis of a checked call (:func:`.arguments.traced_call`: its ``argnums``
+    are parsed already), with resolved ``options``."""
+    kwargs = kwargs or {}
     fn = arrays_only_aux(call.fn) if has_aux else call.fn  # (non-array aux data passes through, never lowered)
     if local:
-        return local_analysis(fn, *call.args, argnums=call.argnums, has_aux=has_aux,
-                              options=resolve_options(options, on_unknown), observer=observer,
-                              derivatives=derivatives, annotate=annotate, **kwargs)
-    return lower_and_analyze_global(fn, *call.args, argnums=call.argnums, has_aux=has_aux, on_unknown=on_unknown,
-                                    options=options, observer=observer, derivatives=derivatives,
-                                    annotate=annotate, **kwargs)
+        return local_analysis(fn, *call.args, argnums=call.argnums, has_aux=has_aux, options=options,
+                              observer=observer, derivatives=derivatives, annotate=annotate, **kwargs)
+    return lower_and_analyze_global(fn, *call.args, argnums=call.argnums, has_aux=has_aux, options=options,
+                                    observer=observer, derivatives=derivatives, annotate=annotate, **kwargs)
 
 
 def jacobian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,

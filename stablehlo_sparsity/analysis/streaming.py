@@ -214,7 +214,7 @@ class BlockedDetection:
     """One program prepared for row-block detection: its module, column layout and the known constants of its
     values (found once); :meth:`block` analyzes one row range.
 
-    ``module`` is a parsed ``ir.Module`` (or anything :func:`stablehlo_sparsity.analysis.parsing.as_module` takes);
+    ``module`` is a parsed ``ir.Module`` (or anything :func:`stablehlo_sparsity.ir.parsing.as_module` takes);
     ``wrt`` and ``num_outputs`` mean what they mean for :func:`stablehlo_sparsity.analyze_module`."""
 
     def __init__(self, module, entry: str = "main", *, wrt=None, num_outputs: int | None = None,

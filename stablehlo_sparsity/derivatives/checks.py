@@ -64,8 +64,8 @@ import numpy as np
 from .check_candidates import Candidate, WrongShape, candidate_of, to_csr
 from .check_reference import DenseReference, is_array
 from ..errors import InputError, SparsityError
-from ..ir.keywords import parse_indices
-from ..analysis.arguments import check_function_and_arguments, traced_call
+from ..ir.keywords import parse_indices, refuse_library_keywords
+from ..analysis.arguments import check_function_and_arguments
 
 __all__ = ["check_jacobian", "check_hessian", "CheckReport", "DerivativeMismatchError"]
 
@@ -407,6 +407,17 @@ def _check(kind: str, f, args, obj, argnums, has_aux, method, probes, rtol, atol
     return _finish(worst, raise_on_error)
 
 
+def _candidate_request(entry: str, f, args, kwargs, argnums, has_aux, mode, on_unknown, options):
+    """The request of the candidate a check prepares when none is given: the check's ``argnums`` (``None``: 0),
+    ``has_aux``, ``mode``, ``on_unknown`` and ``options``, every value output (the check's own ``method`` is no
+    Hessian method)."""
+    from .request import derivative_request
+
+    given = dict(argnums=0 if argnums is None else argnums, has_aux=bool(has_aux), mode=mode,
+                 on_unknown=on_unknown, options=options, output="values")
+    return derivative_request(entry, f, args, kwargs, given)
+
+
 # --------------------------------------------------------------------------------------- public API
 def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = None, has_aux: bool | None = None,
                    mode: str = "auto", method: str = "auto", probes: int = 4, rtol: float | None = None,
@@ -447,17 +458,13 @@ def check_jacobian(f: Callable, *args, argnums: int | Sequence[int] | None = Non
         False
     """
     from .jacobian import SparseJacobian
-    from ..ir.keywords import refuse_library_keywords
 
-    refuse_library_keywords("check_jacobian", kwargs, f)
-    if jacobian is None:  # (the checks of the jacobian it prepares, in the name of this function)
-        traced_call("check_jacobian", f, args, 0 if argnums is None else argnums, unique=True)
+    if jacobian is None:  # prepared here, in the name of this function (its argnums / has_aux, parsed once)
+        req = _candidate_request("check_jacobian", f, args, kwargs, argnums, has_aux, mode, on_unknown, options)
+        jacobian, argnums, has_aux = SparseJacobian.from_request(req), None, None
     else:
+        refuse_library_keywords("check_jacobian", kwargs, f)
         check_function_and_arguments("check_jacobian", f, args)
-
-    if jacobian is None:
-        jacobian = SparseJacobian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
-                                  mode=mode, output="values", kwargs=kwargs, on_unknown=on_unknown, options=options)
     fn = functools.partial(f, **kwargs) if kwargs else f
     return _check("Jacobian", fn, args, jacobian, argnums, has_aux, method, probes, rtol, atol, seed, dense_limit,
                   points, raise_on_error)
@@ -493,17 +500,13 @@ def check_hessian(f: Callable, *args, argnums: int | Sequence[int] | None = None
         (True, 'Hessian', 3)
     """
     from .hessian import SparseHessian
-    from ..ir.keywords import refuse_library_keywords
 
-    refuse_library_keywords("check_hessian", kwargs, f)
-    if hessian is None:  # (the checks of the hessian it prepares, in the name of this function)
-        traced_call("check_hessian", f, args, 0 if argnums is None else argnums, unique=True)
+    if hessian is None:  # prepared here, in the name of this function (its argnums / has_aux, parsed once)
+        req = _candidate_request("check_hessian", f, args, kwargs, argnums, has_aux, mode, on_unknown, options)
+        hessian, argnums, has_aux = SparseHessian.from_request(req), None, None
     else:
+        refuse_library_keywords("check_hessian", kwargs, f)
         check_function_and_arguments("check_hessian", f, args)
-    if hessian is None:
-        hessian = SparseHessian(f, args, argnums=0 if argnums is None else argnums, has_aux=bool(has_aux),
-                                output="values", kwargs=kwargs, on_unknown=on_unknown, options=options,
-                                mode=mode)
     fn = functools.partial(f, **kwargs) if kwargs else f
     return _check("Hessian", fn, args, hessian, argnums, has_aux, method, probes, rtol, atol, seed, dense_limit,
                   points, raise_on_error)

@@ -9,8 +9,10 @@
     >>> H.num_colors
     3
 
-Detection.  ``hessian_sparsity`` has two methods.  ``"direct"`` runs the second-order analysis over the
-primal program (:mod:`stablehlo_sparsity.analysis.second_order`): no gradient program is built.
+Detection.  ``hessian_sparsity`` has two methods
+(:class:`~stablehlo_sparsity.analysis.second_order.method.HessianMethod`).  ``"direct"``
+(``HessianMethod.DIRECT_ANALYSIS``) runs the second-order analysis over the primal program
+(:mod:`stablehlo_sparsity.analysis.second_order`): no gradient program is built.
 ``"via-gradient"`` lowers ``jax.grad(f)`` to StableHLO and analyzes its Jacobian pattern — the Hessian's pattern,
 as a sound superset — then symmetrizes it (``P ∪ Pᵀ``): the analysis may see a dependence in one direction only
 (e.g. through ``stop_gradient``, invisible at the StableHLO level), and the symmetric decompression reads each
@@ -30,7 +32,13 @@ segmented prefix sum.  Its rounding error grows with the length of those chains
 (:attr:`SparseHessian.longest_chain`), where direct recovery reads each entry from one product.
 ``mode="auto"`` substitutes only when that saves products and the longest chain keeps the worst-case
 rounding error within half of the digits of the input dtype (``chain · eps ≤ √eps``: chains up to about
-2,900 in float32); ``"direct"`` (star) is the default.
+2,900 in float32); ``"direct"`` (star) is the default.  The recovery modes are
+:class:`~stablehlo_sparsity.derivatives.prepared.modes.HessianMode` (``"direct"`` is ``HessianMode.DIRECT_RECOVERY``
+there: the same string as the detection method, another name).
+
+The public functions read their keywords once into a
+:class:`~stablehlo_sparsity.derivatives.request.DerivativeRequest` (:mod:`stablehlo_sparsity.derivatives.request`)
+and pass it down: :func:`hessian_detection` and :meth:`SparseHessian.prepare_request` read nothing else.
 """
 
 from __future__ import annotations
@@ -40,19 +48,20 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..analysis.api import arrays_only_aux, lower_and_analyze
+from ..analysis.api import analyze_traced, arrays_only_aux
+from ..analysis.arguments import TracedCall, warn_integer_columns
+from ..analysis.second_order.method import HessianMethod
 from ..coloring import Coloring, color_star, symmetrize
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
 from .prepared.evaluation import Side
 from .prepared.modes import ColoringOptions
-from ..analysis.arguments import traced_call, warn_integer_columns
-from ..ir.keywords import refuse_library_keywords
 from ..lattice.pattern import SparsityPattern
 from .prepared.base import PreparedDerivative
 from .prepared.inputs import bind_selected, check_differentiable, flat, warn_float64
 from .prepared.modes import HessianMode, parse_mode
 from .prepared.seeds import hessian_decompression, seed_factory
+from .request import DerivativeRequest, derivative_request
 from ..analysis import second_order
 
 __all__ = ["hessian_sparsity", "sparse_hessian", "value_and_sparse_hessian", "hessian_coloring", "SparseHessian",
@@ -99,8 +108,9 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     ``n`` counts the flattened leaves of the selected arguments in ``argnums`` order.  ``options``: an
     :class:`~stablehlo_sparsity.AnalysisOptions`; every other keyword argument is ``f``'s (bound statically).
 
-    ``method``: ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no
-    gradient program is built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
+    ``method`` (a string or a :class:`~stablehlo_sparsity.analysis.second_order.method.HessianMethod`):
+    ``"direct"`` — the second-order analysis of the primal program (:mod:`.second_order`), no gradient program is
+    built; ``"via-gradient"`` — the Jacobian pattern of the lowered gradient program,
     symmetrized (see the module docstring); ``"auto"`` (default) — the method a cost model of the traced program
     predicts to be faster (:mod:`stablehlo_sparsity.analysis.second_order.method`, fitted on
     ``benchmarks/hessian_method.py``), and via the gradient whenever ``f`` uses a custom derivative rule of its
@@ -137,63 +147,63 @@ def hessian_sparsity(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
         ⋅●●●
         ⋅⋅●●
     """
-    refuse_library_keywords("hessian_sparsity", kwargs, f)
-    if method not in ("auto", "direct", "via-gradient"):
-        raise InputError(f"method must be 'auto', 'direct' or 'via-gradient', got {method!r}")
-    if method == "direct" and (local or derivatives != "auto"):
-        raise InputError("method='direct' reads the primal program for the global pattern; local=True and "
-                         "derivatives= are options of method='via-gradient'")
-    call = traced_call("hessian_sparsity", f, args, argnums, unique=True)
-    warn_integer_columns(call, f, "hessian_sparsity")
-    return hessian_detection(call, has_aux, on_unknown, options, local, derivatives, method, kwargs)[0]
+    req = derivative_request("hessian_sparsity", f, args, kwargs, locals())
+    warn_integer_columns(req.call, f, req.entry)
+    return hessian_detection(req)[0]
 
 
-def hessian_detection(call, has_aux: bool, on_unknown: str, options, local: bool, derivatives: str, method: str,
-                      kwargs: dict) -> tuple[SparsityPattern, bool]:
-    """:func:`hessian_sparsity` of a checked call (:func:`.arguments.traced_call`), and whether JAX can push
-    tangents through its gradient program (no ``custom_vjp`` there: the Hessian-vector products of
-    :class:`SparseHessian` are then forward over reverse, else reverse over reverse)."""
-    f, args, argnums_t = call.fn, call.args, call.argnums
-    if method == "via-gradient":
+def hessian_detection(req: DerivativeRequest) -> tuple[SparsityPattern, bool]:
+    """The Hessian pattern :func:`hessian_sparsity` gives for a request (its ``method``, ``local``,
+    ``derivatives``, ``options``), and whether JAX can push tangents through the gradient program (no
+    ``custom_vjp`` there: the Hessian-vector products of :class:`SparseHessian` are then forward over reverse,
+    else reverse over reverse)."""
+    if req.method is HessianMethod.VIA_GRADIENT:
         reason = "method='via-gradient' was asked for"
-    elif local:
+    elif req.local:
         reason = "method='auto' with local=True: the local pattern is read off the gradient program"
-    elif derivatives != "auto":
-        reason = f"method='auto' with derivatives={derivatives!r}: an option of the gradient program"
+    elif req.derivatives != "auto":
+        reason = f"method='auto' with derivatives={req.derivatives!r}: an option of the gradient program"
     else:
-        from ..analysis.program import resolve_options
-        from ..errors import PatternTooLargeError
+        direct = _direct_detection(req)
+        if isinstance(direct, str):
+            reason = direct
+        else:
+            return direct
+    return _detect(req, reason)
 
-        resolved = resolve_options(options, on_unknown)
-        try:
-            csr, forward_mode, reason = second_order.direct_hessian_sparsity(
-                arrays_only_aux(f) if has_aux else f, args, argnums_t, has_aux, resolved, kwargs,
-                auto=method == "auto")
-            return SparsityPattern(csr, method="direct", method_reason=reason), forward_mode
-        except second_order.FALLBACK_ERRORS as e:
-            if method == "direct":
-                raise
-            if isinstance(e, second_order.api.PreferGradient):
-                reason = e.message
-            elif isinstance(e, PatternTooLargeError):
-                reason = (f"method='auto' took the gradient program: the direct analysis' interactions exceed "
-                          f"max_pattern_nnz={resolved.max_pattern_nnz:,}")
-            else:  # a custom derivative rule (its advice, "use method='via-gradient'", is what auto follows)
-                reason = f"method='auto' took the gradient program: {e.message.split(': use method=')[0]}"
-    pattern, analysis, _ = _detect(f, args, argnums_t, has_aux, on_unknown, kwargs, options, local=local,
-                                   derivatives=derivatives)
-    return (SparsityPattern(pattern.to_scipy(), method="via-gradient", method_reason=reason),
+
+def _direct_detection(req: DerivativeRequest) -> tuple[SparsityPattern, bool] | str:
+    """The direct method's ``(pattern, forward_mode)``, or — for ``method="auto"`` when the direct analysis
+    does not cover ``f`` or the cost model prefers the gradient program — why the gradient program is taken."""
+    from ..errors import PatternTooLargeError
+
+    f = arrays_only_aux(req.fn) if req.has_aux else req.fn
+    try:
+        csr, forward_mode, reason = second_order.direct_hessian_sparsity(
+            f, req.args, req.argnums, req.has_aux, req.options, req.kwargs, auto=req.method is HessianMethod.AUTO)
+        return SparsityPattern(csr, method=HessianMethod.DIRECT_ANALYSIS.value, method_reason=reason), forward_mode
+    except second_order.FALLBACK_ERRORS as e:
+        if req.method is HessianMethod.DIRECT_ANALYSIS:
+            raise
+        if isinstance(e, second_order.api.PreferGradient):
+            return e.message
+        if isinstance(e, PatternTooLargeError):
+            return (f"method='auto' took the gradient program: the direct analysis' interactions exceed "
+                    f"max_pattern_nnz={req.options.max_pattern_nnz:,}")
+        # a custom derivative rule (its advice, "use method='via-gradient'", is what auto follows)
+        return f"method='auto' took the gradient program: {e.message.split(': use method=')[0]}"
+
+
+def _detect(req: DerivativeRequest, reason: str) -> tuple[SparsityPattern, bool]:
+    """The via-gradient pattern of a request (``reason``: why this method ran, ``pattern.method_reason``): the
+    Jacobian pattern of its gradient program, symmetrized, and the gradient program's ``forward_mode``."""
+    argnums_t = req.argnums
+    grad_fn = _gradient_program(req.fn, argnums_t if len(argnums_t) > 1 else argnums_t[0], req.has_aux, req.kwargs)
+    analysis = analyze_traced(TracedCall(grad_fn, req.args, argnums_t, None), has_aux=req.has_aux,
+                              options=req.options, local=req.local, derivatives=req.derivatives)
+    pattern = symmetrize(analysis.pattern.to_scipy())
+    return (SparsityPattern(pattern, method=HessianMethod.VIA_GRADIENT.value, method_reason=reason),
             bool(analysis.forward_mode))
-
-
-def _detect(f, args, argnums_t: tuple[int, ...], has_aux, on_unknown, kwargs, options=None, local: bool = False,
-            derivatives: str = "auto"):
-    """The via-gradient pattern of ``f`` (of traced arguments, :func:`.arguments.traced_call`), the analysis of its
-    gradient program and ``argnums_t``."""
-    grad_fn = _gradient_program(f, argnums_t if len(argnums_t) > 1 else argnums_t[0], has_aux, kwargs)
-    analysis = lower_and_analyze(grad_fn, *args, argnums=argnums_t, has_aux=has_aux, on_unknown=on_unknown,
-                                 options=options, local=local, derivatives=derivatives)
-    return SparsityPattern(symmetrize(analysis.pattern.to_scipy())), analysis, argnums_t
 
 
 def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -225,13 +235,12 @@ def hessian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_a
     import jax
     import jax.numpy as jnp
 
-    refuse_library_keywords("hessian_coloring", kwargs, f)
-    call = traced_call("hessian_coloring", f, args, argnums, unique=True)
-    pattern = hessian_sparsity(call.fn, *call.args, argnums=call.argnums, has_aux=has_aux, on_unknown=on_unknown,
-                               options=options, **kwargs)
-    sel = [call.args[i] for i in call.argnums]
+    req = derivative_request("hessian_coloring", f, args, kwargs, locals())
+    warn_integer_columns(req.call, f, req.entry)
+    pattern = hessian_detection(req)[0]
+    sel = [req.args[i] for i in req.argnums]
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(sel))
-    return _choose_hessian_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed), dtype)[0]
+    return _choose_hessian_coloring(pattern, req.mode, None, req.coloring_options, dtype)[0]
 
 
 def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, options: ColoringOptions, dtype):
@@ -243,14 +252,14 @@ def _choose_hessian_coloring(pattern: SparsityPattern, mode: str, coloring, opti
 
     mode = parse_mode(HessianMode, mode)
     if coloring is not None:
-        kinds = ((ColoringKind.STAR,) if mode is HessianMode.DIRECT
+        kinds = ((ColoringKind.STAR,) if mode is HessianMode.DIRECT_RECOVERY
                  else (ColoringKind.STAR, ColoringKind.ACYCLIC))
         if not isinstance(coloring, Coloring) or coloring.kind not in kinds or coloring.shape != pattern.shape:
             raise InputError(f"coloring must be a {' or '.join(map(str, kinds))} Coloring of the Hessian pattern")
         check_coloring(pattern, coloring, raise_on_error=True)
-        plan = None if mode is HessianMode.DIRECT else DecompressionPlan(pattern, coloring, "acyclic")
+        plan = None if mode is HessianMode.DIRECT_RECOVERY else DecompressionPlan(pattern, coloring, "acyclic")
         return coloring, plan
-    if mode is HessianMode.DIRECT:
+    if mode is HessianMode.DIRECT_RECOVERY:
         return color_star(pattern, **options.kwargs()), None
     acyclic = color_acyclic(pattern, **options.kwargs())
     plan = DecompressionPlan(pattern, acyclic)
@@ -294,30 +303,38 @@ class SparseHessian(PreparedDerivative):
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
                  on_unknown: str = "error", constant_seeds: bool | None = None, mode: str = "direct",
                  options=None, strategy: str = "auto", chunk_size: int | None = None, devices=None):
+        given = dict(argnums=argnums, has_aux=has_aux, output=output, coloring=coloring, on_unknown=on_unknown,
+                     constant_seeds=constant_seeds, mode=mode, options=options, strategy=strategy,
+                     chunk_size=chunk_size, devices=devices, **(coloring_options or ColoringOptions()).kwargs())
+        entry = "value_and_sparse_hessian" if with_value else "sparse_hessian"
+        self.prepare_request(derivative_request(entry, f, args, kwargs or {}, given))
+
+    @classmethod
+    def from_request(cls, req: DerivativeRequest) -> SparseHessian:
+        """The sparse Hessian a face function asks for (:class:`~.request.DerivativeRequest`)."""
+        self = cls.__new__(cls)
+        self.prepare_request(req)
+        return self
+
+    def prepare_request(self, req: DerivativeRequest) -> None:
+        """Detect, color and plan for ``req``: the pattern as :func:`hessian_sparsity` gives it (the second-order
+        analysis of the primal program where it covers ``f``, else the gradient program's: ``method="auto"``; no
+        analysis object is kept), its star or acyclic coloring (``req.mode``) and the evaluation plan."""
         import jax
 
-        refuse_library_keywords("sparse_hessian", kwargs or {}, f)
-        kwargs = kwargs or {}
-        call = traced_call("sparse_hessian", f, args, argnums, unique=True)
-        f, args = call.fn, call.args
-        fn = _scalar(functools.partial(f, **kwargs) if kwargs else f, has_aux)
-        self.bind(fn, args, (), has_aux=has_aux, output=output, with_value=with_value,
-                  argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
-                  strategy=strategy, chunk_size=chunk_size, devices=devices, statics=call.statics)
-        # the pattern as hessian_sparsity gives it: the second-order analysis of the primal program where it
-        # covers f, else the gradient program's (method="auto"); no analysis object is kept
-        self.argnums = call.argnums
-        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
+        self.bind(_scalar(req.bound_fn(), req.has_aux), req.args, (), has_aux=req.has_aux, output=req.output,
+                  with_value=req.with_value, argnums_int=req.argnums_int, constant_seeds=req.constant_seeds,
+                  strategy=req.strategy, chunk_size=req.chunk_size, devices=req.devices, statics=req.call.statics)
+        self.argnums = req.argnums
+        sel_leaves = jax.tree_util.tree_leaves(tuple(req.args[i] for i in self.argnums))
         check_differentiable(sel_leaves, "sparse_hessian")
-        self.pattern, self.forward_mode = hessian_detection(call, has_aux, on_unknown, options, False, "auto", "auto",
-                                                            kwargs)
+        self.pattern, self.forward_mode = hessian_detection(req)
         self.analysis = None
         warn_float64(sel_leaves)
         x_dtype = jax.numpy.result_type(*sel_leaves)
-        coloring, plan = _choose_hessian_coloring(self.pattern, mode, coloring, coloring_options or ColoringOptions(),
-                                                  x_dtype)
+        coloring, plan = _choose_hessian_coloring(self.pattern, req.mode, req.coloring, req.coloring_options, x_dtype)
         self.coloring = coloring
-        self.mode = HessianMode.DIRECT if plan is None else HessianMode.SUBSTITUTION
+        self.mode = HessianMode.DIRECT_RECOVERY if plan is None else HessianMode.SUBSTITUTION
         rows, cols = self.pattern.to_coo()
         if self.mode is HessianMode.SUBSTITUTION:
             # the products are computed by the evaluation plan (stacked) and recovered by substitution along
@@ -438,10 +455,10 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
     Hessian-vector products in one XLA program and decompresses symmetrically with one static gather.
     ``mode="substitution"``: acyclic coloring (often fewer products) and recovery by substitution;
     ``"auto"``: substitution only when it needs fewer products and its chains are short enough for the
-    dtype (see the module docstring).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
-    detection.  ``strategy`` / ``chunk_size`` lay out the products and ``devices`` spreads them over several
-    devices, as for :func:`~stablehlo_sparsity.sparse_jacobian`.  Other keyword arguments are static
-    arguments of ``f``.
+    dtype (see the module docstring).  The other keywords are shared with :func:`~stablehlo_sparsity.sparse_jacobian`
+    and described once in the API reference's "Shared keywords" table
+    (:data:`stablehlo_sparsity.derivatives.request.KEYWORDS`).  Other keyword arguments are static arguments
+    of ``f``.
 
     Raises:
         InputError: ``f`` does not return a scalar, no argument to differentiate, an ``argnums`` out of range, a
@@ -464,11 +481,7 @@ def sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux
         >>> H(jnp.ones(4)).tolist()
         [[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
     """
-    refuse_library_keywords("sparse_hessian", kwargs, f)
-    return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, coloring=coloring,
-                         coloring_options=ColoringOptions(order, recolor, seed), kwargs=kwargs,
-                         on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode, options=options,
-                         strategy=strategy, chunk_size=chunk_size, devices=devices)
+    return SparseHessian.from_request(derivative_request("sparse_hessian", f, args, kwargs, locals()))
 
 
 def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -499,8 +512,4 @@ def value_and_sparse_hessian(f: Callable, *args, argnums: int | Sequence[int] = 
         >>> y.item(), H.tolist()
         (9.0, [[0.0, 0.0, 0.0], [0.0, 6.0, 0.0], [0.0, 0.0, 12.0]])
     """
-    refuse_library_keywords("value_and_sparse_hessian", kwargs, f)
-    return SparseHessian(f, args, argnums=argnums, has_aux=has_aux, output=output, with_value=True,
-                         coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                         kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, mode=mode,
-                         options=options, strategy=strategy, chunk_size=chunk_size, devices=devices)
+    return SparseHessian.from_request(derivative_request("value_and_sparse_hessian", f, args, kwargs, locals()))

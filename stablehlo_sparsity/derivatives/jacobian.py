@@ -36,15 +36,12 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-import numpy as np
-
 from ..analysis.program import lower_and_analyze_global
-from ..analysis.api import analyze_call, arrays_only_aux
-from ..analysis.arguments import traced_call
+from ..analysis.api import analyze_traced, arrays_only_aux
+from ..analysis.arguments import warn_integer_columns
 from ..coloring import Coloring, color_columns, color_rows
 from ..coloring.kinds import ColoringKind
 from ..errors import InputError
-from ..ir.keywords import refuse_library_keywords
 from ..lattice.pattern import SparsityPattern
 from .prepared.base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative
 from .prepared.inputs import Float64Warning, bind_selected, check_differentiable, flat, float_outputs, warn_float64
@@ -53,6 +50,7 @@ from .prepared.outputs import OUTPUTS as _OUTPUT_TABLE
 from .prepared.products import transpose_of_vjp, transposed_vjp
 from .prepared.saving import STATE_FORMAT
 from .prepared.seeds import SEED_CONSTANT_LIMIT, jacobian_decompression, seed_factory
+from .request import DerivativeRequest, derivative_request
 
 __all__ = ["SparseJacobian", "sparse_jacobian", "value_and_sparse_jacobian", "jacobian_coloring", "OUTPUTS",
            "Float64Warning", "ColoringOptions", "choose_coloring", "JacobianMode", "PreparedDerivative",
@@ -126,11 +124,10 @@ def jacobian_coloring(f: Callable, *args, argnums: int | Sequence[int] = 0, has_
         >>> c.num_colors, c.colors.tolist()
         (2, [0, 1, 0, 1, 0])
     """
-    refuse_library_keywords("jacobian_coloring", kwargs, f)
-    pattern = analyze_call("jacobian_coloring", f, args, argnums=argnums, has_aux=has_aux, on_unknown=on_unknown,
-                           options=options, observer=None, derivatives="auto", annotate=False, local=False,
-                           kwargs=kwargs).pattern
-    return choose_coloring(pattern, mode, None, ColoringOptions(order, recolor, seed))
+    req = derivative_request("jacobian_coloring", f, args, kwargs, locals())
+    warn_integer_columns(req.call, f, req.entry)
+    pattern = analyze_traced(req.call, has_aux=req.has_aux, options=req.options, kwargs=req.kwargs).pattern
+    return choose_coloring(pattern, req.mode, None, req.coloring_options)
 
 
 # ----------------------------------------------------------------------------------------------- the callable
@@ -170,26 +167,35 @@ class SparseJacobian(PreparedDerivative):
                  coloring_options: ColoringOptions | None = None, kwargs: dict | None = None,
                  on_unknown: str = "error", constant_seeds: bool | None = None, options=None,
                  strategy: str = "auto", chunk_size: int | None = None, devices=None):
-        import functools
+        given = dict(argnums=argnums, has_aux=has_aux, mode=mode, output=output, coloring=coloring,
+                     on_unknown=on_unknown, constant_seeds=constant_seeds, options=options, strategy=strategy,
+                     chunk_size=chunk_size, devices=devices, **(coloring_options or ColoringOptions()).kwargs())
+        entry = "value_and_sparse_jacobian" if with_value else "sparse_jacobian"
+        self.prepare_request(derivative_request(entry, f, args, kwargs or {}, given))
 
+    @classmethod
+    def from_request(cls, req: DerivativeRequest) -> SparseJacobian:
+        """The sparse Jacobian a face function asks for (:class:`~.request.DerivativeRequest`)."""
+        self = cls.__new__(cls)
+        self.prepare_request(req)
+        return self
+
+    def prepare_request(self, req: DerivativeRequest) -> None:
+        """Detect, color and plan for ``req``: bind the function and the evaluation options, find the global
+        pattern (a prepared derivative is evaluated everywhere: ``local=`` is no keyword of it) and color it."""
         import jax
 
-        refuse_library_keywords("sparse_jacobian", kwargs or {}, f)
-        call = traced_call("sparse_jacobian", f, args, argnums, unique=True)
-        f, args = call.fn, call.args
-        fn = functools.partial(f, **kwargs) if kwargs else f
-        self.bind(fn, args, call.argnums, has_aux=has_aux, output=output, with_value=with_value,
-                  argnums_int=isinstance(argnums, (int, np.integer)), constant_seeds=constant_seeds,
-                  strategy=strategy, chunk_size=chunk_size, devices=devices, statics=call.statics)
-        sel_leaves = jax.tree_util.tree_leaves(tuple(args[i] for i in self.argnums))
+        self.bind(req.bound_fn(), req.args, req.argnums, has_aux=req.has_aux, output=req.output,
+                  with_value=req.with_value, argnums_int=req.argnums_int, constant_seeds=req.constant_seeds,
+                  strategy=req.strategy, chunk_size=req.chunk_size, devices=req.devices, statics=req.call.statics)
+        sel_leaves = jax.tree_util.tree_leaves(tuple(req.args[i] for i in self.argnums))
         check_differentiable(sel_leaves)
-        # the global pattern (a prepared derivative is evaluated everywhere: local= is refused above); aux
-        # data that is not an array is not lowered
-        detected = arrays_only_aux(f) if has_aux else f
-        analysis = lower_and_analyze_global(detected, *args, argnums=self.argnums, has_aux=has_aux,
-                                            on_unknown=on_unknown, options=options, **(kwargs or {}))
+        # aux data that is not an array is not lowered
+        detected = arrays_only_aux(req.fn) if req.has_aux else req.fn
+        analysis = lower_and_analyze_global(detected, *req.args, argnums=self.argnums, has_aux=req.has_aux,
+                                            options=req.options, **req.kwargs)
         warn_float64(sel_leaves)
-        self.prepare(analysis, mode, coloring, coloring_options)
+        self.prepare(analysis, req.mode, req.coloring, req.coloring_options)
 
     def prepare(self, analysis, mode="auto", coloring: Coloring | None = None,
                 coloring_options: ColoringOptions | None = None) -> None:
@@ -336,10 +342,9 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
     ``mode="auto"`` picks the direction with fewer colors, or both directions (``"bidirectional"``: JVPs
     and VJPs together) when that needs fewer products.  ``output``: ``"bcoo"`` (default), ``"bcsr"``,
     ``"dense"``, ``"scipy"`` or ``"values"``.  ``order`` / ``recolor`` / ``seed`` tune the coloring (see
-    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: literal seed
-    constants (faster warm calls, longer compilation) or seeds computed in the program; ``None`` decides by
-    size (:data:`SEED_CONSTANT_LIMIT`).  ``options``: an :class:`~stablehlo_sparsity.AnalysisOptions` for the
-    detection.
+    :mod:`stablehlo_sparsity.coloring`); ``coloring`` supplies one.  ``constant_seeds``: ``None`` decides by
+    size (:data:`SEED_CONSTANT_LIMIT`).  Every keyword shared by the derivative functions is described once in
+    the API reference's "Shared keywords" table (:data:`stablehlo_sparsity.derivatives.request.KEYWORDS`).
 
     ``strategy`` lays out the products (see :mod:`stablehlo_sparsity.derivatives.prepared.evaluation`): ``"vmap"``
     (all colors
@@ -372,11 +377,7 @@ def sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_au
         >>> jac(jnp.arange(4.0)).tolist()
         [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]]
     """
-    refuse_library_keywords("sparse_jacobian", kwargs, f)
-    return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output,
-                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,
-                          strategy=strategy, chunk_size=chunk_size, devices=devices)
+    return SparseJacobian.from_request(derivative_request("sparse_jacobian", f, args, kwargs, locals()))
 
 
 def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -405,8 +406,4 @@ def value_and_sparse_jacobian(f: Callable, *args, argnums: int | Sequence[int] =
         >>> y.tolist(), J.tolist()
         ([0.0, 2.0, 6.0], [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 1.0, 0.0], [0.0, 0.0, 3.0, 2.0]])
     """
-    refuse_library_keywords("value_and_sparse_jacobian", kwargs, f)
-    return SparseJacobian(f, args, argnums=argnums, has_aux=has_aux, mode=mode, output=output, with_value=True,
-                          coloring=coloring, coloring_options=ColoringOptions(order, recolor, seed),
-                          kwargs=kwargs, on_unknown=on_unknown, constant_seeds=constant_seeds, options=options,
-                          strategy=strategy, chunk_size=chunk_size, devices=devices)
+    return SparseJacobian.from_request(derivative_request("value_and_sparse_jacobian", f, args, kwargs, locals()))

@@ -129,7 +129,7 @@ def test_every_prepared_derivative_shares_the_public_base():
         assert isinstance(obj, PreparedDerivative)
         assert obj.output in OUTPUTS
     assert objs[0].mode in (JacobianMode.FORWARD, JacobianMode.REVERSE) and objs[0].mode in ("forward", "reverse")
-    assert objs[1].mode is HessianMode.DIRECT and objs[1].mode == "direct"
+    assert objs[1].mode is HessianMode.DIRECT_RECOVERY and objs[1].mode == "direct"
     with pytest.raises(InputError, match="mode must be one of auto, forward, reverse, bidirectional"):
         ss.sparse_jacobian(chain, x, mode="sideways")
     with pytest.raises(InputError, match="output must be one of bcoo, bcsr, dense, scipy, values"):

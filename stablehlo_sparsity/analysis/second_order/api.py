@@ -74,11 +74,11 @@ def _direct_hessian_sparsity(f, args: Sequence, argnums_t: tuple[int, ...], has_
                          "not show the derivative JAX computes: use method='via-gradient'")
     reason = "method='direct' was asked for"
     if auto:
-        from .method import choose_method, explain, program_features
+        from .method import HessianMethod, choose_method, explain, program_features
 
         features = program_features(traced.jaxpr)
         reason = explain(features)
-        if choose_method(features) == "via-gradient":
+        if choose_method(features) is HessianMethod.VIA_GRADIENT:
             raise PreferGradient(reason)
     try:
         lowered, _, walked = lowered_for_analysis(traced)

@@ -34,11 +34,37 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Sequence
 
 from ..program import jaxpr_equations
+from ...errors import InputError
 
-__all__ = ["ProgramFeatures", "program_features", "score", "choose_method", "explain", "WEIGHTS"]
+__all__ = ["HessianMethod", "parse_method", "ProgramFeatures", "program_features", "score", "choose_method",
+           "explain", "WEIGHTS"]
+
+
+class HessianMethod(StrEnum):
+    """How a Hessian pattern is found (``hessian_sparsity(method=...)``; a ``str`` enum: ``"direct"`` compares
+    equal to :attr:`DIRECT_ANALYSIS`).  Not to be confused with the *recovery* of a prepared Hessian,
+    ``mode="direct"`` (:class:`~stablehlo_sparsity.derivatives.prepared.modes.HessianMode`), which shares the
+    string ``"direct"`` but not the name."""
+
+    #: the method the cost model predicts to be faster (:func:`choose_method`)
+    AUTO = "auto"
+    #: the second-order analysis of the primal program (:mod:`.interpreter`): no gradient program is built
+    DIRECT_ANALYSIS = "direct"
+    #: the Jacobian pattern of the lowered gradient program, symmetrized
+    VIA_GRADIENT = "via-gradient"
+
+
+def parse_method(value) -> HessianMethod:
+    """The :class:`HessianMethod` named by ``value`` (a member or its string), or an ``InputError`` naming the
+    choices."""
+    try:
+        return HessianMethod(value)
+    except ValueError:
+        raise InputError(f"method must be 'auto', 'direct' or 'via-gradient', got {value!r}") from None
 
 #: Primitives whose second derivative is zero (linear in their differentiable operands, or piecewise
 #: constant): they write no interaction pairs.  Every other primitive counts as nonlinear.
@@ -98,9 +124,10 @@ def score(features: ProgramFeatures, weights: Sequence[float] | None = None) -> 
     return sum(w * v for w, v in zip(WEIGHTS if weights is None else weights, features.as_row()))
 
 
-def choose_method(features: ProgramFeatures, weights: Sequence[float] | None = None) -> str:
-    """``"direct"`` or ``"via-gradient"``: the one predicted faster (direct on a tie)."""
-    return "via-gradient" if score(features, weights) < 0.0 else "direct"
+def choose_method(features: ProgramFeatures, weights: Sequence[float] | None = None) -> HessianMethod:
+    """:attr:`~HessianMethod.DIRECT_ANALYSIS` (``"direct"``) or :attr:`~HessianMethod.VIA_GRADIENT`
+    (``"via-gradient"``): the one predicted faster (direct on a tie)."""
+    return HessianMethod.VIA_GRADIENT if score(features, weights) < 0.0 else HessianMethod.DIRECT_ANALYSIS
 
 
 def explain(features: ProgramFeatures) -> str:
@@ -108,7 +135,7 @@ def explain(features: ProgramFeatures) -> str:
     score, its sign and the counts it was computed from."""
     s = score(features)
     method = choose_method(features)
-    side = "< 0" if method == "via-gradient" else ">= 0"
+    side = "< 0" if method is HessianMethod.VIA_GRADIENT else ">= 0"
     return (f"method='auto': the cost model predicts {method} faster (score {s:.2f} {side} for "
             f"{features.eqns:,} equations, {features.elements:,} elements, {features.nonlinear_elements:,} "
             "nonlinear)")

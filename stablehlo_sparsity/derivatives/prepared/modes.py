@@ -26,8 +26,15 @@ class JacobianMode(StrEnum):
 
 
 class HessianMode(StrEnum):
-    DIRECT = "direct"
+    """How a prepared Hessian's entries are recovered from its Hessian-vector products.  ``"direct"`` is
+    :attr:`DIRECT_RECOVERY` here and, as a *method* of ``hessian_sparsity``, the second-order analysis
+    (:class:`~stablehlo_sparsity.analysis.second_order.method.HessianMethod`): one string, two names."""
+
+    #: a star coloring; each entry read from one product
+    DIRECT_RECOVERY = "direct"
+    #: an acyclic coloring; entries solved along two-colored trees
     SUBSTITUTION = "substitution"
+    #: substitution only where it saves products and its chains are short enough for the dtype
     AUTO = "auto"
 
 
