@@ -283,6 +283,8 @@ def test_fuzz_smoke():
     spec = importlib.util.spec_from_file_location("fuzz_driver", path)
     fuzz_driver = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fuzz_driver)
+    seeds = {name for name, _ in fuzz_driver.load_seeds()}
+    assert {p.name for p in HOSTILE.glob("*.mlir")} - fuzz_driver.SKIP_SEEDS <= seeds  # the corpus is seeded
     summary = fuzz_driver.fuzz(inputs=50, seconds=120, seed=0, timeout=60)
     assert summary["inputs"] == 50
     assert summary["findings"] == [], summary["findings"]
