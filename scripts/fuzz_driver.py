@@ -1,6 +1,6 @@
 """Fuzz ``stablehlo-sparsity-opt`` with seeded mutations of the hostile corpus and the lit tests.
 
-    python tools/fuzz_driver.py --inputs 2000 --seconds 600 --seed 0 [--timeout 20] [--save DIR]
+    python scripts/fuzz_driver.py --inputs 2000 --seconds 600 --seed 0 [--timeout 20] [--save DIR]
 
 Seeds: every ``tests/support/hostile/*.mlir`` and every ``// -----`` chunk of ``lit_tests/*.mlir``.  Each input is a
 seed put through one to four random mutations — byte flips, byte insertions and deletions, line deletions,
