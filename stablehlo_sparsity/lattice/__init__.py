@@ -7,9 +7,14 @@
 * :mod:`.runs` — run-length rows (a few column intervals per row): bands that widen step by step stay
   ``O(rows)``;
 * :mod:`.windows` — group unions with structure: windows along dimensions, reductions over dimensions, slice
-  unions, prefix unions.
+  unions, prefix unions;
+* :mod:`.loops` — loop moves: iterating a ``while`` body's *summary* instead of the body;
+* :mod:`.budget` — the memory budget: what a nonzero costs, the default ``max_pattern_nnz``, the one error for a
+  pattern that would not fit.
 
 Rules build on these moves and never on the representation.
+
+Rank 1 in ``tests/test_layout.py``: may import only rank 0 (``errors``, ``dtypes``, ``_compat``).
 """
 
 from .core import (MAX_LAZY_PARTS, SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, csr_from_parts,  # noqa: F401
