@@ -19,6 +19,6 @@
 * :mod:`.folding` — what the rules share for folding: trust in folded values, static index maps, integer ranges;
 * :mod:`.second_order` — the direct Hessian analysis: a second-order lattice over the primal program.
 
-Rank 2 in ``tests/test_layout.py``: may import ``lattice`` (rank 1) and ``errors``, ``dtypes``, ``_compat`` (rank
-0), never a layer above it.
+Rank 2 in ``tests/test_layout.py``: may import ``lattice`` (rank 1) and rank 0 (``errors``, ``dtypes``,
+``_compat``), never a layer above it.
 """
