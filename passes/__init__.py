@@ -21,6 +21,12 @@ MLIR's own passes::
 or add one pass — a small dataclass whose fields are its options — to your own ``PassManager``::
 
     AnnotatePass(max_elements=8).add_to(pm)          # or PASSES["sparsity-annotate"].from_options("max-elements=8")
+
+The folder, beside the passes above: :mod:`.base` (a pass is a small frozen dataclass whose fields are its
+options) and :mod:`.pipeline` (the pass registry and textual pipelines mixing these passes with MLIR's).
+
+Rank 5 in ``tests/test_layout.py``: may import ``modules`` and everything below it; sits beside ``interop`` (never
+imported).
 """
 
 from .base import SparsityPass  # noqa: F401

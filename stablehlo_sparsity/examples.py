@@ -1,4 +1,8 @@
-"""Built-in example problems (plain JAX functions), used by the demo, the docs and the benchmarks."""
+"""Built-in example problems (plain JAX functions), used by the demo, the docs and the benchmarks.
+
+These are installed with the package and need nothing beyond JAX.  The repository's ``examples/`` folder is
+something else: recipes that use the library with SciPy, IPOPT, optimistix, diffrax … (``examples/README.md``).
+"""
 
 from __future__ import annotations
 

@@ -6,12 +6,14 @@
 (``a | b``: side by side, neither imports the other.)  Every ``import`` of every module (at the top or inside a
 function: a lazy import is still a dependency) is resolved and checked against that order, so an arrow that runs
 back up, or across between two side-by-side folders, fails here, naming the two files.  The root holds the public
-face and at most a few entry points."""
+face and at most a few entry points.  Each folder's ``__init__.py`` opens with its map: a
+docstring naming every module and sub-folder in it and stating the folder's rank below."""
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 
 import pytest
 
@@ -142,3 +144,29 @@ def test_the_analysis_has_no_service_locator():
     assert PKG + ".analysis.hooks" not in MODULES
     bad = [f"{where}: {src} imports {dst}" for src, dst, where in _edges() if dst.endswith(".hooks")]
     assert not bad, "\n".join(bad)
+
+
+#: Modules a folder's map may leave out, per folder (none: every module is named).
+NOT_IN_MAP: dict[str, set[str]] = {}
+_RANK = re.compile(r"\bRank (\d+)\b[^:]*in ``tests/test_layout.py``")
+
+
+def _folders() -> list[tuple[str, str]]:
+    """(dotted name, directory) of every package folder but the root (``passes/`` is ``stablehlo_sparsity.passes``)."""
+    return sorted((name, os.path.dirname(path)) for name, (path, is_pkg) in MODULES.items() if is_pkg and name != PKG)
+
+
+@pytest.mark.parametrize("folder, path", _folders(), ids=[name for name, _ in _folders()])
+def test_every_folder_opens_with_its_map(folder, path):
+    """The ``__init__`` docstring names every module and sub-folder (``:mod:`.name```) and states the rank."""
+    with open(os.path.join(path, "__init__.py"), encoding="utf-8") as f:
+        doc = ast.get_docstring(ast.parse(f.read())) or ""
+    members = {fn[:-3] for fn in os.listdir(path) if fn.endswith(".py") and fn != "__init__.py"}
+    members |= {d for d in os.listdir(path) if os.path.isfile(os.path.join(path, d, "__init__.py"))}
+    named = set(re.findall(r":mod:`~?(?:\.|" + re.escape(folder) + r"\.)(\w+)`", doc))
+    missing = sorted(members - named - NOT_IN_MAP.get(folder, set()))
+    assert not missing, f"{os.path.relpath(path, ROOT)}/__init__.py: its docstring names no :mod:`.x` for {missing}"
+    rank = _RANK.search(doc)
+    assert rank, f"{os.path.relpath(path, ROOT)}/__init__.py: its docstring states no 'Rank N in ``tests/test_layout.py``'"
+    assert int(rank.group(1)) == LAYERS[subsystem(folder)], \
+        f"{os.path.relpath(path, ROOT)}/__init__.py says rank {rank.group(1)}; LAYERS says {LAYERS[subsystem(folder)]}"

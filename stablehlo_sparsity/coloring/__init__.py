@@ -37,6 +37,28 @@ candidate move, a few nanoseconds), optionally capped in seconds by ``time_limit
 the greedy result.  They never return more colors than the greedy pass.  Each step is reported to the
 ``stablehlo_sparsity.coloring`` logger (INFO) and to ``progress`` (a callable, or ``True`` for stderr).
 Everything is deterministic for a given ``seed``.
+
+The folder:
+
+* :mod:`.kinds` — the kinds of coloring, shared with the derivative layer;
+* :mod:`.result` — what a coloring is (:class:`Coloring`, :class:`Bicoloring`) and the canonical relabelling;
+* :mod:`.graph` — the graphs behind the colorings, as flat CSR index arrays;
+* :mod:`.policy` — the policy: the orderings ``order="best"`` tries, the work budget, progress reports;
+* :mod:`.orderings` — vertex orderings for greedy coloring;
+* :mod:`.greedy` — greedy partial distance-2 coloring, and Culberson's iterated greedy;
+* :mod:`.recolor` — removing colors one class at a time, by tabu search on a region around the class;
+* :mod:`.distance2` — column and row coloring: the greedy pass, then the improvement phases, within the budget;
+* :mod:`.star` — greedy star coloring of a symmetric pattern (direct Hessian recovery);
+* :mod:`.acyclic` — acyclic coloring, and the 2-colored forest that substitution walks;
+* :mod:`.symmetric` — star and acyclic coloring over the orderings, then iterated recoloring;
+* :mod:`.bicoloring` — bidirectional coloring: some nonzeros from JVPs, the others from VJPs;
+* :mod:`.streamed` — column and row coloring from a stream of row blocks;
+* :mod:`.bounds` — lower bounds on the number of colors (where the searches stop);
+* :mod:`.check` — validity of a coloring of every kind, vectorized;
+* :mod:`.decompression` — seed matrices and decompression for every kind, whoever computes the products.
+
+Rank 2 in ``tests/test_layout.py``, beside ``analysis`` (never imported): may import ``lattice`` (the pattern),
+``kernels`` (the compiled kernels) and rank 0.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@
 * :mod:`.annotations` — the ``sparsity.*`` attributes the analysis writes into a module and ``sparsity-strip``
   removes: their names, the text of an index set, the entry function they describe.
 
-May import: ``errors``, ``_compat`` (and jaxlib, NumPy, SciPy) — nothing of the lattice, the analysis or any
-layer above; the lattice (:mod:`stablehlo_sparsity.lattice`) and the kernels (:mod:`stablehlo_sparsity.kernels`)
-sit beside it (``tests/test_layout.py``).  Nothing here runs an analysis: that is :mod:`stablehlo_sparsity.analysis`.
+Rank 1 in ``tests/test_layout.py``: may import ``errors``, ``_compat`` (and jaxlib, NumPy, SciPy) — nothing of the
+lattice, the analysis or any layer above; the lattice (:mod:`stablehlo_sparsity.lattice`) and the kernels
+(:mod:`stablehlo_sparsity.kernels`) sit beside it.  Nothing here runs an analysis: that is
+:mod:`stablehlo_sparsity.analysis`.
 """

@@ -7,6 +7,6 @@ counting-sort fills of a CSR) written once in Python and compiled.
 * :mod:`.native` — the C twins: ``_kernels<EXT_SUFFIX>`` at the package root (built by ``setup.py`` from
   ``csrc/``), loaded with ctypes, bound to the numba kernel they replace.
 
-May import: ``errors`` only (and NumPy, numba, ctypes).  Beside the lattice and the IR toolkit; the analysis and
-the coloring import it (``tests/test_layout.py``).
+Rank 1 in ``tests/test_layout.py``: may import ``errors`` only (and NumPy, numba, ctypes).  Beside the lattice and
+the IR toolkit; the analysis and the coloring import it.
 """

@@ -8,10 +8,16 @@
   ``O(rows)``;
 * :mod:`.windows` — group unions with structure: windows along dimensions, reductions over dimensions, slice
   unions, prefix unions;
+* :mod:`.loops` — loop moves: iterating a ``while`` body's *summary* instead of the body;
+* :mod:`.budget` — the memory budget: what a nonzero costs, the default ``max_pattern_nnz``, the one error for a
+  pattern that would not fit;
 * :mod:`.pattern` — :class:`~.pattern.SparsityPattern`, the result of a detection (the analysis makes it, the
   coloring and the derivatives read it: siblings above the lattice).
 
 Rules build on these moves and never on the representation.
+
+Rank 1 in ``tests/test_layout.py``, beside ``ir`` and ``kernels`` (neither imported): may import only rank 0
+(``errors``, ``dtypes``, ``_compat``).
 """
 
 from .core import (MAX_LAZY_PARTS, SMALL_ROWS, CsrPart, Deps, IndexPart, check_nnz, csr_from_parts,  # noqa: F401

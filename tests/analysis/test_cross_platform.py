@@ -3,7 +3,7 @@
 numerical Jacobian (``jax.jacfwd`` on CPU, at random points, computed once per program) and equal the CPU
 module's pattern — or be listed in :data:`COARSER` with the reason.  0 missed nonzeros, 0 errors on every
 platform.  :data:`COARSER`, :data:`INJECTION_REFUSED` and the corpus size are rendered into
-``docs/reference/coverage.md`` ("Cross-platform lowerings") by ``tools/coverage_table.py``, which reads them
+``docs/reference/coverage.md`` ("Cross-platform lowerings") by ``scripts/coverage_table.py``, which reads them
 from this file's source.
 
 The corpus: a sample of the soundness suite's programs (:data:`SUITE_SAMPLE`, imported, not copied) and

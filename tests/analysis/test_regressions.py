@@ -10,7 +10,7 @@ Failures whose input lives in the hostile corpus are tested there (``test_hostil
   ``huge_output.mlir`` — ``MemoryError`` (numpy tried to allocate 75–300 GiB); now ``PatternTooLargeError``
   before allocating, naming ``max_pattern_nnz`` and how to raise it.
 * ``overflowing_shape.mlir`` — 2^64 elements: ``OverflowError``; now ``PatternTooLargeError``.
-* ``conv_huge_dimension_index.mlir`` — found by ``tools/fuzz_driver.py``: a convolution spatial dimension
+* ``conv_huge_dimension_index.mlir`` — found by ``scripts/fuzz_driver.py``: a convolution spatial dimension
   index of 2^31 makes StableHLO's *parser* allocate ~17 GB for 40 s (upstream); a small index is an error.
 * ``attribute_shape_overflow.mlir`` — found by the fuzz run: a ``dense<0> : tensor<9223372036854775807x2xi64>``
   property makes the parser raise ``ValueError`` ("SmallVector unable to grow"); ``parse_module`` now turns it

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import pytest
 
 import stablehlo_sparsity as ss
-from stablehlo_sparsity.analysis import keywords as keywords_module
+from stablehlo_sparsity.ir import keywords as keywords_module
 from stablehlo_sparsity.ir.keywords import ENTRY_POINTS, LIBRARY_KEYWORDS
 from stablehlo_sparsity.analysis.options import AnalysisOptions
 from stablehlo_sparsity.analysis.second_order.method import HessianMethod, choose_method, ProgramFeatures

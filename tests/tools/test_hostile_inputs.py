@@ -275,14 +275,16 @@ def test_console_script_exit_code(name):
 
 
 def test_fuzz_smoke():
-    """A tiny bounded run of ``tools/fuzz_driver.py`` (50 seeded mutations of the corpus and the lit tests,
+    """A tiny bounded run of ``scripts/fuzz_driver.py`` (50 seeded mutations of the corpus and the lit tests,
     through the real driver in a worker process): no crash, traceback, internal error or hang."""
     import importlib.util
 
-    path = paths.REPO / "tools" / "fuzz_driver.py"
+    path = paths.REPO / "scripts" / "fuzz_driver.py"
     spec = importlib.util.spec_from_file_location("fuzz_driver", path)
     fuzz_driver = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fuzz_driver)
+    seeds = {name for name, _ in fuzz_driver.load_seeds()}
+    assert {p.name for p in HOSTILE.glob("*.mlir")} - fuzz_driver.SKIP_SEEDS <= seeds  # the corpus is seeded
     summary = fuzz_driver.fuzz(inputs=50, seconds=120, seed=0, timeout=60)
     assert summary["inputs"] == 50
     assert summary["findings"] == [], summary["findings"]

@@ -15,7 +15,7 @@
   or boolean result the constant lattice does not know, from the operands' constants and ranges (see
   :mod:`~stablehlo_sparsity.analysis.folding.ranges`); ``None`` where nothing is known.
 * ``COVERAGE[name]`` — what kind of rule the op has (:data:`EXACT` …) and a one-line note: the source of
-  ``docs/reference/coverage.md`` (``tools/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
+  ``docs/reference/coverage.md`` (``scripts/coverage_table.py``).  ``REFUSED[name]`` — ops deliberately without a rule,
   and why.
 
 Registrations name the op in full, as a literal (``@deps_rule("stablehlo.gather", kind=VALUE_AWARE)``), so

@@ -9,7 +9,19 @@ add theirs).  The Hessian pattern of a scalar objective is the interaction set o
 
 Files, one op family each: :mod:`.elementwise`, :mod:`.contraction`, :mod:`.bodies` (reduce, scatter,
 windows, map), :mod:`.linear` (structural, indexing, sorting, control flow), :mod:`.linalg` (linear algebra,
-custom calls).
+custom calls).  Around them:
+
+* :mod:`.api` — the entry points: a parsed module's entry, or a JAX function's primal program;
+* :mod:`.interpreter` — the second-order walk: the first-order interpreter over ``n + n²`` columns, plus each op's
+  local term;
+* :mod:`.encoding` — the column space: first-order columns and interaction (pair) columns in one matrix;
+* :mod:`.registry` — second-order rules as data: per op, its local term;
+* :mod:`.terms` — the building blocks of local terms: none, full, cross;
+* :mod:`.assembly` — the symmetric Hessian pattern from sorted pair codes, in two compiled passes;
+* :mod:`.method` — which Hessian method ``hessian_sparsity(method="auto")`` takes: a fitted cost model.
+
+Rank 2 (``analysis``) in ``tests/test_layout.py``: may import the first-order analysis (the interpreter, ``rules``),
+``lattice`` and rank 0.
 """
 
 from . import bodies, contraction, elementwise, linalg, linear  # noqa: F401  (registers every rule)

@@ -13,7 +13,16 @@
   derivative of it), ``.npz`` files;
 * :mod:`.archive` — the ``.npz`` container: a manifest with the SHA-256 of every member, read strictly;
 * :mod:`.validation` — the structural checks of everything read back from a file (CSR arrays, colorings,
-  decompression indices, a program's signature and custom calls), shared by every reader.
+  decompression indices, a program's signature and custom calls), shared by every reader;
+* :mod:`.evaluation` — how the compressed program evaluates its products and writes the nonzeros: the evaluation
+  strategies;
+* :mod:`.products` — forward products of a function JAX can only differentiate in reverse mode;
+* :mod:`.sharding` — the products spread over several devices;
+* :mod:`.compiled_cache` — compiled programs shared, in memory, by prepared derivatives of the same program;
+* :mod:`.deferred_imports` — submodules the containers' import loads but a derivative never uses, loaded on first use.
+
+Rank 3 (``derivatives``) in ``tests/test_layout.py``: may import ``coloring``, ``analysis``, rank 1 and rank 0,
+never the rest of ``derivatives`` (which builds on it).
 """
 
 from .base import ELIDE_CONSTANT_ELEMENTS, PreparedDerivative  # noqa: F401

@@ -20,6 +20,18 @@ lowers to the same StableHLO op, so ``jax.jit`` of the imported function compile
 program.  Ops with no ``jax.lax`` twin are re-emitted verbatim (:mod:`.replay`); an op the importer cannot
 replay raises :class:`ImportError_` (an :class:`~stablehlo_sparsity.errors.UnsupportedOpError`) naming the op
 and its ``file:line:col``.  :data:`NOT_IMPORTABLE` lists the analysis' ops that are refused, with reasons.
+
+The folder: :mod:`.core` (the importer's side of the region engine: one import rule per op) and
+:mod:`.bodies` (recognizing the small computations regions hold), then one op family per module —
+:mod:`.elementwise`, :mod:`.structural`, :mod:`.calls`, :mod:`.control_flow`, :mod:`.reduction`,
+:mod:`.windows`, :mod:`.dot_general`, :mod:`.convolution`, :mod:`.indexing`, :mod:`.sorting`,
+:mod:`.custom_call`, :mod:`.linalg`, :mod:`.normalization`, :mod:`.random_numbers`, :mod:`.chlo`,
+:mod:`.dynamic_shapes`, :mod:`.distribution` — and around them :mod:`.replay` (ops re-emitted verbatim),
+:mod:`.platforms` (the platform a derivative program is lowered for) and :mod:`.xla` (a module compiled by XLA
+directly: the reference the replay is compared with).
+
+Rank 4 (``modules``) in ``tests/test_layout.py``: may import ``analysis`` (the region engine, values), ``ir`` (the
+IR toolkit) and ranks 1 and 0, and nothing else: the module derivatives build on it.
 """
 
 from __future__ import annotations

@@ -358,7 +358,7 @@ def test_coverage_table_lists_every_spec_op_and_rule():
 
     from stablehlo_sparsity.analysis.rules import DEPS_RULES
 
-    path = paths.REPO / "tools" / "coverage_table.py"
+    path = paths.REPO / "scripts" / "coverage_table.py"
     spec = importlib.util.spec_from_file_location("coverage_table", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,6 +1,6 @@
 """Fuzz ``stablehlo-sparsity-opt`` with seeded mutations of the hostile corpus and the lit tests.
 
-    python tools/fuzz_driver.py --inputs 2000 --seconds 600 --seed 0 [--timeout 20] [--save DIR]
+    python scripts/fuzz_driver.py --inputs 2000 --seconds 600 --seed 0 [--timeout 20] [--save DIR]
 
 Seeds: every ``tests/support/hostile/*.mlir`` and every ``// -----`` chunk of ``lit_tests/*.mlir``.  Each input is a
 seed put through one to four random mutations — byte flips, byte insertions and deletions, line deletions,
@@ -36,6 +36,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The hostile corpus, the first half of the seeds.
+HOSTILE = ROOT / "tests" / "support" / "hostile"
 FINDINGS = ("internal", "traceback", "crash", "hang", "oom")
 #: Seeds of known, reported problems (they would be re-found by every run): the analysis takes minutes on
 #: this one (tests/analysis/test_regressions.py, xfail).
@@ -54,7 +56,10 @@ _TOKEN = re.compile(r"%[\w#.]+|@[\w.]+|[A-Za-z_][\w.]*|-?\d+(?:\.\d+)?(?:e[+-]?\
 # ---------------------------------------------------------------------------- seeds and mutations
 def load_seeds(extra_dirs=()) -> list[tuple[str, bytes]]:
     seeds = []
-    for p in sorted((ROOT / "tests" / "hostile").glob("*.mlir")):
+    corpus = sorted(HOSTILE.glob("*.mlir"))
+    if not corpus:  # a moved corpus must not leave the fuzzer mutating the lit tests alone, silently
+        raise FileNotFoundError(f"no hostile corpus in {HOSTILE}")
+    for p in corpus:
         if p.name not in SKIP_SEEDS:
             seeds.append((p.name, p.read_bytes()))
     for d in [ROOT / "lit_tests", *map(Path, extra_dirs)]:
