@@ -183,118 +183,126 @@ class Interpreter(RegionEngine[AbstractValue]):
         return self.evaluate(d, self.operand_values(d.operands))
 
     def evaluate(self, d: DecodedOp, args: list[AbstractValue]) -> list[AbstractValue]:
-        """The results of the decoded op ``d`` on the abstract values ``args`` of its operands: fold, else the
-        index-set rule (see the module docstring)."""
-        op, name = d.op, d.name
+        """The results of the decoded op ``d`` on the abstract values ``args`` of its operands (see the module
+        docstring): the shortcut for one differentiable result with unknown operands
+        (:meth:`_unknown_operands`), a literal (:meth:`_constant`), else the general path (:meth:`_general`)."""
         rtypes = d.types
         if rtypes is None:  # (types_of, inlined: this runs once per op)
             rtypes = d.types = self._decode_types(d)
         if args and len(rtypes) == 1:
-            # one differentiable result: the fast paths for unknown operands, without the fold, size and
-            # per-result machinery below
             t = rtypes[0]
-            limit = self.options.max_pattern_nnz
-            if t.differentiable and t.size <= limit:
-                rule = DEPS_RULES.get(name)
-                if rule in UNION_WHEN_UNKNOWN:
-                    # the union of unknown operands of the result's size (the rule's own answer: see
-                    # UNION_WHEN_UNKNOWN) — half the ops of a written-out program; a known operand adds
-                    # nothing to a rule of UNION_OF_OPERANDS (``3.0 - t``) and stops the others (a known zero
-                    # factor drops rows)
-                    size = t.size
-                    pure = rule in UNION_OF_OPERANDS
-                    unknown_deps = []
-                    for a in args:
-                        if a.type.size != size:
-                            break
-                        if a.const is None:
-                            unknown_deps.append(a.deps)
-                        elif not pure:
-                            break
-                    else:
-                        if unknown_deps:  # (every operand known: the fold below)
-                            deps = unknown_deps[0] if len(unknown_deps) == 1 \
-                                else Deps.union(*unknown_deps, eager=self.eager_unions)
-                            return self._finish(op, [AbstractValue(t, deps)])
-                # an unknown operand: nothing folds (a fold needs every operand known) and no range is kept
-                # (floats), so the rule's index sets are the answer as they stand (a written-out program's
-                # ``x[i]`` slices and its products with literals)
-                unknown = False
-                for a in args:
-                    if a.type.size > limit:
-                        break
-                    if a.const is None:
-                        unknown = True
-                else:
-                    if unknown and rule is not None:
-                        self._current = d
-                        answer = self._apply(rule, name, op, args)
-                        if len(answer) == 1 and isinstance(answer[0], Deps) and answer[0].rows == t.size:
-                            return self._finish(op, [AbstractValue(t, answer[0])])
-                        return self._finish(op, self._results(name, op, args, rtypes, answer))
+            if t.differentiable and t.size <= self.options.max_pattern_nnz:
+                results = self._unknown_operands(d, args, t)
+                if results is not None:
+                    return results
         self._current = d
-        literal = None
-        if name == "stablehlo.constant" and not args:
-            # one literal, one answer: the bindings unique an attribute by its type and bits, so every op of
-            # the module with the same literal (a written-out program repeats ``2.0`` thousands of times) has
-            # the same attribute, and its fold, trust and abstract value are computed once
-            try:
-                literal = op.attributes["value"]
-            except Exception:  # the bindings cannot even cast some literals (complex) to an attribute
-                literal = None
-            hit = self._literals.get(literal) if literal is not None else None
-            if hit is not None:
-                return self._finish(op, list(hit))
-            if literal is not None and len(rtypes) == 1:
-                plain = self._plain_literal(literal, rtypes[0])
-                if plain is not None:
-                    self._literals[literal] = (plain,)
-                    return self._finish(op, [plain])
-        results: list[AbstractValue] | None = None
+        if not args and d.name == "stablehlo.constant":
+            return self._constant(d, rtypes)
+        return self._general(d, args, rtypes)
+
+    def _unknown_operands(self, d: DecodedOp, args: list[AbstractValue], t: TensorType) -> list[AbstractValue] | None:
+        """The results of an op with one differentiable result ``t`` (of at most ``max_pattern_nnz`` elements)
+        when an operand is unknown, without the fold, size and per-result machinery of :meth:`_general`;
+        ``None``: not that case.
+
+        Two shortcuts: the union of the unknown operands for a rule of :data:`UNION_WHEN_UNKNOWN`
+        (:func:`_union_of_unknown`) — half the ops of a written-out program — and, for any other rule, the
+        rule's index sets as they stand: nothing folds (a fold needs every operand known) and no range is kept
+        (floats) — a written-out program's ``x[i]`` slices and its products with literals."""
+        name = d.name
+        rule = DEPS_RULES.get(name)
+        if rule in UNION_WHEN_UNKNOWN:
+            deps = _union_of_unknown(args, t.size, rule in UNION_OF_OPERANDS, self.eager_unions)
+            if deps is not None:
+                return self._finish(d.op, [AbstractValue(t, deps)])
+        if rule is None or not _some_unknown(args, self.options.max_pattern_nnz):
+            return None
+        self._current = d
+        op = d.op
+        answer = self._apply(rule, name, op, args)
+        if len(answer) == 1 and isinstance(answer[0], Deps) and answer[0].rows == t.size:
+            return self._finish(op, [AbstractValue(t, answer[0])])
+        return self._finish(op, self._results(name, op, args, d.types, answer))
+
+    def _constant(self, d: DecodedOp, rtypes) -> list[AbstractValue]:
+        """A §constant: one literal, one answer.  The bindings unique an attribute by its type and bits, so every
+        op of the module with the same literal (a written-out program repeats ``2.0`` thousands of times) has
+        the same attribute, and its fold, trust and abstract value are computed once (:attr:`_literals`)."""
+        op = d.op
+        try:
+            literal = op.attributes["value"]
+        except Exception:  # the bindings cannot even cast some literals (complex) to an attribute
+            return self._general(d, [], rtypes)
+        hit = self._literals.get(literal)
+        if hit is not None:
+            return self._finish(op, list(hit))
+        if len(rtypes) == 1:
+            plain = self._plain_literal(literal, rtypes[0])
+            if plain is not None:
+                self._literals[literal] = (plain,)
+                return self._finish(op, [plain])
+        return self._general(d, [], rtypes, literal)
+
+    def _general(self, d: DecodedOp, args: list[AbstractValue], rtypes, literal=None) -> list[AbstractValue]:
+        """Any op: refused or emptied when a value is too large (:meth:`_too_large`), else (1) the constant
+        lattice — folded when every operand is known (:meth:`_folded`) — else (2) the index-set lattice
+        (:meth:`_by_rule`).  ``literal``: a §constant's attribute, under which its folded results are kept."""
+        op, name = d.op, d.name
+        results = self._too_large(op, args, rtypes) if self._oversized(args, rtypes) else None
+        if results is None:
+            results = self._folded(op, name, args, rtypes)
+            if results is not None and literal is not None:
+                self._literals[literal] = tuple(results)
+        if results is None:
+            results = self._by_rule(op, name, args, rtypes)
+        return self._finish(op, results)
+
+    def _oversized(self, args: list[AbstractValue], rtypes) -> bool:
+        """Whether a result or an operand has more than ``max_pattern_nnz`` elements."""
         limit = self.options.max_pattern_nnz
         for t in rtypes:  # (plain loops: a generator per op costs more than the small op's check)
             if t.size > limit:
-                results = self._too_large(op, args, rtypes)
-                break
-        else:
-            for a in args:
-                if a.type.size > limit:
-                    results = self._too_large(op, args, rtypes)
-                    break
+                return True
+        for a in args:
+            if a.type.size > limit:
+                return True
+        return False
 
-        # 1. the constant lattice: fold when every operand is known
+    def _folded(self, op, name: str, args: list[AbstractValue], rtypes) -> list[AbstractValue] | None:
+        """The constant lattice: the results folded with NumPy when every operand is known and the op has a fold
+        rule, each with how far XLA's values may be from the folded ones (:mod:`.folding.exactness`);
+        ``None``: not folded."""
         fold = FOLD_RULES.get(name)
-        known = [a.const for a in args if a.const is not None] if fold is not None else []
-        if results is None and fold is not None and len(known) == len(args) \
-                and sum(t.size for t in rtypes) <= self.options.max_fold_elements:
-            try:
-                consts = fold(self, op, known)
-            except NotFoldable:
-                consts = None
-            if consts is not None:
-                consts = [_cast(c, t) for t, c in zip(rtypes, consts)]
-                try:  # how far XLA's values may be from the folded ones (folding/exactness.py)
-                    uncertainties = result_uncertainties(ERROR_RULES.get(name), self, op, args, consts)
-                except Undecided:  # an integer/boolean result hangs on an uncertain float: unknown
-                    uncertainties = None
-                if uncertainties is not None:
-                    results = [AbstractValue(t, Deps.empty(t.size, self.n), c, u)
-                               for t, c, u in zip(rtypes, consts, uncertainties)]
-                    if literal is not None:
-                        self._literals[literal] = tuple(results)
+        if fold is None:
+            return None
+        known = [a.const for a in args if a.const is not None]
+        if len(known) != len(args) or sum(t.size for t in rtypes) > self.options.max_fold_elements:
+            return None
+        try:
+            consts = fold(self, op, known)
+        except NotFoldable:
+            return None
+        if consts is None:
+            return None
+        consts = [_cast(c, t) for t, c in zip(rtypes, consts)]
+        try:
+            uncertainties = result_uncertainties(ERROR_RULES.get(name), self, op, args, consts)
+        except Undecided:  # an integer/boolean result hangs on an uncertain float: unknown
+            return None
+        if uncertainties is None:
+            return None
+        return [AbstractValue(t, Deps.empty(t.size, self.n), c, u) for t, c, u in zip(rtypes, consts, uncertainties)]
 
-        # 2. the index-set lattice
-        if results is None:
-            rule = DEPS_RULES.get(name)
-            if rule is None:
-                if self.options.on_unknown == "conservative":
-                    out: list[Deps | AbstractValue] = list(self._conservative(op, args, rtypes))
-                else:
-                    raise UnsupportedOpError(name, self.location(op))
-            else:
-                out = self._apply(rule, name, op, args)
-            results = self._results(name, op, args, rtypes, out)
-        return self._finish(op, results)
+    def _by_rule(self, op, name: str, args: list[AbstractValue], rtypes) -> list[AbstractValue]:
+        """The index-set lattice: the op's rule of :data:`DEPS_RULES` (none: conservative, or refused)."""
+        rule = DEPS_RULES.get(name)
+        if rule is not None:
+            out: list[Deps | AbstractValue] = self._apply(rule, name, op, args)
+        elif self.options.on_unknown == "conservative":
+            out = list(self._conservative(op, args, rtypes))
+        else:
+            raise UnsupportedOpError(name, self.location(op))
+        return self._results(name, op, args, rtypes, out)
 
     def _plain_literal(self, literal, t: TensorType) -> AbstractValue | None:
         """A §constant of NumPy's real float, integer or boolean type as the fold below makes it — the literal's
@@ -424,6 +432,35 @@ class Interpreter(RegionEngine[AbstractValue]):
         captured = list(args) + [self.value(v) for v in region_captures(op)]
         total = Deps.union(*[a.deps.reduce_all() for a in captured]) if captured else Deps.empty(1, self.n)
         return [total.broadcast_row(t.size) for t in rtypes]
+
+
+def _union_of_unknown(args: list[AbstractValue], size: int, pure: bool, eager: bool) -> Deps | None:
+    """The union of the unknown operands' index sets, for an op whose rule gives it (:data:`UNION_WHEN_UNKNOWN`):
+    every operand has the result's ``size`` and, unless the rule is ``pure`` (:data:`UNION_OF_OPERANDS`, where a
+    known operand adds nothing: ``3.0 - t``), none is known (a known zero factor drops rows).  ``None``: not
+    that case, or every operand known (the fold)."""
+    unknown = []
+    for a in args:
+        if a.type.size != size:
+            return None
+        if a.const is None:
+            unknown.append(a.deps)
+        elif not pure:
+            return None
+    if not unknown:
+        return None
+    return unknown[0] if len(unknown) == 1 else Deps.union(*unknown, eager=eager)
+
+
+def _some_unknown(args: list[AbstractValue], limit: int) -> bool:
+    """Whether an operand is unknown and none has more than ``limit`` elements."""
+    unknown = False
+    for a in args:
+        if a.type.size > limit:
+            return False
+        if a.const is None:
+            unknown = True
+    return unknown
 
 
 def _cast(value, t: TensorType) -> np.ndarray:

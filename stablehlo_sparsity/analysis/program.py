@@ -324,6 +324,8 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
                               on_unknown: str = "error", options: AnalysisOptions | None = None,
                               observer: Callable | None = None, derivatives: str = "auto",
                               annotate: bool | dict = False, **kwargs) -> Analysis:
+    """Trace ``f`` (:func:`_trace`); analyze the program of its derivative when asked or when ``f`` has a custom
+    rule (:func:`_custom_derivative`), else its lowered primal program."""
     import jax
 
     if not args:
@@ -336,35 +338,12 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
     if derivatives not in ("auto", "primal", "jvp", "vjp"):
         raise ValueError("derivatives must be 'auto', 'primal', 'jvp' or 'vjp'")
     try:
-        try:
-            traced = jax.jit(fn, keep_unused=True).trace(*args, **traced_kw)
-        except Exception:
-            if not traced_kw:
-                raise
-            # f needs those values concretely (Python control flow on them): bind them statically
-            fn, traced_kw = functools.partial(f, **kwargs), {}
-            traced = jax.jit(fn, keep_unused=True).trace(*args)
-        auto = derivatives == "auto"
+        fn, traced_kw, traced = _trace(f, fn, args, traced_kw, kwargs)
         custom = custom_rules_of(traced.jaxpr)
-        if auto:
-            rules = custom.names(user_only=True)
-            if rules:
-                derivatives = "vjp" if rules & CUSTOM_VJP_PRIMITIVES else "jvp"
-        if derivatives in ("jvp", "vjp"):
-            try:
-                an = _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts,
-                                                 observer, annotate)
-                an.forward_mode = custom.forward_mode
-                return an
-            except Exception as e:
-                # The inner lowering reports JAX's refusal as a LoweringError; any other analysis error stands.
-                if not auto or (isinstance(e, SparsityError) and not isinstance(e, LoweringError)):
-                    raise
-                # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
-                # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
-                warn(f"f uses a custom derivative rule, but its {derivatives.upper()} program could not be formed "
-                     f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is the primal's and may miss "
-                     "dependencies the custom rule adds")
+        an = _custom_derivative(fn, args, traced_kw, argnums_t, has_aux, derivatives, custom, opts, observer,
+                                annotate)
+        if an is not None:
+            return an
         lowered, module, walked = lowered_for_analysis(traced)
     except SparsityError:
         raise
@@ -382,6 +361,50 @@ def _lower_and_analyze_global(f: Callable, *args, argnums: int | Sequence[int] =
     analysis.out_tree = out_struct
     analysis.forward_mode = custom.forward_mode
     return analysis
+
+
+def _trace(f: Callable, fn: Callable, args: tuple, traced_kw: dict, kwargs: dict) -> tuple[Callable, dict, Any]:
+    """``(fn, traced_kw, traced)``: JAX's trace of ``fn`` (``f`` with its static keywords bound) on ``args`` and
+    the traceable keywords ``traced_kw``; when ``f`` needs those concretely (Python control flow on them), they
+    are bound statically too."""
+    import jax
+
+    try:
+        return fn, traced_kw, jax.jit(fn, keep_unused=True).trace(*args, **traced_kw)
+    except Exception:
+        if not traced_kw:
+            raise
+        fn = functools.partial(f, **kwargs)
+        return fn, {}, jax.jit(fn, keep_unused=True).trace(*args)
+
+
+def _custom_derivative(fn, args, traced_kw, argnums_t, has_aux, derivatives: str, custom, opts, observer,
+                       annotate) -> Analysis | None:
+    """The analysis of ``fn``'s JVP or VJP program — asked for, or with ``derivatives="auto"`` when ``fn`` uses a
+    custom derivative rule of its own (a ``custom_vjp``: the VJP) — or ``None``: the primal's is wanted, or
+    (``"auto"``) JAX cannot form that derivative program (a warning says the custom rule is unseen)."""
+    auto = derivatives == "auto"
+    if auto:
+        rules = custom.names(user_only=True)
+        if rules:
+            derivatives = "vjp" if rules & CUSTOM_VJP_PRIMITIVES else "jvp"
+    if derivatives not in ("jvp", "vjp"):
+        return None
+    try:
+        an = _analyze_derivative_program(fn, args, traced_kw, argnums_t, has_aux, derivatives, opts, observer,
+                                         annotate)
+    except Exception as e:
+        # The inner lowering reports JAX's refusal as a LoweringError; any other analysis error stands.
+        if not auto or (isinstance(e, SparsityError) and not isinstance(e, LoweringError)):
+            raise
+        # JAX cannot form that derivative program (e.g. reverse mode through a while_loop): JAX could
+        # not differentiate f that way either.  Analyze the primal and say the custom rule is unseen.
+        warn(f"f uses a custom derivative rule, but its {derivatives.upper()} program could not be formed "
+             f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); the pattern is the primal's and may miss "
+             "dependencies the custom rule adds")
+        return None
+    an.forward_mode = custom.forward_mode
+    return an
 
 
 def _annotated_copy(module, wrt, opts, annotate):

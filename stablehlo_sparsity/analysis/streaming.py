@@ -331,46 +331,75 @@ class BlockedDetection:
         return changed
 
     def _operand_demand(self, op, masks, d: _Demands) -> list:
-        """``(value, mask)`` pairs: what ``op``'s demanded results read."""
+        """``(value, mask)`` pairs: what ``op``'s demanded results read — by the op's shortcut in
+        :data:`DEMAND_SHORTCUTS` when it has one that applies, else by its own rule on identity-seeded operands
+        (:meth:`_seeded_demand`)."""
         infos = [self._info(r) for r in op.results]
         live = [i for i, (m, av) in enumerate(zip(masks, infos))
                 if m is not None and av.const is None and is_differentiable(av.dtype)]
         if not live:
             return []
+        shortcut = DEMAND_SHORTCUTS.get(op.operation.name)
+        if shortcut is not None:
+            out = shortcut(self, op, masks, live, d)
+            if out is not None:
+                return out
+        return self._seeded_demand(op, masks, live, infos)
+
+    # The shortcuts of DEMAND_SHORTCUTS: ``(self, op, masks, live, d)`` -> ``(value, mask)`` pairs, or ``None`` when
+    # the shortcut does not apply (the seeded rule decides).
+    def _call_demand(self, op, masks, live, d: _Demands) -> list | None:
+        """``func.call`` of a visited function: what the callee's arguments demand (its call sites' demands are
+        joined in its body); a callee the demand pass does not visit: ``None``."""
+        callee = symbol_ref(op, "callee")
+        if callee not in self.visited:
+            return None
+        out = []
+        for v, ba in zip(op.operands, _body(self.funcs[callee]).arguments):
+            m = d.get(ba)
+            if m is not None:
+                out.append((v, m))
+        return out
+
+    def _elementwise_demand(self, op, masks, live, d: _Demands) -> list:
+        """Element ``e`` of each operand reaches element ``e`` of the result (a scalar operand: all of them)."""
+        (size,) = {self._info(op.results[i]).size for i in live}
+        union = np.logical_or.reduce([masks[i] for i in live])
+        out = []
+        for v in op.operands:
+            a = self._info(v)
+            if a.const is None and is_differentiable(a.dtype):
+                out.append((v, union if a.size == size else np.array([union.any()]) if a.size == 1
+                            else np.ones(a.size, bool)))
+        return out
+
+    def _no_demand(self, op, masks, live, d: _Demands) -> list:
+        """An elementwise op whose results have no derivative (``and``, ``compare``, …): nothing is read."""
+        return []
+
+    def _reshape_demand(self, op, masks, live, d: _Demands) -> list:
+        """§reshape keeps the row-major order: the same elements."""
+        return [(op.operands[0], masks[0])] if self._carries(op.operands[0]) else []
+
+    def _view_demand(self, op, masks, live, d: _Demands) -> list | None:
+        """§slice, §reverse, §transpose: the NumPy twin of the op (:data:`VIEW_TWINS`) on the operand's demand is a
+        view of it, so writing the result's demand into that view marks exactly the operand elements each result
+        reads; ``None`` when the twin's answer is not such a view."""
+        if not self._carries(op.operands[0]):
+            return None
+        demand = np.zeros(self._info(op.operands[0]).shape, bool)
+        view = VIEW_TWINS[op.operation.name](demand, op)
+        if view.size != masks[0].size or not np.shares_memory(view, demand):
+            return None
+        view |= masks[0].reshape(view.shape)
+        return [(op.operands[0], demand.ravel())]
+
+    def _seeded_demand(self, op, masks, live, infos) -> list:
+        """The op's own forward rule on identity-seeded operands (operand element ``j`` is column ``j``): row ``e``
+        of its answer lists the operand elements result element ``e`` reads.  Ops it cannot see through
+        (:data:`WHOLE_OPERANDS`, no rule, regions reading outer values, a rule refusing the seeds) demand their
+        whole operands."""
         name = op.operation.name
-        if name == "func.call" and symbol_ref(op, "callee") in self.visited:
-            callee = _body(self.funcs[symbol_ref(op, "callee")])
-            out = []
-            for v, ba in zip(op.operands, callee.arguments):
-                m = d.get(ba)
-                if m is not None:
-                    out.append((v, m))
-            return out
-        kind = ELEMENTWISE.get(name, ("",))[0]
-        if kind:  # element e of each operand reaches element e of the result (a scalar operand: all of them)
-            if kind == "none":
-                return []
-            (size,) = {infos[i].size for i in live}
-            union = np.logical_or.reduce([masks[i] for i in live])
-            out = []
-            for v in op.operands:
-                a = self._info(v)
-                if a.const is None and is_differentiable(a.dtype):
-                    out.append((v, union if a.size == size else np.array([union.any()]) if a.size == 1
-                                else np.ones(a.size, bool)))
-            return out
-        if name == "stablehlo.reshape":  # the row-major order is kept: the same elements
-            return [(op.operands[0], masks[0])] if self._carries(op.operands[0]) else []
-        twin = VIEW_TWINS.get(name)
-        if twin is not None and self._carries(op.operands[0]):
-            # §slice, §reverse, §transpose: the NumPy twin of the op on the operand's demand is a view of it, so
-            # writing the result's demand into that view marks exactly the operand elements each result reads
-            a = self._info(op.operands[0])
-            demand = np.zeros(a.shape, bool)
-            view = twin(demand, op)
-            if view.size == masks[0].size and np.shares_memory(view, demand):
-                view |= masks[0].reshape(view.shape)
-                return [(op.operands[0], demand.ravel())]
         rule = DEPS_RULES.get(name)
         captures = region_captures(op) if len(op.regions) else []
         if name in WHOLE_OPERANDS or rule is None or captures:
@@ -391,20 +420,9 @@ class BlockedDetection:
                 produced = list(rule(sub, op, args))
         except Exception:  # the rule refuses the seeds: demand everything (sound)
             return self._whole(list(op.operands))
-        reached = np.zeros(width, bool)
-        for i in live:
-            res = produced[i]
-            deps = res.deps if isinstance(res, AbstractValue) else res
-            if deps.rows != infos[i].size:
-                return self._whole(list(op.operands))
-            rows = np.flatnonzero(masks[i])
-            if all(isinstance(p, IndexPart) for p in deps.parts):  # one column per row: read it off
-                for p in deps.parts:
-                    assert isinstance(p, IndexPart)
-                    cols = p.cols[rows]
-                    reached[cols[cols >= 0]] = True
-            else:
-                reached[deps.gather_rows(rows).to_csr().indices] = True
+        reached = _reached(produced, live, masks, infos, width)
+        if reached is None:
+            return self._whole(list(op.operands))
         return [(op.operands[k], reached[offsets[j]:offsets[j + 1]]) for j, k in enumerate(seeded)]
 
     def _carries(self, v) -> bool:
@@ -472,6 +490,38 @@ class BlockedDetection:
         for r0 in range(lo, hi, rows_per_block):
             r1 = min(hi, r0 + rows_per_block)
             yield r0, self.block(r0, r1, observer)
+
+
+#: Op name -> the demand pass's shortcut for it (:meth:`BlockedDetection._operand_demand`): elementwise ops
+#: (:data:`.rules.elementwise.ELEMENTWISE`; those whose results have no derivative read nothing), §reshape, the
+#: ops of :data:`VIEW_TWINS`, and ``func.call`` (a visited callee).  Any other op: its rule on seeded operands.
+DEMAND_SHORTCUTS: dict[str, Callable[..., list | None]] = {
+    "func.call": BlockedDetection._call_demand,
+    "stablehlo.reshape": BlockedDetection._reshape_demand,
+    **dict.fromkeys(VIEW_TWINS, BlockedDetection._view_demand),
+    **{name: BlockedDetection._no_demand if kind == "none" else BlockedDetection._elementwise_demand
+       for name, (kind, _) in ELEMENTWISE.items()},
+}
+
+
+def _reached(produced: list, live: list[int], masks: list, infos: list[AbstractValue], width: int) -> np.ndarray | None:
+    """The seeded columns (operand elements) that the demanded rows of the live results read, from a rule's
+    answer on identity-seeded operands; ``None``: a result has the wrong number of rows (demand everything)."""
+    reached = np.zeros(width, bool)
+    for i in live:
+        res = produced[i]
+        deps = res.deps if isinstance(res, AbstractValue) else res
+        if deps.rows != infos[i].size:
+            return None
+        rows = np.flatnonzero(masks[i])
+        if all(isinstance(p, IndexPart) for p in deps.parts):  # one column per row: read it off
+            for p in deps.parts:
+                assert isinstance(p, IndexPart)
+                cols = p.cols[rows]
+                reached[cols[cols >= 0]] = True
+        else:
+            reached[deps.gather_rows(rows).to_csr().indices] = True
+    return reached
 
 
 #: A masked value keeps up to this many already-masked parts as a lazy union before they are written into one

@@ -189,6 +189,27 @@ def test_the_union_path_gives_the_rules_own_answer(monkeypatch):
     assert not (numeric_h & ~fast_h.todense()).any()
 
 
+def test_the_one_result_shortcut_gives_the_general_paths_answer(monkeypatch):
+    """Interpreter.evaluate's shortcut for one differentiable result with unknown operands (_unknown_operands:
+    the union of UNION_WHEN_UNKNOWN and a rule's index sets as they stand) against the general path alone
+    (fold, size check, rule, per-result checks and ranges): the same Jacobian and Hessian patterns, on every union
+    op, a written-out residual with literals and slices, and a vectorized one."""
+    from stablehlo_sparsity import hessian_sparsity
+    from stablehlo_sparsity.analysis.interpreter import Interpreter
+
+    x = jnp.linspace(0.3, 1.2, 12)
+    problems = [_every_union_op, _written_out(12), lambda v: jnp.sin(v[1:] * v[:-1]) - jnp.cumsum(v)[::-1][1:] ** 2]
+    objectives = [lambda v, f=f: jnp.sum(f(v) ** 2) for f in problems]
+
+    def patterns():
+        return ([jacobian_sparsity(f, x) for f in problems],
+                [hessian_sparsity(obj, x, method="direct") for obj in objectives])
+
+    fast = patterns()
+    monkeypatch.setattr(Interpreter, "_unknown_operands", lambda self, d, args, t: None)
+    assert patterns() == fast
+
+
 def test_one_element_slices_are_the_numbers_of_jax():
     """``x[i]`` of a vector (the slice path that reads only start and limit: strides 1 and 3 alike) and ``x[i, j]``
     of a matrix: exactly the nonzeros of ``jax.jacfwd`` and, in an objective, of ``jax.hessian``."""

@@ -227,3 +227,45 @@ def test_bad_requests_are_input_errors():
     g.defjvp(lambda p, t: (p[0], jnp.sum(t[0]) * p[0]))
     with pytest.raises(InputError, match="custom derivative"):
         list(jacobian_sparsity_blocks(g, jnp.ones(3)))
+
+
+# ---------------------------------------------------------------------------------------------- the demand pass
+def test_every_demand_shortcut_reads_what_the_seeded_rule_reads():
+    """The demand pass's table (DEMAND_SHORTCUTS) names a shortcut for every elementwise op, §reshape, §slice,
+    §reverse, §transpose and func.call; on a program with each of them, under random demands of their results,
+    every shortcut demands exactly the operand elements the op's own rule on identity-seeded operands reads."""
+    import numpy as np
+
+    from stablehlo_sparsity.analysis.rules.elementwise import ELEMENTWISE
+    from stablehlo_sparsity.analysis.streaming import DEMAND_SHORTCUTS, VIEW_TWINS, _body
+
+    assert set(DEMAND_SHORTCUTS) == set(ELEMENTWISE) | set(VIEW_TWINS) | {"stablehlo.reshape", "func.call"}
+    assert all(callable(DEMAND_SHORTCUTS[name]) for name in DEMAND_SHORTCUTS)
+
+    def f(x):
+        m = x.reshape(4, 6)
+        a, b = m[1:, ::2], m[:3, 1::2][::-1]
+        c = (jnp.sin(a) * b.T + jnp.tanh(a) - 2.0 * a.T).reshape(9)
+        return c[::-1] * jnp.maximum(x[:9], x[15:]) + jnp.exp(x[3:12])
+
+    bd = BlockedDetection(jax.jit(f).lower(jnp.ones(24)).as_text())
+    rng = np.random.default_rng(0)
+    checked = set()
+    with bd.module.context:
+        for op in _body(bd.funcs[bd.entry]).operations:
+            name = op.operation.name
+            if name not in DEMAND_SHORTCUTS or name == "func.call":
+                continue
+            infos = [bd._info(r) for r in op.results]
+            for _ in range(3):
+                masks = [rng.random(av.size) < 0.4 for av in infos]
+                live = [i for i, av in enumerate(infos) if av.const is None and av.dtype.kind == "f"]
+                if not live:
+                    continue
+                fast = bd._operand_demand(op, masks, None)
+                slow = bd._seeded_demand(op, masks, live, infos)
+                assert [v for v, _ in fast] == [v for v, _ in slow], name
+                assert all(np.array_equal(m, s) for (_, m), (_, s) in zip(fast, slow)), name
+                checked.add(name)
+    assert {"stablehlo.reshape", "stablehlo.slice", "stablehlo.reverse", "stablehlo.transpose", "stablehlo.sine",
+            "stablehlo.multiply", "stablehlo.add", "stablehlo.maximum"} <= checked, checked

@@ -193,40 +193,62 @@ def _union_into(src: Deps, dest: np.ndarray | None, lane: np.ndarray, members: n
 
 
 def _product(ctx: RuleContext, op: Op, e: Entries, data: AbstractValue, x: AbstractValue, out_rows: int) -> Deps:
-    """``y[i, c] = Σ_{k : e.row = i} data[k] · x[e.col, c]`` (see the module docstring)."""
+    """``y[i, c] = Σ_{k : e.row = i} data[k] · x[e.col, c]`` (see the module docstring): the terms of the stored
+    values (:func:`_data_terms`) and of ``x`` (:func:`_rhs_terms`), over the pairs of a stored entry ``p`` and a
+    lane ``c`` (a column of ``x``)."""
     lanes = x.size // x.shape[0] if x.shape and x.shape[0] else 1
     size = out_rows * lanes
     if not row_major_layouts(op):  # the kernel would read the buffers in another order: anything goes
-        _warn(ctx, op, "a buffer in another layout than row-major: every element depends on every operand "
-                       "element (conservative)")
-        every = [a.deps.reduce_all() for a in (data, x) if not a.deps.is_empty]
-        return Deps.union(*every).broadcast_row(size) if every else ctx.empty(size)
+        return _every_product(ctx, op, data, x, size)
     p = np.repeat(np.arange(e.value.size, dtype=np.int64), lanes)
     c = np.tile(np.arange(lanes, dtype=np.int64), e.value.size)
-    k = e.value[p]
     parts = []
-    if not data.deps.is_empty and k.size:
-        live = np.ones(k.size, bool)
-        if x.const is not None and e.col is not None:  # a known exact zero of x[col_k, c] hides data[k]
-            live = maybe_nonzero(x).reshape(-1, lanes)[e.col[p], c]
-        dest = None if e.row is None else e.row[p][live]
-        parts.append(_union_into(data.deps, dest, c[live], k[live], out_rows, lanes))
-    if not x.deps.is_empty and k.size:
-        live = maybe_nonzero(data).ravel()[k] if data.const is not None else np.ones(k.size, bool)
-        dest = None if e.row is None else e.row[p][live]
-        if e.col is not None:
-            parts.append(_union_into(x.deps, dest, c[live], e.col[p][live] * lanes + c[live], out_rows, lanes))
-        elif live.any():  # any row of x in the stored value's column c
-            column = group_union(x.deps, Groups.from_pairs(np.tile(np.arange(lanes), x.shape[0]),
-                                                            np.arange(x.size), lanes))
-            rows_hit = np.zeros(out_rows, bool) if dest is not None else np.ones(out_rows, bool)
-            if dest is not None:
-                rows_hit[dest] = True
-            where = np.where(np.repeat(rows_hit, lanes), np.tile(np.arange(lanes), out_rows), -1)
-            parts.append(column.gather_rows(where))
+    if not data.deps.is_empty and p.size:
+        parts.append(_data_terms(e, data, x, p, c, out_rows, lanes))
+    if not x.deps.is_empty and p.size:
+        parts.extend(_rhs_terms(e, data, x, p, c, out_rows, lanes))
     if e.row is None or e.col is None:
         _warn_unknown(ctx, op)
     return Deps.union(*parts) if parts else ctx.empty(size)
+
+
+def _every_product(ctx: RuleContext, op: Op, data: AbstractValue, x: AbstractValue, size: int) -> Deps:
+    """Every element of the product depends on every operand element (a buffer in another layout)."""
+    _warn(ctx, op, "a buffer in another layout than row-major: every element depends on every operand "
+                   "element (conservative)")
+    every = [a.deps.reduce_all() for a in (data, x) if not a.deps.is_empty]
+    return Deps.union(*every).broadcast_row(size) if every else ctx.empty(size)
+
+
+def _data_terms(e: Entries, data: AbstractValue, x: AbstractValue, p: np.ndarray, c: np.ndarray, out_rows: int,
+                lanes: int) -> Deps:
+    """Row ``(i, c)`` reads ``data[k]`` for each stored value ``k`` of row ``i`` — unless ``x[col_k, c]`` is a
+    known exact zero, which hides it."""
+    k = e.value[p]
+    live = np.ones(k.size, bool)
+    if x.const is not None and e.col is not None:
+        live = maybe_nonzero(x).reshape(-1, lanes)[e.col[p], c]
+    dest = None if e.row is None else e.row[p][live]
+    return _union_into(data.deps, dest, c[live], k[live], out_rows, lanes)
+
+
+def _rhs_terms(e: Entries, data: AbstractValue, x: AbstractValue, p: np.ndarray, c: np.ndarray, out_rows: int,
+               lanes: int) -> list[Deps]:
+    """Row ``(i, c)`` reads ``x[col_k, c]`` for each stored value ``k`` of row ``i`` that is not a known exact
+    zero — any row of ``x`` in lane ``c`` when the columns are unknown."""
+    k = e.value[p]
+    live = maybe_nonzero(data).ravel()[k] if data.const is not None else np.ones(k.size, bool)
+    dest = None if e.row is None else e.row[p][live]
+    if e.col is not None:
+        return [_union_into(x.deps, dest, c[live], e.col[p][live] * lanes + c[live], out_rows, lanes)]
+    if not live.any():
+        return []
+    column = group_union(x.deps, Groups.from_pairs(np.tile(np.arange(lanes), x.shape[0]), np.arange(x.size), lanes))
+    rows_hit = np.zeros(out_rows, bool) if dest is not None else np.ones(out_rows, bool)
+    if dest is not None:
+        rows_hit[dest] = True
+    where = np.where(np.repeat(rows_hit, lanes), np.tile(np.arange(lanes), out_rows), -1)
+    return [column.gather_rows(where)]
 
 
 def _warn_unknown(ctx: RuleContext, op: Op) -> None:
