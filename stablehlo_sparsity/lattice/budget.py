@@ -17,9 +17,9 @@ __all__ = ["BYTES_PER_NONZERO", "MEMORY_FRACTION", "available_memory", "default_
 
 #: What the analysis costs per pattern nonzero at its peak: the pattern itself (an ``int32`` column index and
 #: a bool per nonzero, ``int32`` row pointers) and the index parts it is built from, with every temporary
-#: bounded by a row block (lattice/representations/materialize.py).  Measured by ``benchmarks/memory.py`` (peak RSS of detection
-#: per nonzero: 6 on a dense FFT pattern, 11–12 on the 2-D Brusselator); quoted by the error message and
-#: used for the default limit.
+#: bounded by a row block (lattice/representations/materialize.py).  Measured by ``benchmarks/memory.py`` (peak
+#: RSS of detection per nonzero: 6 on a dense FFT pattern, 11–12 on the 2-D Brusselator); quoted by the error
+#: message and used for the default limit.
 BYTES_PER_NONZERO = 12
 
 #: The default ``max_pattern_nnz`` lets a pattern take this fraction of the memory available when the

@@ -441,19 +441,24 @@ def is_arange(idx: np.ndarray) -> bool:
 # ------------------------------------------------------------------------------------------------ union routes
 def _union_operands(items: Sequence[Deps | None]) -> tuple[list[Deps], Deps | None]:
     """The non-empty operands of a union (``None`` items skipped, shapes checked), and the union itself when it
-    is trivial: every operand empty (the first), or every non-empty operand one and the same value."""
+    is trivial: every operand empty (the first), or every non-empty operand one and the same value.  (One pass:
+    this runs for every union of three or more scalars of a written-out program.)"""
     vals = [d for d in items if d is not None]
     if not vals:
         raise ValueError("union of nothing")
     rows, n = vals[0].rows, vals[0].n
+    nonempty: list[Deps] = []
+    same = True
     for d in vals:
         if d.rows != rows or d.n != n:
             raise ValueError(f"union of mismatched lattices {(d.rows, d.n)} vs {(rows, n)}")
-    nonempty = [d for d in vals if not d.is_empty]
+        if not d.is_empty:
+            if nonempty and d is not nonempty[0]:
+                same = False
+            nonempty.append(d)
     if not nonempty:
         return nonempty, vals[0]
-    first = nonempty[0]
-    return nonempty, first if all(d is first for d in nonempty) else None
+    return nonempty, nonempty[0] if same else None
 
 
 def _lane_route(values: Sequence[Deps], n: int) -> Deps | None:
