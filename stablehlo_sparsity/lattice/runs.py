@@ -307,7 +307,7 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
         parts = _uncovered(parts)
         if len(parts) == 1:
             return parts[0]
-        if not materializing and _stays_lazy(parts):
+        if not materializing and _lazy_runs(parts):
             return None  # a few parts stay a lazy union: merged when more arrive, or when compared
     elif not _worth_runs(parts, rows, n, materializing):
         return None
@@ -325,7 +325,7 @@ def _uncovered(parts) -> list:
     return [p for p in parts if not any(isinstance(q, RunPart) and q is not p and q.contains_part(p) for q in parts)]
 
 
-def _stays_lazy(parts) -> bool:
+def _lazy_runs(parts) -> bool:
     """A union of at most :data:`LAZY_RUN_PARTS` run and index parts: left lazy until more arrive."""
     return len(parts) <= LAZY_RUN_PARTS and all(isinstance(p, (RunPart, IndexPart)) for p in parts)
 
