@@ -1,16 +1,19 @@
 """The index-set lattice, vectorized: :class:`Deps` and its moves.
 
-* :mod:`.core` — the representation (a lazy union of index and CSR parts), the row moves (``gather_rows``,
-  ``mask_rows``, ``union``, ``vstack``, ``broadcast_row``), the full reduction (``reduce_all``),
-  materialization and the nonzero budget;
+* :mod:`.core` — :class:`Deps`: the row moves (``gather_rows``, ``mask_rows``, ``union``, ``vstack``,
+  ``broadcast_row``), the full reduction (``reduce_all``) and the two tables it dispatches over (the conversions
+  between representations, the routes of ``union``); it re-exports the representations' names;
+* :mod:`.representations` — one module per representation, each with its invariants: the row lane (a scalar as
+  a set), the lazy vstack, lazy parts, index parts, CSR parts; the small unions and the block-wise
+  materialization that turn them into CSR; the table of conversions;
+* :mod:`.budget` — the memory budget: what a nonzero costs, the default limit, the nonzero budget of the
+  running analysis (``nnz_budget``, ``check_nnz``);
 * :mod:`.groups` — the group union (``R @ S``) for groups described any way the rules have them;
 * :mod:`.runs` — run-length rows (a few column intervals per row): bands that widen step by step stay
   ``O(rows)``;
 * :mod:`.windows` — group unions with structure: windows along dimensions, reductions over dimensions, slice
   unions, prefix unions;
 * :mod:`.loops` — loop moves: iterating a ``while`` body's *summary* instead of the body;
-* :mod:`.budget` — the memory budget: what a nonzero costs, the default ``max_pattern_nnz``, the one error for a
-  pattern that would not fit;
 * :mod:`.pattern` — :class:`~.pattern.SparsityPattern`, the result of a detection (the analysis makes it, the
   coloring and the derivatives read it: siblings above the lattice).
 

@@ -1,5 +1,7 @@
 """The memory budget of an analysis: what a pattern nonzero costs, how much memory there is, the default limit
-on a pattern's size (``AnalysisOptions.max_pattern_nnz``) and the one error for a pattern that would not fit."""
+on a pattern's size (``AnalysisOptions.max_pattern_nnz``), the one error for a pattern that would not fit, and
+the nonzero budget of the running analysis (:func:`nnz_budget`, checked by :func:`check_nnz` before every
+allocation of pattern entries)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ import time
 from ..errors import PatternTooLargeError
 
 __all__ = ["BYTES_PER_NONZERO", "MEMORY_FRACTION", "available_memory", "default_max_pattern_nnz",
-           "default_pattern_limit", "too_large"]
+           "default_pattern_limit", "too_large", "nnz_budget", "check_nnz"]
 
 #: What the analysis costs per pattern nonzero at its peak: the pattern itself (an ``int32`` column index and
 #: a bool per nonzero, ``int32`` row pointers) and the index parts it is built from, with every temporary
-#: bounded by a row block (lattice/core.py).  Measured by ``benchmarks/memory.py`` (peak RSS of detection
-#: per nonzero: 6 on a dense FFT pattern, 11–12 on the 2-D Brusselator); quoted by the error message and
-#: used for the default limit.
+#: bounded by a row block (lattice/representations/materialize.py).  Measured by ``benchmarks/memory.py`` (peak
+#: RSS of detection per nonzero: 6 on a dense FFT pattern, 11–12 on the 2-D Brusselator); quoted by the error
+#: message and used for the default limit.
 BYTES_PER_NONZERO = 12
 
 #: The default ``max_pattern_nnz`` lets a pattern take this fraction of the memory available when the
@@ -138,3 +140,25 @@ def too_large(subject: str, count: int, limit: int, location: str | None = None,
         f"allocating. Raise the limit with AnalysisOptions(max_pattern_nnz=...) or the driver's "
         f"--max-pattern-nnz=N if the memory is available",
         location)
+
+
+#: The nonzero budget of the running analysis (set by the interpreter from ``AnalysisOptions.max_pattern_nnz``).
+_NNZ_BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("nnz_budget", default=None)
+
+
+@contextlib.contextmanager
+def nnz_budget(limit: int | None):
+    """Within this block, materializing a lattice with more than ``limit`` nonzeros raises
+    :class:`PatternTooLargeError` *before* the arrays are allocated."""
+    token = _NNZ_BUDGET.set(limit)
+    try:
+        yield
+    finally:
+        _NNZ_BUDGET.reset(token)
+
+
+def check_nnz(nnz: int, what: str = "a value's index sets") -> None:
+    """Refuse an allocation of ``nnz`` pattern entries above the active budget."""
+    limit = _NNZ_BUDGET.get()
+    if limit is not None and nnz > limit:
+        raise too_large(f"{what} would need", nnz, limit, unit="nonzeros")

@@ -304,15 +304,12 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
         return None
     has_run = any(isinstance(p, RunPart) for p in parts)
     if has_run:
-        parts = [p for p in parts if not any(isinstance(q, RunPart) and q is not p and q.contains_part(p)
-                                             for q in parts)]
+        parts = _uncovered(parts)
         if len(parts) == 1:
             return parts[0]
-    if has_run and not materializing and len(parts) <= LAZY_RUN_PARTS and \
-            all(isinstance(p, (RunPart, IndexPart)) for p in parts):
-        return None  # a few parts stay a lazy union: merged when more arrive, or when compared
-    if not has_run and (not materializing or rows <= SMALL_ROWS or sum(p.nnz_upper() for p in parts) <= SMALL_RUNS
-                        or not _sample_says_runs(parts, rows, n)):
+        if not materializing and _lazy_runs(parts):
+            return None  # a few parts stay a lazy union: merged when more arrive, or when compared
+    elif not _worth_runs(parts, rows, n, materializing):
         return None
     pieces: list = [runs_of(p, n) for p in parts]
     if any(p is None for p in pieces):
@@ -320,6 +317,29 @@ def compact_union(parts, rows: int, n: int, materializing: bool = False):
     merged = merge_runs(pieces, rows, n)
     if merged is None:  # too many slots to merge as runs
         return None
+    return _merged_part(merged, parts, rows, n, has_run)
+
+
+def _uncovered(parts) -> list:
+    """The parts no run part among them contains (a run part remembers the parts merged into it)."""
+    return [p for p in parts if not any(isinstance(q, RunPart) and q is not p and q.contains_part(p) for q in parts)]
+
+
+def _lazy_runs(parts) -> bool:
+    """A union of at most :data:`LAZY_RUN_PARTS` run and index parts: left lazy until more arrive."""
+    return len(parts) <= LAZY_RUN_PARTS and all(isinstance(p, (RunPart, IndexPart)) for p in parts)
+
+
+def _worth_runs(parts, rows: int, n: int, materializing: bool) -> bool:
+    """Whether a union of index and CSR parts only is kept as runs: when it is materialized anyway, is larger
+    than :data:`SMALL_ROWS` rows and :data:`SMALL_RUNS` entries, and a sample of its rows looks compact as runs."""
+    return (materializing and rows > SMALL_ROWS and sum(p.nnz_upper() for p in parts) > SMALL_RUNS
+            and _sample_says_runs(parts, rows, n))
+
+
+def _merged_part(merged, parts, rows: int, n: int, has_run: bool):
+    """The part of a merged union: a :class:`RunPart` while runs are compact (at most :data:`MAX_RUNS` a row, no
+    more run slots than nonzeros), else its CSR part (a union with runs) or ``None`` (leave it as it is)."""
     s, e, nnz = merged
     r_out = s.shape[0]
     slots = 2 * rows * r_out  # two integers per run slot, against one per nonzero in CSR

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from stablehlo_sparsity import analyze_module, jacobian_sparsity
 from stablehlo_sparsity.lattice import Deps, core
 from stablehlo_sparsity.lattice.core import CsrPart, IndexPart
+from stablehlo_sparsity.lattice.representations import materialize as materialization
 
 
 def _numeric(f, x):
@@ -127,12 +128,12 @@ def test_small_materialization_equals_the_block_path(data):
         sources.append(core._PartsRows(parts, rows, n))
     small = core.materialize(sources, n)
     k = sum(s.rows for s in sources)
-    saved = core.SMALL_MATERIALIZE_ROWS
-    core.SMALL_MATERIALIZE_ROWS = -1
+    saved = materialization.SMALL_MATERIALIZE_ROWS
+    materialization.SMALL_MATERIALIZE_ROWS = -1
     try:
         general = core.materialize(sources, n)
     finally:
-        core.SMALL_MATERIALIZE_ROWS = saved
+        materialization.SMALL_MATERIALIZE_ROWS = saved
     assert small.shape == general.shape == (k, n)
     assert np.array_equal(small.toarray(), general.toarray())
     assert small.has_canonical_format

@@ -1,4 +1,4 @@
-"""Block-wise materialization (lattice/core.py ``materialize``) against the dense boolean model.
+"""Block-wise materialization (lattice/representations/materialize.py ``materialize``) against the dense boolean model.
 
 Materialization walks the rows in blocks of about ``BLOCK_ENTRIES`` entries (counts first, then the columns
 written in place), so its memory is the output plus one block and the merged blocks it keeps from the counting
@@ -15,6 +15,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stablehlo_sparsity.lattice.core as core
+from stablehlo_sparsity.lattice.representations import csr, small_unions
+from stablehlo_sparsity.lattice.representations import materialize as materialization
 from stablehlo_sparsity.lattice import CsrPart, Deps, IndexPart, gather_csr_rows
 from stablehlo_sparsity.lattice.core import RowSource, materialize
 from test_lattice_properties import MAX_N, MAX_ROWS, assert_canonical, deps, dense
@@ -25,21 +27,24 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 @contextlib.contextmanager
 def blocks(entries: int, plan_rows: int, long_row: int | None = None, cached: int | None = None):
     """Tiny blocks (and, with ``long_row``, the slice-per-row gather for rows that long on average; with
-    ``cached``, that many entries of merged blocks kept from the counting pass for the writing pass)."""
-    saved = core.BLOCK_ENTRIES, core.PLAN_ROWS, core.LONG_ROW, core.CACHED_BLOCK_ENTRIES, core.SMALL_UNION_ENTRIES
-    core.BLOCK_ENTRIES, core.PLAN_ROWS = entries, plan_rows
-    # the values here are small: without this, unions of up to 64 rows take the one-sort path and never reach
-    # the block machinery this file tests (one-row unions still do: they have a path of their own)
-    core.SMALL_UNION_ENTRIES = -1
+    ``cached``, that many entries of merged blocks kept from the counting pass for the writing pass).  The knobs
+    are set in the modules that read them (lattice/representations/)."""
+    knobs = [(materialization, "BLOCK_ENTRIES", entries), (materialization, "PLAN_ROWS", plan_rows),
+             # the values here are small: without this, unions of up to 64 rows take the one-sort path and never
+             # reach the block machinery this file tests (one-row unions still do: they have a path of their own)
+             (small_unions, "SMALL_UNION_ENTRIES", -1)]
     if long_row is not None:
-        core.LONG_ROW = long_row
+        knobs.append((csr, "LONG_ROW", long_row))
     if cached is not None:
-        core.CACHED_BLOCK_ENTRIES = cached
+        knobs.append((materialization, "CACHED_BLOCK_ENTRIES", cached))
+    saved = [(module, name, getattr(module, name)) for module, name, _ in knobs]
+    for module, name, value in knobs:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        (core.BLOCK_ENTRIES, core.PLAN_ROWS, core.LONG_ROW, core.CACHED_BLOCK_ENTRIES,
-         core.SMALL_UNION_ENTRIES) = saved
+        for module, name, value in saved:
+            setattr(module, name, value)
 
 
 @SETTINGS
