@@ -11,6 +11,7 @@ Per op (``e_a`` the operand's bound, ``u`` the unit roundoff, ``r`` the folded r
                        (exactness.sum_is_exact) or it has just two (one correctly rounded add),
                        else e_a + e_b + 2(k-1)·u·Σ|leaf|
     multiply           exact iff the exact product is representable, else |a|e_b + |b|e_a + e_a·e_b + 2u|r|
+    fma                never exact: |a|e_b + |b|e_a + e_a·e_b + e_c + u|a·b| + 2u|r| (one rounding against two)
     divide             exact for 0/b (b surely nonzero) and a/2^k (XLA rewrites a/c as a·(1/c)),
                        else (|a|e_b + |b|e_a)/(|b|(|b|-e_b)) + 4u|r|
     negate, abs        e_a (abs of a complex: a rounded hypot)
@@ -347,6 +348,23 @@ def _binary_transcendental(ctx: RuleContext, op: Op,
     if not all(_exact(a) for a in args) or r.dtype.kind == "c":
         return [unknown_float(r)]
     return [_transcendental_bound(r, np.zeros(r.shape), 1.0)]
+
+
+@error_rule("stablehlo.fma")
+def _fma(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: list[np.ndarray]) -> ErrorResult:
+    """§fma (JAX 0.12.1): ``a·b + c``, rounded once by XLA (or emulated), twice by the NumPy fold: the two differ
+    by at most ``u·|a·b| + 2u·|r|`` plus the smallest normal; uncertain operands carry ``|a|e_b + |b|e_a + e_a·e_b
+    + e_c``.  Never exact: the fold decides nothing a rounding could flip."""
+    (r,) = consts
+    if np.asarray(r).dtype.kind == "c":
+        return [unknown_float(r)]
+    x, y = (_f64(np.broadcast_to(np.asarray(v.const), r.shape)) for v in args[:2])
+    ea, eb, ec = (_bound(v, r.shape) for v in args)
+    u = unit_roundoff(np.asarray(r).dtype)
+    with np.errstate(all="ignore"):
+        err = (np.abs(x) * eb + np.abs(y) * ea + ea * eb + ec + u * np.abs(x * y) + 2 * u * np.abs(_f64(r))
+               + smallest_normal(np.asarray(r).dtype))
+    return [finalize(r, np.where(np.isnan(err), np.inf, err))]
 
 
 @error_rule("stablehlo.remainder")

@@ -4,7 +4,7 @@ Per op, ``∂²y/∂a²``, ``∂²y/∂a∂b``, ``∂²y/∂b²`` of ``y = op(a,
 
     add, subtract, negate, real, imag, complex, convert   linear            nothing
     abs, max, min, clamp, select, remainder, sign          piecewise linear  nothing (real operands)
-    multiply                                               a·b              S_a × S_b (cross only)
+    multiply, fma (a·b + c)                                a·b              S_a × S_b (cross only)
     divide                                                 a/b              S_a × S_b ∪ S_b × S_b
     exp, log, sin, tanh, power, atan2, sqrt, erf …         nonlinear        (S_a ∪ S_b)² (full)
 
@@ -47,6 +47,13 @@ def _multiply(ctx, op, args, results):
     return [cross_rows(ctx, args[0], args[1], t.size)]
 
 
+@local_term("stablehlo.fma", kind=CROSS, note="S_a × S_b ∪ S_b × S_a (linear in the addend)")
+def _fma(ctx, op, args, results):
+    """§fma ``a·b + c`` (JAX 0.12.1): the product's cross term; the addend enters linearly."""
+    (t,) = ctx.result_types(op)
+    return [cross_rows(ctx, args[0], args[1], t.size)]
+
+
 @local_term("stablehlo.divide", kind=CROSS, note="S_a × S_b ∪ S_b × S_b (linear in the dividend)")
 def _divide(ctx, op, args, results):
     """§divide: ``∂²(a/b)/∂a² = 0``, ``∂²/∂a∂b = -1/b²``, ``∂²/∂b² = 2a/b³``."""
@@ -65,6 +72,7 @@ def _divide(ctx, op, args, results):
 
 
 NONLINEAR = ("stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log", "stablehlo.log_plus_one",
+             "stablehlo.exp2", "stablehlo.log2",
              "stablehlo.logistic", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan", "stablehlo.tanh",
              "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.cbrt", "stablehlo.power", "stablehlo.atan2",
              "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan", "chlo.atanh", "chlo.cosh",

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+import stablehlo_sparsity as ss
 from stablehlo_sparsity import analyze_module, jacobian_sparsity
 from stablehlo_sparsity._compat import STABLEHLO_EXP2_LOG2_FMA
 from helpers import (assert_same_values, assert_sound, fold_module, mlir_literal, mlir_tensor_type,
@@ -143,6 +144,12 @@ def test_ops_new_in_jax_0_12_1():
     assert all(f"stablehlo.{n}" in text for n in ("exp2", "log2", "fma"))
     assert_sound(lambda x, y, z: jnp.exp2(x) + jnp.log2(jnp.abs(y) + 1.0) * lax.fma(x, y, z),
                  jnp.ones(N), jnp.ones(N), jnp.ones(N), argnums=(0, 1, 2), exact=True, points=3)
+    # the Hessian of Σ fma(a, b, c) + exp2(c): a·b cross pairs, c on its own diagonal, nothing else
+    v = np.random.default_rng(0).standard_normal(12)
+    g = lambda v: jnp.sum(lax.fma(v[:4], v[4:8], v[8:]) + jnp.exp2(v[8:]))  # noqa: E731
+    want = np.asarray(jax.hessian(g)(v)) != 0
+    got = ss.hessian_sparsity(g, v, method="direct").todense()
+    assert np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("name", ["is_inf", "is_neg_inf", "is_pos_inf"])
