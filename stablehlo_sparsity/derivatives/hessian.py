@@ -309,13 +309,6 @@ class SparseHessian(PreparedDerivative):
         entry = "value_and_sparse_hessian" if with_value else "sparse_hessian"
         self.prepare_request(derivative_request(entry, f, args, kwargs or {}, given))
 
-    @classmethod
-    def from_request(cls, req: DerivativeRequest) -> SparseHessian:
-        """The sparse Hessian a face function asks for (:class:`~.request.DerivativeRequest`)."""
-        self = cls.__new__(cls)
-        self.prepare_request(req)
-        return self
-
     def prepare_request(self, req: DerivativeRequest) -> None:
         """Detect, color and plan for ``req``: the pattern as :func:`hessian_sparsity` gives it (the second-order
         analysis of the primal program where it covers ``f``, else the gradient program's: ``method="auto"``; no

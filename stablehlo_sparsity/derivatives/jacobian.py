@@ -173,13 +173,6 @@ class SparseJacobian(PreparedDerivative):
         entry = "value_and_sparse_jacobian" if with_value else "sparse_jacobian"
         self.prepare_request(derivative_request(entry, f, args, kwargs or {}, given))
 
-    @classmethod
-    def from_request(cls, req: DerivativeRequest) -> SparseJacobian:
-        """The sparse Jacobian a face function asks for (:class:`~.request.DerivativeRequest`)."""
-        self = cls.__new__(cls)
-        self.prepare_request(req)
-        return self
-
     def prepare_request(self, req: DerivativeRequest) -> None:
         """Detect, color and plan for ``req``: bind the function and the evaluation options, find the global
         pattern (a prepared derivative is evaluated everywhere: ``local=`` is no keyword of it) and color it."""

@@ -247,7 +247,7 @@ def _elementwise(ctx, op, args):
     operands carry no index sets)."""
     rtypes = ctx.result_types(op)
     if len(rtypes) != 1 or any(tuple(a.shape) != rtypes[0].shape for a in args):
-        return _batched(0)(ctx, op, args)  # (not the elementwise call it names: conservative)
+        return _every_on_every(ctx, args, rtypes)  # (not the elementwise call it names: dense)
     return [Deps.union(*[a.deps for a in args]) if args else ctx.empty(rtypes[0].size)]
 
 
@@ -326,7 +326,11 @@ def _unknown(ctx, op, args, detail: str | None = None):
                                  detail or f"unknown custom_call target '{name}'")
     ctx.warn(op, f"unknown custom_call target '{name}': every result element depends on every operand "
                  "element (conservative)")
-    rtypes = ctx.result_types(op)
+    return _every_on_every(ctx, args, ctx.result_types(op))
+
+
+def _every_on_every(ctx, args, rtypes) -> list[Deps]:
+    """Every result element depends on every operand element (the conservative reading of a call)."""
     live = [a.deps.reduce_all() for a in args if not a.deps.is_empty]
     if not live:
         return [ctx.empty(t.size) for t in rtypes]

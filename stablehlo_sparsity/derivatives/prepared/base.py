@@ -10,7 +10,7 @@ core, output containers (:mod:`.outputs`), pytree blocks, lowering, export, pick
 
 from __future__ import annotations
 
-from typing import Any, Sequence, cast
+from typing import Any, Self, Sequence, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,6 +73,18 @@ class PreparedDerivative:
     _cols: np.ndarray
 
     # ------------------------------------------------------------------ preparation
+    @classmethod
+    def from_request(cls, req: Any) -> Self:
+        """The derivative a face function asks for (``req``: its ``derivatives.request.DerivativeRequest``): the
+        object made without ``__init__``, then the subclass's ``prepare_request(req)``."""
+        self = cls.__new__(cls)
+        self.prepare_request(req)
+        return self
+
+    def prepare_request(self, req: Any) -> None:
+        """Detect, color and plan for ``req`` (each kind of derivative defines it)."""
+        raise NotImplementedError
+
     def bind(self, fn, args, argnums, *, has_aux: bool, output: str, with_value: bool, argnums_int: bool = True,
              constant_seeds: bool | None = None, strategy: str = "auto", chunk_size: int | None = None,
              devices=None, statics=None) -> None:

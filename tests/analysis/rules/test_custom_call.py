@@ -98,6 +98,20 @@ def test_unknown_target_names_target_and_location(tmp_path):
     assert "my_secret_kernel" in msg and f"{path}:2:" in msg and "on_unknown='conservative'" in msg
 
 
+def test_special_function_calls_are_elementwise_and_dense_when_misshapen():
+    """jaxlib's digamma / lgamma kernels: element ``e`` on element ``e``; a call of that name whose shapes do not
+    match its result's is read as dense, never as elementwise."""
+    text = """func.func @main(%a: tensor<3xf64>) -> tensor<3xf64> {
+      %0 = stablehlo.custom_call @cpu_digamma_ffi(%a) : (tensor<3xf64>) -> tensor<3xf64>
+      return %0 : tensor<3xf64>
+    }"""
+    assert np.array_equal(analyze_module(text).pattern.todense(), np.eye(3, dtype=bool))
+    odd = text.replace("-> tensor<3xf64> {", "-> tensor<2xf64> {").replace(
+        "(tensor<3xf64>) -> tensor<3xf64>", "(tensor<3xf64>) -> tensor<2xf64>").replace(
+        "return %0 : tensor<3xf64>", "return %0 : tensor<2xf64>")
+    assert analyze_module(odd).pattern.todense().all()
+
+
 def test_unknown_target_conservative_opt_in_warns_and_is_dense():
     text = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2xf32>, tensor<i32>) {
       %0:2 = stablehlo.custom_call @my_kernel(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2xf32>, tensor<i32>)
