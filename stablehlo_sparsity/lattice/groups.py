@@ -128,6 +128,8 @@ def group_union(deps: Deps, groups: Groups, strategy: str = "auto") -> Deps:
         return _composed(deps, groups.as_matrix(deps.rows))
     if strategy != "auto":
         raise ValueError(f"unknown group-union strategy {strategy!r}")
+    if k_out == 1:
+        return _one_group(deps, groups)
     if groups.table is not None:
         table = groups.table
         g = table.shape[1]
@@ -141,6 +143,20 @@ def group_union(deps: Deps, groups: Groups, strategy: str = "auto") -> Deps:
             return _index_table(deps, table)
     indptr, members = groups.as_lists()
     return _gathered(deps, indptr, members)
+
+
+def _one_group(deps: Deps, groups: Groups) -> Deps:
+    """One output row (a contraction to a scalar: ``x · y``): the union of its members' rows by
+    :meth:`Deps.reduce_all` of their gather — a mark vector, or for the second-order lattice's wide rows its
+    distinct-columns pass — instead of merging one row of every member's entries by a sort."""
+    if groups.table is not None:
+        members = groups.table[0]
+    else:
+        _, members = groups.as_lists()
+    members = members[members >= 0]
+    if len(members) == 0:
+        return Deps.empty(1, deps.n)
+    return deps.gather_rows(members).reduce_all()
 
 
 def _index_table(deps: Deps, table: np.ndarray) -> Deps:

@@ -209,6 +209,21 @@ def test_group_union_is_boolean_matrix_product(data, k_out, k, n):
 
 
 @SETTINGS
+@given(st.data(), st.integers(0, MAX_ROWS), st.integers(0, MAX_N), st.integers(0, MAX_LAZY_PARTS + 6))
+def test_one_group_is_the_union_of_its_members(data, k, n, g):
+    """One output row (a contraction to a scalar) takes the reduction of its members' gather: the same row as the
+    composed strategy, from a table (``-1`` members skipped) and from lists."""
+    d, m = data.draw(deps(k, n))
+    members = np.array(data.draw(st.lists(st.integers(-1, k - 1), min_size=g, max_size=g)), np.int64)
+    want = m[members[members >= 0]].any(axis=0, keepdims=True) if k else np.zeros((1, n), bool)
+    for groups in (Groups.from_table(members[None, :]), Groups.from_lists(np.array([0, g], np.int64), members)):
+        got = group_union(d, groups)
+        assert np.array_equal(dense(got), want)
+        assert_canonical(got)
+        assert got == group_union(d, groups, strategy="compose")
+
+
+@SETTINGS
 @given(st.data(), st.integers(0, MAX_ROWS), st.integers(1, MAX_ROWS), st.integers(0, MAX_N),
        st.integers(0, MAX_LAZY_PARTS + 6))
 def test_group_union_follows_its_table(data, k_out, k, n, g):

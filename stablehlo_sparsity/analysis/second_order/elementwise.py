@@ -81,3 +81,9 @@ NONLINEAR = ("stablehlo.exponential", "stablehlo.exponential_minus_one", "stable
              "chlo.broadcast_multiply", "chlo.broadcast_divide", "chlo.broadcast_power", "chlo.broadcast_atan2",
              "chlo.broadcast_polygamma", "chlo.broadcast_zeta")
 local_term(*NONLINEAR, kind=FULL, note="nonlinear: every pair of the result's inputs")(full_term)
+
+#: Every op of this file: each result element is computed from the same element of each operand (the
+#: ``chlo.broadcast_*`` twins too, on operands of the result's shape), so its first-order row is the union of
+#: some of its operands' rows, pairs included (:mod:`.closure` relies on it).
+ELEMENTWISE = frozenset(LINEAR + PIECEWISE_LINEAR + NONLINEAR + (
+    "stablehlo.abs", "stablehlo.sign", "stablehlo.multiply", "stablehlo.fma", "stablehlo.divide"))

@@ -22,7 +22,8 @@ from ..interpreter import Interpreter
 from ...lattice import Deps
 from ...lattice.core import row_columns
 from ..values import AbstractValue, is_differentiable
-from .encoding import first_order, pair_width
+from .closure import Closure
+from .encoding import first_order, first_order_parts, pair_width
 from .registry import LOCAL_TERMS
 from .terms import full_term, no_term, scalar_pair_codes
 
@@ -64,6 +65,7 @@ class SecondOrderInterpreter(Interpreter):
         self._first_order_cache: dict[int, tuple[Deps, sp.csr_array]] = {}
         self._first_order_bases: dict = {}
         self._keep_all: dict[DecodedBlock, bool] = {}
+        self.closure = Closure(self)
 
     def memo(self, name: str) -> dict:
         if name == "while_plans":  # no summaries: see the module docstring
@@ -78,6 +80,10 @@ class SecondOrderInterpreter(Interpreter):
         m = first_order(av.deps, self.n_first, self._first_order_bases)
         self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
         return m
+
+    def first_order_parts(self, av: AbstractValue) -> list:
+        """The first-order columns of a second-order value as parts of its own width (:func:`.first_order_parts`)."""
+        return first_order_parts(av.deps, self.n_first, self._first_order_bases, width=self.n)
 
     def dead_after(self, block: DecodedBlock) -> dict[int, list] | None:
         """:meth:`Interpreter.dead_after`, or nothing when the block's values are few enough to keep
@@ -121,6 +127,9 @@ class SecondOrderInterpreter(Interpreter):
         op, name = d.op, d.name
         term = LOCAL_TERMS.get(name, full_term)
         if term is no_term:  # linear: the first-order rule passed every interaction on
+            self.closure.after_linear(name, args, results)
+            return results
+        if not self.closure.term_needed(name, args, results):  # (every pair it would add is there already)
             return results
         try:
             extra = term(self, op, args, results)
@@ -132,10 +141,13 @@ class SecondOrderInterpreter(Interpreter):
             raise SparsityError(f"second-order rule for {name} returned {len(extra)} results for {len(results)}",
                                 self.location(op))
         out = []
+        square = self.closure.square_term(name, term, args, results)
         for r, local in zip(results, extra):
             if local is not None and not local.is_empty and r.const is None and is_differentiable(r.dtype):
-                r = r.with_deps(Deps.union(r.deps, local, eager=False))
+                r = r.with_deps(self.closure.square_rows(r, local) if square
+                                else Deps.union(r.deps, local, eager=False))
             out.append(r)
+        self.closure.after_term(name, term, args, out)
         return out
 
     def _scalar_product(self, d: DecodedOp, args: list[AbstractValue]) -> list[AbstractValue] | None:

@@ -1,0 +1,154 @@
+"""Closed values in the second-order walk (:mod:`stablehlo_sparsity.analysis.second_order.closure`).
+
+A skipped term must never lose a pair: the pattern with the closure bookkeeping equals the pattern without it
+(``Closure.enabled = False``) on the held-out objectives, the soundness suite and random programs, and holds
+``jax.hessian``'s nonzeros on the constructions that could fool it (a product by a constant, operands closed over
+different sets, a divisor built from a closed value)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+
+import strategies as S
+from helpers import numerical_pattern
+from stablehlo_sparsity import hessian_sparsity
+from stablehlo_sparsity.analysis.second_order.closure import Closure
+from stablehlo_sparsity.lattice import Deps
+from test_soundness_suite import CASES
+
+
+def _held_out():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "hessian_held_out.py"
+    spec = importlib.util.spec_from_file_location("benchmarks_hessian_held_out_closure", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HELD_OUT = _held_out()
+LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
+
+
+def direct(g, *args, argnums=0) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return hessian_sparsity(g, *args, argnums=argnums, method="direct").todense()
+
+
+def with_and_without(monkeypatch, g, *args, argnums=0):
+    on = direct(g, *args, argnums=argnums)
+    monkeypatch.setattr(Closure, "enabled", False)
+    off = direct(g, *args, argnums=argnums)
+    monkeypatch.setattr(Closure, "enabled", True)
+    return on, off
+
+
+def numerical_hessian(g, x) -> np.ndarray:
+    return numerical_pattern(jax.grad(g), x, points=2, jit=True)
+
+
+@pytest.mark.parametrize("name", [fam for fam, *_ in HELD_OUT.FAMILIES])
+def test_held_out_objectives_have_the_same_pattern_with_and_without_the_closure(monkeypatch, name):
+    f, n = HELD_OUT.small(name)
+    x = jnp.asarray(HELD_OUT.point(n))
+    on, off = with_and_without(monkeypatch, f, x)
+    assert np.array_equal(on, off)
+    assert not (numerical_hessian(f, x) & ~on).any()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_soundness_suite_has_the_same_pattern_with_and_without_the_closure(monkeypatch, name):
+    case = CASES[name]
+
+    def g(*xs):
+        return sum(jnp.sum(jnp.sin(o)) for o in jax.tree_util.tree_leaves(case.f(*xs)))
+
+    try:
+        on, off = with_and_without(monkeypatch, g, *case.args, argnums=case.argnums)
+    except Exception as e:  # (a case the direct walk declines declines with and without)
+        monkeypatch.setattr(Closure, "enabled", False)
+        with pytest.raises(type(e)):
+            direct(g, *case.args, argnums=case.argnums)
+        return
+    assert np.array_equal(on, off)
+
+
+@settings(max_examples=300 if LONG else 12, deadline=None, derandomize=not LONG, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(S.programs(S.enabled_generators(), max_lines=6))
+def test_random_programs_have_the_same_pattern_with_and_without_the_closure(prog):
+    f = prog.function()
+    args = prog.example_args()
+
+    def g(*xs):
+        return sum(jnp.sum(jnp.exp(o)) for o in jax.tree_util.tree_leaves(f(*xs)))
+
+    argnums = tuple(range(len(args)))
+    try:
+        on = direct(g, *args, argnums=argnums)
+    except Exception:
+        reject()
+    Closure.enabled = False
+    try:
+        off = direct(g, *args, argnums=argnums)
+    finally:
+        Closure.enabled = True
+    assert np.array_equal(on, off), prog.source()
+
+
+def _lennard_jones(r):
+    return jnp.sum(r ** -6 - 2.0 * r ** -3)
+
+
+TRAPS = {
+    # a product by a constant: one live operand, an empty cross term — the result is no square
+    "scaled then squared": lambda x: jnp.sum(jnp.exp(-2.0 * (x[1:] + x[:-1]))),
+    # closed operands over different sets: their sum needs the cross pairs the next op writes
+    "sum of closed": lambda x: jnp.sum(jnp.exp(jnp.exp(x[1:]) + jnp.exp(x[:-1]))),
+    "product of closed": lambda x: jnp.sum(jnp.sin(x[1:]) * jnp.cos(x[:-1])),
+    "quotient of closed": lambda x: jnp.sum(jnp.exp(x[2:]) / jnp.exp(x[:-2])),
+    # one closed value in every op of a chain (the terms the closure skips)
+    "powers of one value": lambda x: _lennard_jones(1.0 + (x[1:] - x[:-1]) ** 2),
+    "linear then square": lambda x: jnp.sum((x[1:] - x[:-1]) * (x[1:] - x[:-1]) + x[1:] * x[:-1]),
+    "a closed value moved": lambda x: jnp.sum(jnp.exp(jnp.concatenate([jnp.sin(x[::-1]), x[:3]])) * x[0]),
+    "select of closed": lambda x: jnp.sum(jnp.where(x[1:] > 0.3, jnp.exp(x[1:]), jnp.exp(x[:-1])) ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAPS))
+def test_constructions_that_could_fool_the_closure_hold_jax_hessians_nonzeros(monkeypatch, name):
+    f = TRAPS[name]
+    x = jnp.asarray(np.random.default_rng(3).uniform(0.1, 0.5, 9))
+    on, off = with_and_without(monkeypatch, f, x)
+    assert not (numerical_hessian(f, x) & ~on).any()
+    assert np.array_equal(on, off)
+
+
+def test_a_chain_of_one_closed_value_reaches_the_objective_as_one_copy_of_its_pairs(monkeypatch):
+    """``r⁻⁶ − 2r⁻³`` with ``r = 1 + d²``: every op after ``d · d`` shares ``r``'s rows, so the objective's reduction
+    reads each element's 2 columns and 3 pairs once (without the closure: a copy per op)."""
+    read: list[int] = []
+    reduce_all = Deps.reduce_all
+
+    def counting(self):
+        read.append(sum(len(p.cols) if hasattr(p, "cols") else p.base.nnz for p in self.parts))
+        return reduce_all(self)
+
+    monkeypatch.setattr(Deps, "reduce_all", counting)
+    f = TRAPS["powers of one value"]
+    x = jnp.ones(1001)
+    direct(f, x)
+    assert read == [5 * 1000]
+    read.clear()
+    monkeypatch.setattr(Closure, "enabled", False)
+    direct(f, x)
+    assert read and read[0] > 2 * 5 * 1000
