@@ -33,6 +33,11 @@ from .core import (MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, RowSource, _dedup_s
 
 __all__ = ["Groups", "group_union", "merge_rows"]
 
+#: A single group over a value of at least this many rows is one reduction (:func:`_one_group`); a smaller value
+#: (a written-out program's scalars and short vectors, often of the scalar lane) takes the paths below, which
+#: keep its form.
+ONE_GROUP_ROWS = 256
+
 #: Dense 0/1 products are used by the compose strategy below this many cells per matrix (float32).
 DENSE_CELLS = 25_000_000
 
@@ -128,7 +133,7 @@ def group_union(deps: Deps, groups: Groups, strategy: str = "auto") -> Deps:
         return _composed(deps, groups.as_matrix(deps.rows))
     if strategy != "auto":
         raise ValueError(f"unknown group-union strategy {strategy!r}")
-    if k_out == 1:
+    if k_out == 1 and deps.rows >= ONE_GROUP_ROWS:
         return _one_group(deps, groups)
     if groups.table is not None:
         table = groups.table

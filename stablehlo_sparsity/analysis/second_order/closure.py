@@ -22,11 +22,15 @@ import weakref
 
 import numpy as np
 
-from ...lattice import Deps
 from .elementwise import ELEMENTWISE
 from .terms import full_term
 
-__all__ = ["Closure", "ELEMENT_MOVES"]
+__all__ = ["Closure", "ELEMENT_MOVES", "MIN_ELEMENTS"]
+
+#: Values of fewer elements are left alone: a one-element value of the scalar lane holds its columns as a set, whose
+#: union drops repeats by itself, and a written-out program's thousands of scalar ops would pay the bookkeeping
+#: for nothing.
+MIN_ELEMENTS = 2
 
 #: Ops that give each result element exactly the row of one element of one operand (or nothing): they keep
 #: closed operands' results closed.  (A gather or dynamic slice with unknown offsets is left out: its rule may
@@ -82,7 +86,7 @@ class Closure:
     def term_needed(self, name: str, args, results) -> bool:
         """``False`` when the op's local term cannot add a pair: an elementwise op (one result) whose live
         operands are closed and share one first-order set per element.  Its result is then marked closed."""
-        if not self.enabled or name not in ELEMENTWISE or len(results) != 1:
+        if not self.enabled or name not in ELEMENTWISE or len(results) != 1 or results[0].size < MIN_ELEMENTS:
             return True
         live = self._live(args, results)
         if live is None or any(a not in self for a in live) or not self._one_set(live):
@@ -102,33 +106,13 @@ class Closure:
             return result.with_deps(operand.deps)
         return result
 
-    def square_term(self, name: str, term, args, results) -> bool:
-        """Whether the op's term is each result's full square ``S_r × S_r`` (a full term; ``d · d``, ``1 / r``):
-        then the result's rows are its first-order columns and the term (:meth:`square_rows`)."""
-        if not self.enabled:
-            return False
-        if term is full_term:
-            return True
-        if name not in ELEMENTWISE or len(results) != 1:
-            return False
-        live = self._live(args, results)
-        return live is not None and self._square_term(name, args, live)
-
-    def square_rows(self, result, term: Deps) -> Deps:
-        """The rows of a result whose term is its full square: its first-order columns and the term.  Every pair
-        its operands brought is in the square (a pair column only enters a row beside both of its inputs), so
-        they are left out: on ``max(g, 0)²`` the objective's reduction then reads each pair once, not once from
-        ``g`` and once from the square.  The first-order columns keep their parts' form (an index part stays
-        one: the next product's cross term reads it without a CSR)."""
-        deps = result.deps
-        rows = Deps(deps.rows, deps.n, self.walk.first_order_parts(result))
-        return Deps.union(rows, term, eager=False)
-
     def after_term(self, name: str, term, args, results) -> None:
         """Record the results of an op whose local term ran: closed after a full term (it wrote ``S_r × S_r``); after
         an elementwise op's own term when every live operand is closed (their rows bring ``S_a²`` and ``S_b²``, the
         term the cross pairs); after ``a · b`` and ``a / b`` whose term is the full square: two factors with one
         first-order set per element (``d · d``), a divisor with a known or same-set dividend (``1 / r``)."""
+        if not self.enabled or any(r.size < MIN_ELEMENTS for r in results):
+            return
         if term is full_term:
             self.mark(results)
             return
@@ -153,7 +137,7 @@ class Closure:
         """Record the results of an op without a local term: closed when it moves rows of closed operands
         (:data:`ELEMENT_MOVES`), or is elementwise over closed operands with one first-order set per element
         (``1 + r``, ``r − r³``)."""
-        if len(results) != 1:
+        if not self.enabled or len(results) != 1 or results[0].size < MIN_ELEMENTS:
             return
         if name in ELEMENT_MOVES:
             if all(a in self for a in args):

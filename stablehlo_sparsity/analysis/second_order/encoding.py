@@ -140,25 +140,14 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
     shared across values; many parts see one base through different row maps)."""
     k = deps.rows
-    parts = first_order_parts(deps, n, bases)
-    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
-        return _index_union(parts, k, n)
-    return csr_from_parts(parts, k, n)
-
-
-def first_order_parts(deps: Deps, n: int, bases: dict | None = None, width: int | None = None) -> list:
-    """The parts of :func:`first_order` before their union: index parts without their pair columns (``-1``
-    there), CSR parts of their base's first-order columns.  ``width``: the parts of a ``width``-column lattice
-    (the second-order one: the same columns, in its index dtype), else of an ``n``-column one."""
     parts: list = []
-    dtype = index_dtype(n if width is None else width)
     for p in deps.parts:
         if isinstance(p, IndexPart):
             cols = p.cols
             first = cols < n
             if not first.any():
                 continue                  # a part of pairs only (x², x·y of single inputs): no first-order column
-            parts.append(IndexPart(np.where(first, cols, -1).astype(dtype, copy=False)))
+            parts.append(IndexPart(np.where(first, cols, -1).astype(index_dtype(n), copy=False)))
         else:
             base = p.base
             hit = bases.get(id(base)) if bases is not None else None
@@ -167,11 +156,10 @@ def first_order_parts(deps: Deps, n: int, bases: dict | None = None, width: int 
                 if bases is not None:
                     bases[id(base)] = hit  # keeps the base alive: its id stays unique
             if hit[1].nnz:
-                m = hit[1]
-                if width is not None:
-                    m = make_csr(m.indptr, m.indices, m.shape[0], width)
-                parts.append(CsrPart(m, p.rowmap))
-    return parts
+                parts.append(CsrPart(hit[1], p.rowmap))
+    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
+        return _index_union(parts, k, n)
+    return csr_from_parts(parts, k, n)
 
 
 def _index_union(parts: list, k: int, n: int) -> sp.csr_array:

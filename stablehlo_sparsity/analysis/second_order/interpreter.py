@@ -23,7 +23,7 @@ from ...lattice import Deps
 from ...lattice.core import row_columns
 from ..values import AbstractValue, is_differentiable
 from .closure import Closure
-from .encoding import first_order, first_order_parts, pair_width
+from .encoding import first_order, pair_width
 from .registry import LOCAL_TERMS
 from .terms import full_term, no_term, scalar_pair_codes
 
@@ -81,10 +81,6 @@ class SecondOrderInterpreter(Interpreter):
         self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
         return m
 
-    def first_order_parts(self, av: AbstractValue) -> list:
-        """The first-order columns of a second-order value as parts of its own width (:func:`.first_order_parts`)."""
-        return first_order_parts(av.deps, self.n_first, self._first_order_bases, width=self.n)
-
     def dead_after(self, block: DecodedBlock) -> dict[int, list] | None:
         """:meth:`Interpreter.dead_after`, or nothing when the block's values are few enough to keep
         (:data:`KEEP_ALL_ENTRIES`)."""
@@ -141,11 +137,9 @@ class SecondOrderInterpreter(Interpreter):
             raise SparsityError(f"second-order rule for {name} returned {len(extra)} results for {len(results)}",
                                 self.location(op))
         out = []
-        square = self.closure.square_term(name, term, args, results)
         for r, local in zip(results, extra):
             if local is not None and not local.is_empty and r.const is None and is_differentiable(r.dtype):
-                r = r.with_deps(self.closure.square_rows(r, local) if square
-                                else Deps.union(r.deps, local, eager=False))
+                r = r.with_deps(Deps.union(r.deps, local, eager=False))
             out.append(r)
         self.closure.after_term(name, term, args, out)
         return out
