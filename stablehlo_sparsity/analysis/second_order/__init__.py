@@ -17,6 +17,8 @@ custom calls).  Around them:
 * :mod:`.encoding` — the column space: first-order columns and interaction (pair) columns in one matrix;
 * :mod:`.registry` — second-order rules as data: per op, its local term;
 * :mod:`.terms` — the building blocks of local terms: none, full, cross;
+* :mod:`.closure` — closed values (every pair of their first-order sets held): the terms that would add nothing,
+  skipped;
 * :mod:`.assembly` — the symmetric Hessian pattern from sorted pair codes, in two compiled passes;
 * :mod:`.method` — which Hessian method ``hessian_sparsity(method="auto")`` takes: a fitted cost model.
 

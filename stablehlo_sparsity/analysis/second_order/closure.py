@@ -5,7 +5,10 @@ nonlinear elementwise op is closed (its full term is exactly that), and so is ev
 closed values.  An elementwise op on closed operands whose live operands have one first-order set per element
 (one live operand; or ``r⁴ · r²``, both built from ``r``) adds nothing with its local term: every pair the term
 would write, ``(S_a ∪ S_b)² = S_a²``, the result already holds (an elementwise op's first-order rule makes each
-result row the union of some of its operands' rows, pairs included).
+result row the union of some of its operands' rows, pairs included).  Its result then takes the operand's lattice
+object itself when their first-order rows are equal: two closed rows with one first-order set are the same set,
+``S ∪ S²``, since a pair column only ever enters a row beside both of its inputs (rules move whole rows; terms
+pair the columns of the row they join).
 
 On a vectorized objective that is most of the direct walk's terms: ``r = 1 + (x[i+k] − x[i])²`` is closed, and
 ``r⁻⁶ − 2r⁻³`` (multiplies and divides of ``r``'s powers) would otherwise write ``S_r²`` again at every op — as
@@ -22,6 +25,7 @@ import weakref
 
 import numpy as np
 
+from ..values import is_differentiable
 from .elementwise import ELEMENTWISE
 from .terms import full_term
 
@@ -49,7 +53,7 @@ class Closure:
     #: Off: no term is skipped and no value marked (the walk as before this module: the tests compare the two).
     enabled = True
 
-    def __init__(self, walk):
+    def __init__(self, walk) -> None:
         self.walk = walk
         self._closed: weakref.WeakValueDictionary[int, object] = weakref.WeakValueDictionary()
 
@@ -58,10 +62,12 @@ class Closure:
         return av.deps.is_empty or self._closed.get(id(av.deps)) is av.deps
 
     def mark(self, results) -> None:
+        """Record ``results`` closed; only differentiable unknowns: the walk adds no term to a constant or an
+        integer result, so such a value with columns may lack the pairs of its set."""
         if not self.enabled:
             return
         for r in results:
-            if not r.deps.is_empty:
+            if not r.deps.is_empty and r.const is None and is_differentiable(r.dtype):
                 self._closed[id(r.deps)] = r.deps
 
     def _live(self, args, results) -> list | None:
