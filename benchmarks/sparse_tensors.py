@@ -56,6 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from device_check import best_of  # (the best of repeated calls: one helper for the benchmark scripts)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -292,7 +294,7 @@ def child(mat_name: str, kernel: str, wrt: str, fmt: str, cfg: dict) -> dict:
     values = block(jac(*args))
     out["first_call_s"] = time.perf_counter() - t0
     emit("stage", "warm calls")
-    out["warm_s"] = best_warm(lambda: block(jac(*args)), cfg["repeat"])
+    out["warm_s"] = best_of(lambda: block(jac(*args)), cfg["repeat"])
     after = memory_status()
     out.update(rss_before=before, peak_rss=after["VmHWM"], peak_delta=after["VmHWM"] - before)
     emit("stage", "comparison")
@@ -305,18 +307,9 @@ def child(mat_name: str, kernel: str, wrt: str, fmt: str, cfg: dict) -> dict:
             t0 = time.perf_counter()
             block(dense(*args))
             out[f"{name}_first_s"] = time.perf_counter() - t0
-            out[f"{name}_s"] = best_warm(lambda: block(dense(*args)), 2)
+            out[f"{name}_s"] = best_of(lambda: block(dense(*args)), 2)
             del dense
     return out
-
-
-def best_warm(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 # ------------------------------------------------------------------------------------------------ the parent

@@ -7,10 +7,8 @@ different sets, a divisor built from a closed value)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import warnings
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -23,18 +21,10 @@ from helpers import numerical_pattern
 from stablehlo_sparsity import hessian_sparsity
 from stablehlo_sparsity.analysis.second_order.closure import Closure
 from stablehlo_sparsity.lattice import Deps
+from test_hessian_method import HELD_OUT
 from test_soundness_suite import CASES
 
 
-def _held_out():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "hessian_held_out.py"
-    spec = importlib.util.spec_from_file_location("benchmarks_hessian_held_out_closure", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HELD_OUT = _held_out()
 LONG = os.environ.get("SHS_LONG", "") not in ("", "0")
 
 

@@ -80,14 +80,14 @@ class Closure:
 
     def _one_set(self, live) -> bool:
         """Whether the live operands have the same first-order set in every element."""
-        first = live[0]
-        for other in live[1:]:
-            if other.deps is first.deps:
-                continue
-            a, b = self.walk.first_order(first), self.walk.first_order(other)
-            if not (np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)):
-                return False
-        return True
+        return all(self._same_first_order(live[0], other) for other in live[1:])
+
+    def _same_first_order(self, a, b) -> bool:
+        """Whether two values have the same first-order rows (their canonical CSRs, cached by the walk)."""
+        if a.deps is b.deps:
+            return True
+        x, y = self.walk.first_order(a), self.walk.first_order(b)
+        return np.array_equal(x.indptr, y.indptr) and np.array_equal(x.indices, y.indices)
 
     def term_needed(self, name: str, args, results) -> bool:
         """``False`` when the op's local term cannot add a pair: an elementwise op (one result) whose live
@@ -105,10 +105,7 @@ class Closure:
         """``result`` with ``operand``'s lattice object when their first-order rows are the same: both closed,
         their rows are then the same set, ``S ∪ S²`` (a pair column only enters a row with both of its inputs), and
         one object keeps the objective's reduction from reading the same pairs once per op."""
-        if result.deps is operand.deps:
-            return result
-        a, b = self.walk.first_order(operand), self.walk.first_order(result)
-        if np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices):
+        if result.deps is not operand.deps and self._same_first_order(operand, result):
             return result.with_deps(operand.deps)
         return result
 
