@@ -68,8 +68,9 @@ __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", 
 SPARSE_REDUCE_COLUMNS = 1 << 22
 
 #: Faster ways to the sorted distinct columns of a wide column space, tried in order by the sorted
-#: :meth:`Deps.reduce_all`: ``fn(columns int64, n) -> sorted distinct columns | None`` (``None``: not
-#: applicable).  The second-order lattice registers one that knows its pair encoding.
+#: :meth:`Deps.reduce_all`: ``fn(columns int64, n, overwrite) -> sorted distinct columns | None`` (``None``:
+#: not applicable; ``overwrite``: the columns may be reordered in place).  The second-order lattice registers one
+#: that knows its pair encoding.
 WIDE_DISTINCT: list = []
 
 
@@ -381,23 +382,36 @@ class Deps:
         """:meth:`reduce_all` by sorting the entries: for column spaces too wide for a mark vector (the
         second-order lattice's ``n + n²`` pair columns, :mod:`~stablehlo_sparsity.analysis.second_order`)."""
         n = self.n
-        cols = []
+        # every part's columns go straight into one buffer (no list of copies to concatenate: at 10⁷ entries
+        # each copy is 80 MB of fresh pages)
+        sources: list = []
         for p in self.parts:
             if isinstance(p, IndexPart):
-                cols.append(p.cols[p.cols >= 0])
-            elif p.rowmap is None:
-                cols.append(_entry_major(p.base))
-            else:
+                sources.append(p.cols)  # (its "none", -1, is dropped below, once for every part)
+                continue
+            if p.rowmap is not None:
                 used = np.zeros(p.base.shape[0], bool)
                 rm = p.rowmap
                 used[rm[rm >= 0]] = True
-                # every base row reached (a slice's or a permutation's map): all entries, no per-entry mask
-                cols.append(_entry_major(p.base) if used.all()
-                            else p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
-        flat = np.concatenate(cols).astype(np.int64, copy=False)
+                if not used.all():
+                    sources.append(p.base.indices[np.repeat(used, np.diff(p.base.indptr))])
+                    continue
+            # every base row reached (no row map, a slice's or a permutation's map): all entries
+            sources.append(p.base)
+        sizes = [len(src) if isinstance(src, np.ndarray) else len(src.indices) for src in sources]
+        flat = np.empty(sum(sizes), np.int64)
+        at = 0
+        for src, size in zip(sources, sizes):
+            if isinstance(src, np.ndarray):
+                flat[at:at + size] = src
+            else:
+                _entry_major(src, flat[at:at + size])
+            at += size
+        if len(flat) and flat.min() < 0:
+            flat = flat[flat >= 0]
         c = None
         for distinct in WIDE_DISTINCT:
-            c = distinct(flat, n)
+            c = distinct(flat, n, overwrite=True)  # (``flat`` is this call's own array)
             if c is not None:
                 break
         if c is None:
@@ -411,21 +425,46 @@ class Deps:
         return self.gather_rows(np.zeros(rows, np.int64))
 
 
-def _entry_major(m: sp.csr_array) -> np.ndarray:
-    """The columns of a CSR, in an order that keeps them in few sorted runs: rows of one length ``L`` (an
-    elementwise op's pair rows) are read entry-major — the first entry of every row, then the second … — since
-    entry ``j`` of consecutive stencil rows increases with the row, which gives ``L`` sorted runs where the
-    row-major order has one per row.  Other CSRs: row-major, as stored.  (Only the order changes: the
-    sorted :meth:`Deps.reduce_all` wants the set of columns.)"""
+def _entry_major(m: sp.csr_array, out: np.ndarray) -> None:
+    """The columns of a CSR into ``out`` (``int64``, ``nnz`` long), in an order that keeps them in few sorted
+    runs: rows of one length ``L`` (an elementwise op's pair rows) are read entry-major — the first entry of
+    every row, then the second … — since entry ``j`` of consecutive stencil rows increases with the row, which
+    gives ``L`` sorted runs where the row-major order has one per row.  Rows of up to
+    :data:`ENTRY_MAJOR_LENGTHS` lengths (a stencil's rows, and the shorter rows at its boundary) are read so
+    group by group, each group's rows in order: ``Σ L`` runs.  Other CSRs: row-major, as stored.  (Only the
+    order changes: the sorted :meth:`Deps.reduce_all` wants the set of columns.)"""
     k = m.shape[0]
     ind = m.indices
-    if k < 2 or len(ind) < 2 * k or len(ind) % k:
-        return ind
-    length = len(ind) // k
-    if not np.array_equal(m.indptr[::max(1, k // 64)], np.arange(0, k + 1, max(1, k // 64)) * length) or \
-            not np.all(np.diff(m.indptr) == length):
-        return ind
-    return np.ascontiguousarray(ind.reshape(k, length).T).reshape(-1)
+    if k < 2 or len(ind) < 2 * k:
+        out[:] = ind
+        return
+    ptr = m.indptr
+    if not len(ind) % k:
+        length = len(ind) // k
+        if np.array_equal(ptr[::max(1, k // 64)], np.arange(0, k + 1, max(1, k // 64)) * length) and \
+                np.all(np.diff(ptr) == length):
+            out.reshape(length, k)[...] = ind.reshape(k, length).T
+            return
+    lengths = np.diff(ptr)
+    present = np.flatnonzero(np.bincount(lengths))
+    if len(present) > ENTRY_MAJOR_LENGTHS:
+        out[:] = ind
+        return
+    at = 0
+    for length in present.tolist():
+        if length == 0:
+            continue
+        rows = np.flatnonzero(lengths == length)
+        if rows[-1] - rows[0] + 1 == len(rows):     # one range of rows (a stencil's interior): a view
+            block = ind[ptr[rows[0]]:ptr[rows[-1] + 1]].reshape(len(rows), length)
+        else:
+            block = ind[ptr[rows][:, None] + np.arange(length, dtype=ptr.dtype)[None, :]]
+        out[at:at + block.size].reshape(length, len(rows))[...] = block.T
+        at += block.size
+
+
+#: :func:`_entry_major` reads rows of up to this many distinct lengths entry-major, group by group.
+ENTRY_MAJOR_LENGTHS = 8
 
 
 def is_arange(idx: np.ndarray) -> bool:

@@ -77,6 +77,37 @@ def test_full_reduction_reads_uniform_rows_entry_major():
     assert np.array_equal(got, np.unique(np.concatenate([codes.reshape(-1), i])))
 
 
+@pytest.mark.parametrize("scattered", [False, True])
+def test_full_reduction_reads_a_stencil_with_short_boundary_rows_in_few_runs(monkeypatch, scattered):
+    """A stencil's pair rows with shorter rows at its ends (a convolution's ``SAME`` padding): the reduction reads
+    each length's rows entry-major, so the de-duplication sees a few sorted runs, not one per row — and the union
+    is the set union (``scattered``: the short rows moved into the middle of the value, between long ones)."""
+    from stablehlo_sparsity.lattice import core
+
+    n, taps = 2100, 3  # (pair columns n + n² past SPARSE_REDUCE_COLUMNS: the sorted reduction)
+    rows = []
+    for e in range(n):
+        s = np.arange(max(0, e - taps // 2), min(n, e + taps // 2 + 1))
+        u, v = np.triu_indices(len(s))
+        rows.append(n + s[u] * n + s[v])
+    if scattered:
+        rows = rows[1:n // 2] + rows[:1] + rows[n // 2:]
+    lengths = np.array([len(r) for r in rows])
+    m = sp.csr_array((np.ones(lengths.sum(), bool), np.concatenate(rows), np.r_[0, np.cumsum(lengths)]),
+                     shape=(n, pair_width(n)))
+    seen = []
+    distinct = core.WIDE_DISTINCT[0]
+
+    def recording(cols, width, overwrite=False):
+        seen.append(int(np.count_nonzero(cols[1:] < cols[:-1])))
+        return distinct(cols, width, overwrite)
+
+    monkeypatch.setattr(core, "WIDE_DISTINCT", [recording])
+    got = Deps.from_csr(m).reduce_all().to_csr().indices
+    assert np.array_equal(got, np.unique(np.concatenate(rows)))
+    assert len(seen) == 1 and seen[0] < sum(set(lengths.tolist())) + 2
+
+
 @pytest.mark.parametrize("length", [0, 1, 2, 4])
 def test_elementwise_pairs_equal_the_general_path(length):
     """The uniform-rows fast path (an elementwise op's full and cross terms) against :func:`pair_rows`."""

@@ -103,6 +103,9 @@ class ConvGeometry:
             o = np.arange(Od, dtype=np.int64)[:, None]
             k = np.arange(K, dtype=np.int64)[None, :]
             q = o * strides[d] + k * rhs_dil[d] - pad[d, 0]
+            if lhs_dil[d] == 1:  # (no holes: no division, two passes fewer over the table)
+                self.dim_tables.append(np.where((q >= 0) & (q < I), q, -1))
+                continue
             valid = (q >= 0) & (q % lhs_dil[d] == 0) & (q // lhs_dil[d] < I)
             self.dim_tables.append(np.where(valid, q // lhs_dil[d], -1))
         self._in_sp = None

@@ -76,13 +76,14 @@ def _divmod(a: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return q, a - q * d
 
 
-def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
+def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> np.ndarray | None:
     """Sorted distinct columns of a second-order lattice, with mark vectors instead of a sort.
 
     First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
     array, ``b`` the widest ``v - u`` present — small for the local objectives this is for.  ``None`` when
     ``width`` is no pair width.  A wide band (marks not much smaller than the entries) sorts the pair codes:
-    the first-order columns are already split off by then, and a sort of every column would redo that."""
+    the first-order columns are already split off by then, and a sort of every column would redo that.
+    ``overwrite``: ``cols`` (``int64``) may be sorted in place (a large copy maps fresh pages)."""
     n = inputs_of_width(width)
     if n is None:
         return None
@@ -90,6 +91,9 @@ def distinct_columns(cols: np.ndarray, width: int) -> np.ndarray | None:
         # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
         # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
         # and de-duplicating neighbours is one pass — no division, no marks
+        if overwrite and cols.dtype == np.int64:
+            cols.sort(kind="stable")
+            return distinct_sorted(cols)
         return distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
     pairs = cols >= n
     first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
@@ -301,7 +305,10 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
     check_nnz(int(indptr[-1]), "the interactions of a value")
     indices = np.empty(int(indptr[-1]), np.int64)
     for rows, codes, keep in buckets:
-        if keep is None:
+        if keep is None and len(rows) and (len(rows) == 1 or bool(np.all(np.diff(rows) == 1))):
+            # one range of rows (a stencil's interior between its shorter boundary rows): one slice
+            indices[indptr[rows[0]]:indptr[rows[-1] + 1]] = codes.reshape(-1)
+        elif keep is None:
             slot = indptr[rows][:, None] + np.arange(codes.shape[1], dtype=np.int64)[None, :]
             indices[slot.reshape(-1)] = codes.reshape(-1)
         else:
