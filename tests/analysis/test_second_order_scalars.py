@@ -248,3 +248,31 @@ def test_cyclic_gc_is_paused_during_the_walk_and_restored():
             assert gc.isenabled() is state
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_contraction_to_one_element_of_many_pairs_matches_jax_hessian_and_the_gradient_path():
+    """``x · div(x)`` with ``div`` a scatter of linear edge fluxes over a random graph (a graph Laplacian's
+    ``xᵀ L x``: every interaction comes from the contraction's cross term): thousands of pair codes into its one
+    row (past ``KEY_SORT_ENTRIES``), de-duplicated by the pair encoding's distinct columns rather than SciPy's COO
+    conversion — the same pattern as the gradient path's, and every nonzero of JAX's Hessian."""
+    import jax
+
+    import stablehlo_sparsity as ss
+    from stablehlo_sparsity.analysis.second_order import encoding
+
+    n = 700
+    rng = np.random.default_rng(5)
+    src = np.concatenate([np.arange(n), rng.integers(0, n, n)])
+    dst = np.concatenate([(np.arange(n) + 1) % n, rng.integers(0, n, n)])
+
+    def f(x):
+        flux = x[src] - x[dst]
+        div = jnp.zeros_like(x).at[src].add(flux).at[dst].add(-flux)
+        return jnp.dot(x, div)
+
+    x = jnp.asarray(rng.uniform(-1.0, 1.0, n))
+    direct = ss.hessian_sparsity(f, x, method="direct")
+    assert direct == ss.hessian_sparsity(f, x, method="via-gradient")
+    numeric = np.asarray(jax.hessian(f)(x))
+    assert not ((numeric != 0) & ~direct.todense()).any()
+    assert direct.nnz > encoding.KEY_SORT_ENTRIES  # (the one row's codes take the distinct-columns path)

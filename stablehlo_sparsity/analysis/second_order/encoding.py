@@ -202,9 +202,15 @@ KEY_SORT_ENTRIES = 2048
 def _rows_from_entries(rows: np.ndarray, cols: np.ndarray, k: int, width: int) -> Deps:
     """A ``(k, width)`` lattice from (row, column) entries, duplicates allowed: a few as ``row · width + column``
     keys in one sort, more by SciPy's compiled COO → CSR conversion and per-row sort (an order of magnitude faster
-    than a two-key ``lexsort``)."""
+    than a two-key ``lexsort``); into one row (a contraction to a scalar, ``x · div``) by
+    :func:`distinct_columns`.  ``cols`` is consumed: it may be reordered in place."""
     if len(rows) == 0:
         return Deps.empty(k, width)
+    if k == 1 and len(rows) > KEY_SORT_ENTRIES:
+        one = distinct_columns(cols.astype(np.int64, copy=False), width, overwrite=True)
+        if one is not None:
+            check_nnz(len(one), "the interactions of a value")
+            return Deps(1, width, [CsrPart(make_csr(np.array([0, len(one)], np.int64), one, 1, width))])
     if len(rows) <= KEY_SORT_ENTRIES and k * width < 2 ** 62:  # (the keys fit an int64)
         key = rows.astype(np.int64, copy=False) * width + cols.astype(np.int64, copy=False)
         return Deps(k, width, [CsrPart(csr_of_keys(key, k, width, "the interactions of a value"))])

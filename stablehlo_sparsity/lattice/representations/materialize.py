@@ -170,8 +170,10 @@ def _plan_blocks(source: RowSource) -> list[int]:
 
 #: :func:`materialize` keeps the merged blocks of its counting pass for its writing pass, up to this many
 #: entries in all: within it every block is merged once instead of twice, and past it the blocks are merged
-#: again as they are written — the extra memory is bounded whatever the output's size.
-CACHED_BLOCK_ENTRIES = 1 << 22
+#: again as they are written — the extra memory is bounded whatever the output's size (at most the output's own
+#: size, and 2²⁵ entries: a scatter's 1.5·10⁷-entry result at n = 10⁶ merged once is 0.3 s faster; raised from
+#: 2²² for issue 48).
+CACHED_BLOCK_ENTRIES = 1 << 25
 
 
 def _stack_materialized(sources: Sequence[RowSource], k: int, n: int) -> sp.csr_array | None:
