@@ -24,10 +24,10 @@ heap spares the direct walk's short-lived arrays the page faults a fresh process
 leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian method").
 
 How far it carries (issue 48): on 30 families it was never fitted on (``benchmarks/hessian_held_out.py``) it is
-within 1.25× of the faster method on 99 of 104 problems — every written-out and block-loop program, and the
-vectorized ones but five, all of them at n ≥ 10⁵ or a dense Hessian, worst 1.97× (in a fresh process, where the
-direct walk's large arrays map fresh pages).  There the two lattices' costs per element decide, and no count of the
-primal program shows them (refits, richer counts and budgeted walks were measured and do not fix it: the same
+within 1.25× of the faster method on 101 of 104 problems — every written-out and block-loop program, and the
+vectorized ones but a graph Laplacian through a scatter at n ≥ 10⁵ (worst 1.55×) and, within the noise of three
+calls of 30–60 ms, a dense Hessian at n = 1,000.  There the two lattices' costs per element decide, and no count of
+the primal program shows them (refits, richer counts and budgeted walks were measured and do not fix it: the same
 section, "Held-out objectives").  :func:`explain` is the one-line reason ``pattern.method_reason`` records.
 """
 
