@@ -127,7 +127,7 @@ def group_union(deps: Deps, groups: Groups, strategy: str = "auto") -> Deps:
     """Each output row ``i`` is the union of the rows of ``deps`` in group ``i`` (see the module docstring);
     ``strategy="compose"`` composes the groups with the parts' row maps first."""
     k_out, n = groups.k_out, deps.n
-    if deps.is_empty or k_out == 0:
+    if deps.is_empty or k_out == 0 or deps.rows == 0:  # (a value of no rows: every member is -1, every row empty)
         return Deps.empty(k_out, n)
     if strategy == "compose":
         return _composed(deps, groups.as_matrix(deps.rows))

@@ -12,6 +12,7 @@ the lazy and materialized forms agree — also past ``MAX_LAZY_PARTS`` and on ze
 from unittest import mock
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -212,11 +213,11 @@ def test_group_union_is_boolean_matrix_product(data, k_out, k, n):
 
 
 @SETTINGS
-@given(st.data(), st.integers(1, MAX_ROWS), st.integers(0, MAX_N), st.integers(0, MAX_LAZY_PARTS + 6))
+@given(st.data(), st.integers(0, MAX_ROWS), st.integers(0, MAX_N), st.integers(0, MAX_LAZY_PARTS + 6))
 def test_one_group_is_the_union_of_its_members(data, k, n, g):
     """One output row (a contraction to a scalar) over a long value takes the reduction of its members' gather
     (from ``groups.ONE_GROUP_ROWS`` rows, lowered here to reach it on short values): the same row as every other
-    path, from a table (``-1`` members skipped) and from lists."""
+    path, from a table (``-1`` members skipped) and from lists — also over a value of no rows, every member -1."""
     d, m = data.draw(deps(k, n))
     members = np.array(data.draw(st.lists(st.integers(-1, k - 1), min_size=g, max_size=g)), np.int64)
     want = m[members[members >= 0]].any(axis=0, keepdims=True)
@@ -229,7 +230,7 @@ def test_one_group_is_the_union_of_its_members(data, k, n, g):
 
 
 @SETTINGS
-@given(st.data(), st.integers(0, MAX_ROWS), st.integers(1, MAX_ROWS), st.integers(0, MAX_N),
+@given(st.data(), st.integers(0, MAX_ROWS), st.integers(0, MAX_ROWS), st.integers(0, MAX_N),
        st.integers(0, MAX_LAZY_PARTS + 6))
 def test_group_union_follows_its_table(data, k_out, k, n, g):
     """Lazy for small widths, a sorted index table or a gather past MAX_LAZY_PARTS: the same relation, also
@@ -354,3 +355,17 @@ def test_worked_examples_of_the_docstring():
     assert np.array_equal(dense(Deps.union(a, b)), [[True, True], [False, True]])
     assert np.array_equal(dense(a.gather_rows([1, -1, 0])), [[False, True], [False, False], [True, False]])
     assert np.array_equal(dense(group_union(Deps.union(a, b), Groups.from_table([[0, 1]]))), [[True, True]])
+
+
+@pytest.mark.parametrize("groups", [Groups.from_lists(np.array([0, 1, 2]), np.array([-1, -1])),
+                                    Groups.from_lists(np.array([0, 2]), np.array([-1, -1])),
+                                    Groups.from_table(np.full((2, 1), -1)), Groups.from_table(np.full((3, 4), -1))],
+                         ids=["lists", "one-list", "table-1", "table-4"])
+def test_group_union_over_a_value_of_no_rows_is_empty(groups):
+    """A value of no rows that still holds a part (an argument of shape ``(0,)``): every member is ``-1``, so
+    every output row is empty — on every path, not an index error."""
+    d = Deps.identity(0, 5, 0)
+    for one_group_rows in (groups_module.ONE_GROUP_ROWS, 0):
+        with mock.patch.object(groups_module, "ONE_GROUP_ROWS", one_group_rows):
+            got = group_union(d, groups)
+        assert got.rows == groups.k_out and got.to_csr().nnz == 0
