@@ -364,7 +364,7 @@ class BlockedDetection:
     def _elementwise_demand(self, op, masks, live, d: _Demands) -> list:
         """Element ``e`` of each operand reaches element ``e`` of the result (a scalar operand: all of them)."""
         (size,) = {self._info(op.results[i]).size for i in live}
-        union = np.logical_or.reduce([masks[i] for i in live])
+        union = np.any(np.stack([masks[i] for i in live]), axis=0)
         out = []
         for v in op.operands:
             a = self._info(v)

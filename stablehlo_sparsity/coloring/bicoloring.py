@@ -106,7 +106,7 @@ def split_candidates(pattern, max_thresholds: int = 4):
     if not trs and not tcs:
         return
     trs = trs or [int(rc.max())]
-    tcs = tcs or [int(cc.max())]
+    tcs = tcs or [int(np.max(cc))]
     sparser_row = dr <= dc
     for default_fwd in (True, False):
         for tr in trs:

@@ -22,7 +22,7 @@ def lower_bound(pattern, kind: str | ColoringKind = "column") -> int:
     if kind == ColoringKind.COLUMN:
         return int(np.diff(csr.indptr).max())
     if kind == ColoringKind.ROW:
-        return int(np.bincount(csr.indices, minlength=csr.shape[1]).max())
+        return int(np.max(np.bincount(csr.indices, minlength=csr.shape[1])))
     if kind == ColoringKind.STAR:
         return star_lower_bound(adjacency(csr))
     if kind == ColoringKind.ACYCLIC:
@@ -30,7 +30,7 @@ def lower_bound(pattern, kind: str | ColoringKind = "column") -> int:
     if kind == ColoringKind.BIDIRECTIONAL:
         # One product is one JVP (every row holds at most one nonzero) or one VJP (every column does).
         rows_ok = int(np.diff(csr.indptr).max()) <= 1
-        cols_ok = int(np.bincount(csr.indices, minlength=csr.shape[1]).max()) <= 1
+        cols_ok = int(np.max(np.bincount(csr.indices, minlength=csr.shape[1]))) <= 1
         return 1 if rows_ok or cols_ok else 2
     raise ValueError(f"kind must be 'column', 'row', 'star', 'acyclic' or 'bidirectional', got {kind!r}")
 

@@ -496,7 +496,7 @@ def _color_streamed(blocks, shape, side: ColoringKind, span, max_span, progress)
         w_ids, w_ptr, w_idx = window
         stamps.color_columns(w_ptr, w_idx, rest, colors, slot)
     if side == ColoringKind.ROW:
-        lb = int(col_count.max()) if n else 0
+        lb = int(np.max(col_count)) if n else 0
     report(f"{nblocks} blocks, largest window {max_window:,} nonzeros")
     if nnz == 0:  # nothing to evaluate, as for the in-memory coloring
         return Coloring(np.zeros(len(colors), np.int32), 0, side, (m, n), "empty", 0)

@@ -407,7 +407,7 @@ class Deps:
             else:
                 _entry_major(src, flat[at:at + size])
             at += size
-        if len(flat) and flat.min() < 0:
+        if len(flat) and np.min(flat) < 0:
             flat = flat[flat >= 0]
         c = None
         for distinct in WIDE_DISTINCT:

@@ -89,7 +89,7 @@ class Relation:
                 continue
             r, c = row_of[sel], cols[sel] - off
             counts = np.bincount(r, minlength=rows)
-            g = int(counts.max())
+            g = int(np.max(counts))
             if g <= MAX_TABLE_WIDTH:
                 table = np.full((rows, g), -1, np.int64)
                 start = np.cumsum(counts) - counts

@@ -175,7 +175,7 @@ def csr_runs(m: sp.csr_array, n: int):
         last[-1] = True
         row_of = np.repeat(np.arange(rows, dtype=np.int64), lengths)[begin]
         counts = np.bincount(row_of, minlength=rows)
-        r = int(counts.max())
+        r = int(np.max(counts))
         if r <= MAX_RUNS:
             slot = np.arange(len(row_of)) - np.repeat(np.cumsum(counts) - counts, counts)
             starts = np.full((r, rows), n, dt)
@@ -246,7 +246,7 @@ def merge_runs(pieces: list[tuple[np.ndarray, np.ndarray]], rows: int, n: int):
         width *= 2
     if width <= 8:
         if width > w:
-            empty = np.int64(n) << 32 | np.int64(n)
+            empty = np.int64((int(n) << 32) | int(n))
             keys += [np.full(rows, empty, np.int64)] * (width - w)
         for i, j in _NETWORKS[width]:
             lo = np.minimum(keys[i], keys[j])

@@ -202,7 +202,7 @@ class ScatterTargets:
         valid = self.target >= 0
         t = self.target[valid]
         counts = np.bincount(t, minlength=k_result)
-        if len(counts) and counts.max(initial=0) > 1:
+        if len(counts) and np.max(counts, initial=0) > 1:
             return None
         inv = np.full(k_result, -1, np.int64)
         inv[t] = np.nonzero(valid)[0]

@@ -495,7 +495,7 @@ def _scatter(ctx: RuleContext, op: Op, args: list[AbstractValue]) -> DepsResult:
         ctx.warn(op, "scatter indices are not known constants: updates may land wherever their integer ranges "
                      "allow and never replace (conservative)")
         tgs = [scatter_targets(shape, c, updates[0].shape, dims) for c in choices]
-        possible, certain = np.logical_or.reduce([tg.written(k) for tg in tgs]), np.zeros(k, bool)
+        possible, certain = np.any(np.stack([tg.written(k) for tg in tgs]), axis=0), np.zeros(k, bool)
 
         def scattered(d: Deps) -> Deps:
             return Deps.union(*[group_union(d, Groups.from_matrix(tg.group_matrix(k))) for tg in tgs])
@@ -626,7 +626,7 @@ def _scatter_trust(ctx: RuleContext, op: Op, args: list[AbstractValue], consts: 
             np.add.at(count, t, 1)
             low = lowest_bit_exponent(np.asarray(x.const).ravel()).copy()
             np.minimum.at(low, t, lowest_bit_exponent(np.asarray(u.const).ravel()[tg.certain]))
-            tree = AddTree(leaf, int(count.max(initial=1)), low)
+            tree = AddTree(leaf, int(np.max(count, initial=1)), low)
             np.add.at(ex, t, eu)
             exact = ((count == 1) | sum_is_exact(tree, c.dtype)) & (ex == 0)
             err = np.where(exact, 0.0, ex + sum_rounding(tree, c.dtype))

@@ -140,7 +140,7 @@ def _known_index(av: AbstractValue, bound: int) -> np.ndarray | None:
     if av.const is None:
         return None
     idx = np.asarray(av.const).astype(np.int64).ravel()
-    return idx if idx.size == 0 or (idx.min() >= 0 and idx.max() < bound) else None
+    return idx if idx.size == 0 or (np.min(idx) >= 0 and np.max(idx) < bound) else None
 
 
 def csr_entries(indptr: np.ndarray | None, nnz: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -152,7 +152,7 @@ def csr_entries(indptr: np.ndarray | None, nnz: int) -> tuple[np.ndarray, np.nda
     if indptr is None or indptr.size == 0:
         return every, None
     ptr = np.asarray(indptr).astype(np.int64).ravel()
-    if ptr.min() < 0 or ptr.max() > nnz or np.any(np.diff(ptr) < 0):
+    if np.min(ptr) < 0 or np.max(ptr) > nnz or np.any(np.diff(ptr) < 0):
         return every, None
     lengths = np.diff(ptr)
     rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)

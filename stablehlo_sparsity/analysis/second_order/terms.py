@@ -160,7 +160,7 @@ def _first_order_columns(d, n: int, dtype) -> list[tuple[np.ndarray, bool]] | No
 
 
 #: (the ufuncs' reductions themselves: ``ndarray.max`` adds a Python wrapper to each call)
-_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
+_MAX, _MIN = np.max, np.min
 
 
 #: :func:`_broadcast_columns` reads a broadcast row holding at most this many first-order columns.
