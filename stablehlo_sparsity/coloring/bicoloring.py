@@ -105,7 +105,7 @@ def split_candidates(pattern, max_thresholds: int = 4):
     tcs = _thresholds(cc, max_thresholds)
     if not trs and not tcs:
         return
-    trs = trs or [int(rc.max())]
+    trs = trs or [int(np.max(rc))]
     tcs = tcs or [int(np.max(cc))]
     sparser_row = dr <= dc
     for default_fwd in (True, False):

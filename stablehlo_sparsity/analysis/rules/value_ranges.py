@@ -107,8 +107,8 @@ def _binary(ctx: RuleContext, op: Any, args: list[AbstractValue]) -> list[IntRan
         return _result(ctx, op, np.minimum(alo, blo), np.minimum(ahi, bhi))
     if max(np.abs(x).max(initial=0) for x in (alo, ahi, blo, bhi)) > LIMIT:
         return [None]  # a product could overflow int64 here
-    corners = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
-    return _result(ctx, op, np.min(np.stack(corners), axis=0), np.max(np.stack(corners), axis=0))
+    corners = np.stack([alo * blo, alo * bhi, ahi * blo, ahi * bhi])
+    return _result(ctx, op, np.min(corners, axis=0), np.max(corners, axis=0))
 
 
 @range_rule("stablehlo.negate")

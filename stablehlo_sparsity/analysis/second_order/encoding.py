@@ -311,7 +311,7 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
     check_nnz(int(indptr[-1]), "the interactions of a value")
     indices = np.empty(int(indptr[-1]), np.int64)
     for rows, codes, keep in buckets:
-        if keep is None and len(rows) and (len(rows) == 1 or bool(np.all(np.diff(rows) == 1))):
+        if keep is None and len(rows) and bool(np.all(np.diff(rows) == 1)):
             # one range of rows (a stencil's interior between its shorter boundary rows): one slice
             indices[indptr[rows[0]]:indptr[rows[-1] + 1]] = codes.reshape(-1)
         elif keep is None:

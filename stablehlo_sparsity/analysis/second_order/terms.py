@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ...lattice import Deps
@@ -159,8 +161,10 @@ def _first_order_columns(d, n: int, dtype) -> list[tuple[np.ndarray, bool]] | No
     return out
 
 
-#: (the ufuncs' reductions themselves: ``ndarray.max`` adds a Python wrapper to each call)
-_MAX, _MIN = np.max, np.min
+#: (the ufuncs' reductions themselves: ``ndarray.max`` adds a Python wrapper to each call; typed as plain callables,
+#: since NumPy 2.5's stubs reject ``ufunc.reduce(array, initial=...)``)
+_MAX: Callable[..., Any] = np.maximum.reduce
+_MIN: Callable[..., Any] = np.minimum.reduce
 
 
 #: :func:`_broadcast_columns` reads a broadcast row holding at most this many first-order columns.
