@@ -42,6 +42,7 @@ from .representations import CONVERSIONS, CSR, LAZY_PARTS, LAZY_STACK, ROW_LANE
 from .representations.csr import (LONG_ROW, CsrPart, _bare_csr, _col_dtype, _empty_csr, _FAST_SHELL,  # noqa: F401
                                   _gather_block, _row_csr, _rowmap_lengths, _shell_works, _sorted_unique, csr_of_keys,
                                   distinct_sorted, make_csr, rows_of_keys)
+from .representations.group_parts import GroupPart, expand_group_parts  # noqa: F401
 from .representations.index_parts import (SORTING_NETWORKS, IndexPart, _dedup_sorted_rows,  # noqa: F401
                                           _index_block, _index_columns, _index_counts, distinct_entries,
                                           sorted_columns)
@@ -278,7 +279,7 @@ class Deps:
             if isinstance(p, IndexPart):
                 parts.append(IndexPart(p.cols[start:stop] if step == 1 else p.cols[start:stop:step].copy()))
             elif p.rowmap is None:
-                parts.append(CsrPart(p.base, np.arange(start, stop, step, dtype=np.int64)))
+                parts.append(p.gather(np.arange(start, stop, step, dtype=np.int64), False))
             else:
                 rowmap = p.rowmap[start:stop] if step == 1 else p.rowmap[start:stop:step].copy()
                 parts.append(CsrPart(p.base, rowmap))
@@ -358,14 +359,15 @@ class Deps:
         n = self.n
         if not self.parts:
             return Deps.empty(1, n)
+        parts = expand_group_parts(self.parts)  # (a lazy group union: the source rows its groups reach)
         if n > SPARSE_REDUCE_COLUMNS and n > 16 * sum(len(p.cols) if isinstance(p, IndexPart) else p.base.nnz
-                                                      for p in self.parts):
-            return self._reduce_all_sorted()
+                                                      for p in parts):
+            return self._reduce_all_sorted(parts)
         mark = np.zeros(n + 1, bool)  # (one flag more, at ``-1``: an index part's "none" lands there)
-        index_cols = [p.cols for p in self.parts if type(p) is IndexPart]
+        index_cols = [p.cols for p in parts if type(p) is IndexPart]
         if index_cols:  # (one scatter for every index part: a second-order value holds several)
             mark[index_cols[0] if len(index_cols) == 1 else np.concatenate(index_cols)] = True
-        for p in self.parts:
+        for p in parts:
             if isinstance(p, IndexPart):
                 continue
             if p.rowmap is None:
@@ -378,14 +380,15 @@ class Deps:
         cols = mark[:n].nonzero()[0]
         return Deps(1, n, [CsrPart(make_csr(np.array([0, len(cols)], np.int64), cols, 1, n))] if len(cols) else [])
 
-    def _reduce_all_sorted(self) -> "Deps":
-        """:meth:`reduce_all` by sorting the entries: for column spaces too wide for a mark vector (the
-        second-order lattice's ``n + n²`` pair columns, :mod:`~stablehlo_sparsity.analysis.second_order`)."""
+    def _reduce_all_sorted(self, parts: Sequence[IndexPart | CsrPart]) -> "Deps":
+        """:meth:`reduce_all` of ``parts`` (the value's, group unions expanded) by sorting the entries: for column
+        spaces too wide for a mark vector (the second-order lattice's ``n + n²`` pair columns,
+        :mod:`~stablehlo_sparsity.analysis.second_order`)."""
         n = self.n
         # every part's columns go straight into one buffer (no list of copies to concatenate: at 10⁷ entries
         # each copy is 80 MB of fresh pages)
         sources: list = []
-        for p in self.parts:
+        for p in parts:
             if isinstance(p, IndexPart):
                 sources.append(p.cols)  # (its "none", -1, is dropped below, once for every part)
                 continue

@@ -15,7 +15,9 @@ Strategies (all vectorized; the result is the same):
   costs nine row maps and nothing is materialized);
 * **index table** — every part an index part: a ``(rows, g·parts)`` column table sorted per row;
 * **gather** — any groups: the members' entries gathered in one pass and merged per output row, linear in
-  the gathered entries (no ``R @ S`` product);
+  the gathered entries (no ``R @ S`` product); many members over many rows (a scatter-add) are kept as a lazy
+  group part (:mod:`.representations.group_parts`), built only when a move reads its rows — the full reduction
+  and the second-order first-order projection read its groups instead;
 * **compose** (on request) — ``R`` composed with each part's row map first, so a lazily broadcast matrix (one
   base row) or a factor's few distinct rows are merged once, not once per reference.
 """
@@ -27,9 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..dtypes import index_dtype
-from .core import (MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, RowSource, _dedup_sorted_rows, _gather_block,
-                   _rowmap_lengths, check_nnz, materialize)
+from .core import (MAX_LAZY_PARTS, CsrPart, Deps, IndexPart, RowSource, _dedup_sorted_rows,
+                   check_nnz, materialize)
+from .representations import group_parts
+from .representations.group_parts import GroupPart, GroupRows, merge_rows
 
 __all__ = ["Groups", "group_union", "merge_rows"]
 
@@ -40,19 +43,6 @@ ONE_GROUP_ROWS = 256
 
 #: Dense 0/1 products are used by the compose strategy below this many cells per matrix (float32).
 DENSE_CELLS = 25_000_000
-
-
-def merge_rows(indptr, indices, k: int, n: int) -> sp.csr_array:
-    """A canonical bool CSR from rows that may hold repeats or be unsorted (scipy's per-row C++ pass)."""
-    dt = index_dtype(n, len(indices))
-    m = sp.csr_array((k, n), dtype=bool)
-    m.indptr = np.asarray(indptr, dt)
-    m.indices = np.asarray(indices, dt)
-    m.data = np.ones(len(indices), bool)
-    m.has_sorted_indices = False
-    m.has_canonical_format = False
-    m.sum_duplicates()
-    return m
 
 
 def _from_csr(m: sp.csr_array) -> Deps:
@@ -195,37 +185,14 @@ class _TableRows(RowSource):
 
 def _gathered(deps: Deps, indptr: np.ndarray, members: np.ndarray) -> Deps:
     """Gather the member rows' entries, then merge repeats per output row — block by block, so the gathered
-    entries (often several times the result) never exist all at once."""
+    entries (often several times the result) never exist all at once; a large union is a lazy group part that
+    does so when its rows are read."""
     k_out = len(indptr) - 1
     if len(members) == 0:
         return Deps.empty(k_out, deps.n)
-    return _from_csr(materialize([_GroupRows(deps.to_csr(), indptr, members)], deps.n))
-
-
-class _GroupRows(RowSource):
-    """Row ``i``: the union of the rows ``members[indptr[i]:indptr[i + 1]]`` of a canonical CSR ``m``."""
-
-    def __init__(self, m: sp.csr_array, indptr: np.ndarray, members: np.ndarray):
-        super().__init__(len(indptr) - 1)
-        self.m, self.indptr, self.members = m, indptr, members
-
-    def _member_lengths(self, lo, hi):
-        a, b = int(self.indptr[lo]), int(self.indptr[hi])
-        lengths = _rowmap_lengths(self.m.indptr, self.members[a:b])
-        return a, lengths
-
-    def bounds(self, lo, hi):
-        a, lengths = self._member_lengths(lo, hi)
-        cs = np.zeros(len(lengths) + 1, np.int64)
-        np.cumsum(lengths, out=cs[1:])
-        g = self.indptr[lo:hi + 1] - a
-        return cs[g[1:]] - cs[g[:-1]]
-
-    def block(self, lo, hi):
-        a, b = int(self.indptr[lo]), int(self.indptr[hi])
-        ptr, ind = _gather_block(self.m, self.members[a:b])
-        merged = merge_rows(ptr[self.indptr[lo:hi + 1] - a], ind, hi - lo, self.m.shape[1])
-        return merged.indptr.astype(np.int64), merged.indices
+    if len(members) >= group_parts.LAZY_GROUP_MEMBERS and k_out >= group_parts.LAZY_GROUP_ROWS:
+        return Deps(k_out, deps.n, [GroupPart(deps, np.asarray(indptr, np.int64), np.asarray(members, np.int64))])
+    return _from_csr(materialize([GroupRows(deps.to_csr(), indptr, members)], deps.n))
 
 
 def _composed(deps: Deps, groups: sp.csr_array) -> Deps:

@@ -17,6 +17,7 @@ from stablehlo_sparsity.lattice import core
 from stablehlo_sparsity.lattice.representations import (CONVERSIONS, CSR, LAZY_PARTS, LAZY_STACK, PART_CONVERSIONS,
                                                         ROW_LANE)
 from stablehlo_sparsity.lattice.representations.csr import CsrPart, make_csr
+from stablehlo_sparsity.lattice.representations.group_parts import GroupPart, combine_group_parts
 from stablehlo_sparsity.lattice.representations.index_parts import IndexPart
 from stablehlo_sparsity.lattice.representations.lazy_parts import csr_from_parts, gather_csr_rows
 from stablehlo_sparsity.lattice.representations.materialize import _PartsRows, materialize
@@ -224,6 +225,42 @@ def test_parts_to_runs_and_runs_to_csr(case):
     for p in ps:
         if type(p) is RunPart:
             assert_canonical(Deps(rows, n, [p]))
+
+
+@st.composite
+def group_part(draw, rows, n, source):
+    """A lazy :class:`GroupPart` of ``rows`` rows over a ``source`` (value, model): random groups, ``-1`` members."""
+    src, model = source
+    sizes = draw(st.lists(st.integers(0, 4), min_size=rows, max_size=rows))
+    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    members = np.array(draw(st.lists(st.integers(-1, src.rows - 1), min_size=int(indptr[-1]),
+                                     max_size=int(indptr[-1]))), np.int64)
+    want = np.zeros((rows, n), bool)
+    for i in range(rows):
+        for j in members[indptr[i]:indptr[i + 1]]:
+            if j >= 0:
+                want[i] |= model[j]
+    return GroupPart(src, indptr, members), want
+
+
+@covers("parts", ("group part", "csr"), ("group parts", "group part"))
+@SETTINGS
+@given(st.data(), shapes, st.integers(1, MAX_ROWS))
+def test_group_parts_to_csr_and_combined(data, shape, k):
+    """A group part's rows are the unions of its groups (built block by block); the group parts of one source
+    combine into one part with the same rows as their union, and the full reduction reads the source."""
+    rows, n = shape
+    source = data.draw(deps(k, n))
+    (a, ma), (b, mb) = data.draw(group_part(rows, n, source)), data.draw(group_part(rows, n, source))
+    _check(a.to_csr(), ma)
+    assert a.built and combine_group_parts([a, b]) == [a, b]   # (a built part is read as a CSR)
+    c, mc = data.draw(group_part(rows, n, source))
+    (joined,) = combine_group_parts([b, c])
+    _check(joined.to_csr(), mb | mc)
+    d, md = data.draw(group_part(rows, n, source))
+    value = Deps(rows, n, [d])
+    assert np.array_equal(value.reduce_all().to_csr().toarray()[0], md.any(axis=0))
+    assert not d.built
 
 
 # ---------------------------------------------------------------------------------------- UNION_ROUTES

@@ -33,7 +33,7 @@ from ...errors import PatternTooLargeError
 from ...kernels.compiled import native_kernels
 from ...lattice import Deps
 from ...dtypes import index_dtype
-from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, IndexPart, check_nnz, csr_from_parts,
+from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, GroupPart, IndexPart, check_nnz, csr_from_parts,
                              csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows, is_arange, make_csr,
                              rows_of_keys, sorted_columns)
 
@@ -144,6 +144,14 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
     shared across values; many parts see one base through different row maps)."""
     k = deps.rows
+    parts = _first_order_parts(deps, n, bases)
+    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
+        return _index_union(parts, k, n)
+    return csr_from_parts(parts, k, n)
+
+
+def _first_order_parts(deps: Deps, n: int, bases: dict | None) -> list:
+    """The parts of :func:`first_order`, before their union (a part of pair columns only contributes none)."""
     parts: list = []
     for p in deps.parts:
         if isinstance(p, IndexPart):
@@ -152,6 +160,16 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
             if not first.any():
                 continue                  # a part of pairs only (x², x·y of single inputs): no first-order column
             parts.append(IndexPart(np.where(first, cols, -1).astype(index_dtype(n), copy=False)))
+        elif type(p) is GroupPart and not p.built:
+            # a lazy group union (a scatter-add's result): the groups over the source's first-order rows, so its
+            # pair rows are never built just to be dropped
+            hit = bases.get(id(p)) if bases is not None else None
+            if hit is None or hit[0] is not p:
+                hit = (p, _first_order_groups(p, n, bases))
+                if bases is not None:
+                    bases[id(p)] = hit
+            if hit[1].nnz:
+                parts.append(CsrPart(hit[1]))
         else:
             base = p.base
             hit = bases.get(id(base)) if bases is not None else None
@@ -161,9 +179,23 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
                     bases[id(base)] = hit  # keeps the base alive: its id stays unique
             if hit[1].nnz:
                 parts.append(CsrPart(hit[1], p.rowmap))
-    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
-        return _index_union(parts, k, n)
-    return csr_from_parts(parts, k, n)
+    return parts
+
+
+def _first_order_groups(p: GroupPart, n: int, bases: dict | None) -> sp.csr_array:
+    """The first-order rows of a lazy group union: its groups over the source's first-order rows — read as a
+    column table when the source is index parts (a gather's ``{src, dst}``), with no union built first."""
+    parts = _first_order_parts(p.source, n, bases)
+    if 0 < len(parts) <= GROUP_TABLE_PARTS and all(isinstance(q, IndexPart) for q in parts):
+        return p.regroup(table=np.stack([q.cols for q in parts], axis=1), n=n)
+    k = p.source.rows
+    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(q, IndexPart) for q in parts):
+        return p.regroup(_index_union(parts, k, n))
+    return p.regroup(csr_from_parts(parts, k, n))
+
+
+#: :func:`_first_order_groups` reads a source of at most this many first-order index parts as a column table.
+GROUP_TABLE_PARTS = 8
 
 
 def _index_union(parts: list, k: int, n: int) -> sp.csr_array:

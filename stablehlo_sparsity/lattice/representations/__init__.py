@@ -1,7 +1,7 @@
 """The representations of :class:`~..core.Deps`, one module each, and the table of conversions between them.
 
 A value's index sets are one ``(rows, n)`` boolean relation; how it is stored depends on where it came from.
-A :class:`~..core.Deps` is in one of three *forms* (:func:`~..core.Deps.form`), its parts of three *kinds*:
+A :class:`~..core.Deps` is in one of three *forms* (:func:`~..core.Deps.form`), its parts of four *kinds*:
 
 ======================  ====================================================================================
 form / kind             module (invariants in its docstring)
@@ -14,6 +14,8 @@ lazy parts (form)       :mod:`.lazy_parts` — a union of a few parts, nothing m
 index part (kind)       :mod:`.index_parts` — one column per row (the inputs and their structural moves)
 CSR part (kind)         :mod:`.csr` — rows of a canonical bool CSR through a row map
 run part (kind)         :mod:`..runs` — a few column intervals per row (a band that widens step by step)
+group part (kind)       :mod:`.group_parts` — a large group union (a scatter-add's result), built when read;
+                        the full reduction and projections read its groups
 ======================  ====================================================================================
 
 and two conversions to CSR that are no stored form: :mod:`.small_unions` (few rows, or one row: one sort of
@@ -63,6 +65,8 @@ PART_CONVERSIONS = {
     ("parts", "csr", "blocks"): "materialize.materialize (any rows, block by block)",
     ("parts", "runs"): "runs.compact_union (COMPACT_MOVES['union'])",
     ("run part", "csr"): "runs.RunPart.to_csr",
+    ("group part", "csr"): "group_parts.GroupPart.base (materialize of GroupRows, block by block)",
+    ("group parts", "group part"): "group_parts.combine_group_parts (one source: the groups row by row)",
 }
 
 __all__ = ["CONVERSIONS", "PART_CONVERSIONS", "ROW_LANE", "LAZY_STACK", "LAZY_PARTS", "CSR"]

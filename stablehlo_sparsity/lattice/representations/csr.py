@@ -131,9 +131,12 @@ def _rowmap_lengths(indptr: np.ndarray, rowmap: np.ndarray) -> np.ndarray:
     return np.where(valid, indptr[safe + 1].astype(np.int64) - indptr[safe], 0)
 
 
-def _gather_block(m: sp.csr_array, rowmap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``rowmap`` of ``m`` (``-1`` = empty): ``(indptr int64, indices)``, temporaries of the result's size."""
-    lengths = _rowmap_lengths(m.indptr, rowmap)
+def _gather_block(m: sp.csr_array, rowmap: np.ndarray, lengths: np.ndarray | None = None) -> tuple[np.ndarray,
+                                                                                                     np.ndarray]:
+    """Rows ``rowmap`` of ``m`` (``-1`` = empty): ``(indptr int64, indices)``, temporaries of the result's size
+    (``lengths``: the rows' lengths, ``_rowmap_lengths(m.indptr, rowmap)``, when the caller has them)."""
+    if lengths is None:
+        lengths = _rowmap_lengths(m.indptr, rowmap)
     indptr = np.zeros(len(rowmap) + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
     total = int(indptr[-1])

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from ...dtypes import index_dtype
 from ..budget import _NNZ_BUDGET, check_nnz
 from .csr import CsrPart, _empty_csr, make_csr
+from .group_parts import combine_group_parts
 from .index_parts import IndexPart
 from .materialize import _PartsRows, materialize
 from .small_unions import _small_union
@@ -117,7 +118,8 @@ def _stays_lazy(parts) -> bool:
 
 
 def distinct_parts(values) -> list:
-    """The parts of the values, each part once (the same part shared by two operands is not repeated)."""
+    """The parts of the values, each part once (the same part shared by two operands is not repeated; lazy group
+    unions of one source joined: :func:`~.group_parts.combine_group_parts`)."""
     parts: list = []
     seen: set[int] = set()
     for d in values:
@@ -125,7 +127,7 @@ def distinct_parts(values) -> list:
             if id(p) not in seen:
                 seen.add(id(p))
                 parts.append(p)
-    return parts
+    return combine_group_parts(parts)
 
 
 def materialize_now(parts, rows: int, eager: bool) -> bool:
