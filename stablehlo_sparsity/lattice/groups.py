@@ -151,6 +151,10 @@ def _one_group(deps: Deps, groups: Groups) -> Deps:
     members = members[members >= 0]
     if len(members) == 0:
         return Deps.empty(1, deps.n)
+    if any(type(p) is GroupPart and not p.built for p in deps.parts):
+        keep = np.zeros(deps.rows, bool)  # (a mask keeps a lazy group union lazy; a gather would build it)
+        keep[members] = True
+        return deps.mask_rows(keep).reduce_all()
     return deps.gather_rows(members).reduce_all()
 
 

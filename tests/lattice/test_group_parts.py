@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
 from stablehlo_sparsity.lattice import CsrPart, Deps, Groups, IndexPart, group_union
+from stablehlo_sparsity.lattice import groups as groups_module
 from stablehlo_sparsity.lattice.representations import group_parts
 from stablehlo_sparsity.lattice.representations.group_parts import GroupPart, combine_group_parts
 
@@ -110,6 +111,18 @@ def test_rows_no_group_reaches_are_left_out_of_the_reduction():
         nested = again.reduce_all().to_csr().indices.tolist()
     assert nested == reached[reached % 70 % 2 == 0].tolist()
     assert not lazy.parts[0].built and not again.parts[0].built
+
+
+def test_one_group_over_a_lazy_union_reads_its_groups():
+    """A contraction to one element over some of the rows (``x[:k] · div[:k]`` as one group): the union of the
+    reached rows' groups, the part still lazy."""
+    rng = np.random.default_rng(3)
+    src, _, lazy, eager = _lazy_and_eager(rng, k_out=300)
+    members = np.unique(rng.integers(0, 300, 40))
+    with mock.patch.object(groups_module, "ONE_GROUP_ROWS", 1):
+        got = group_union(lazy, Groups.from_table(members[None, :]))
+    assert got == group_union(eager, Groups.from_table(members[None, :]))
+    assert not lazy.parts[0].built
 
 
 @given(st.integers(0, 2 ** 32 - 1))
