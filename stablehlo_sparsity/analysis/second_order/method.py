@@ -24,11 +24,11 @@ heap spares the direct walk's short-lived arrays the page faults a fresh process
 leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian method").
 
 How far it carries (issue 48): on 30 families it was never fitted on (``benchmarks/hessian_held_out.py``) it is
-within 1.25× of the faster method on 101 of 104 problems — every written-out and block-loop program, and the
-vectorized ones but a graph Laplacian through a scatter at n ≥ 10⁵ (worst 1.55×) and, within the noise of three
-calls of 30–60 ms, a dense Hessian at n = 1,000.  There the two lattices' costs per element decide, and no count of
-the primal program shows them (refits, richer counts and budgeted walks were measured and do not fix it: the same
-section, "Held-out objectives").  :func:`explain` is the one-line reason ``pattern.method_reason`` records.
+within 1.25× of the faster method on all 104 problems (worst 1.25×, a banded logistic loss at n = 10⁶), and on 74 of
+its own 75 (``separable`` at n = 10⁵, a problem of 8–18 ms fitted when the gradient path was faster there, now
+1.24–1.26× the other way).  There the two lattices' costs per element decide, and no count of the primal program
+shows them (refits, richer counts and budgeted walks were measured and do not fix it: the same section,
+"Held-out objectives").  :func:`explain` is the one-line reason ``pattern.method_reason`` records.
 """
 
 from __future__ import annotations
