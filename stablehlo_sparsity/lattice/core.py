@@ -279,7 +279,7 @@ class Deps:
             if isinstance(p, IndexPart):
                 parts.append(IndexPart(p.cols[start:stop] if step == 1 else p.cols[start:stop:step].copy()))
             elif p.rowmap is None:
-                parts.append(p.gather(np.arange(start, stop, step, dtype=np.int64), False))
+                parts.append(CsrPart(p.base, np.arange(start, stop, step, dtype=np.int64)))
             else:
                 rowmap = p.rowmap[start:stop] if step == 1 else p.rowmap[start:stop:step].copy()
                 parts.append(CsrPart(p.base, rowmap))

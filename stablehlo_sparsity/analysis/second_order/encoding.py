@@ -143,8 +143,11 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
     Works on the lazy parts, so a value's interactions are never materialized just to read its first-order
     sets: index parts drop their pair columns, CSR parts filter their base once (``bases``: a cache by base,
     shared across values; many parts see one base through different row maps)."""
-    k = deps.rows
-    parts = _first_order_parts(deps, n, bases)
+    return _union_of_parts(_first_order_parts(deps, n, bases), deps.rows, n)
+
+
+def _union_of_parts(parts: list, k: int, n: int) -> sp.csr_array:
+    """The ``(k, n)`` CSR of first-order parts: a few index parts by one sorting-network pass, else materialized."""
     if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
         return _index_union(parts, k, n)
     return csr_from_parts(parts, k, n)
@@ -188,10 +191,7 @@ def _first_order_groups(p: GroupPart, n: int, bases: dict | None) -> sp.csr_arra
     parts = _first_order_parts(p.source, n, bases)
     if 0 < len(parts) <= GROUP_TABLE_PARTS and all(isinstance(q, IndexPart) for q in parts):
         return p.regroup(table=np.stack([q.cols for q in parts], axis=1), n=n)
-    k = p.source.rows
-    if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(q, IndexPart) for q in parts):
-        return p.regroup(_index_union(parts, k, n))
-    return p.regroup(csr_from_parts(parts, k, n))
+    return p.regroup(_union_of_parts(parts, p.source.rows, n))
 
 
 #: :func:`_first_order_groups` reads a source of at most this many first-order index parts as a column table.

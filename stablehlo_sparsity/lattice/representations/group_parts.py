@@ -25,7 +25,7 @@ Invariants: ``indptr`` is ``int64`` of ``rows + 1`` entries from 0; ``members`` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -172,10 +172,6 @@ class GroupPart(CsrPart):
         return self.base.nnz
 
     @property
-    def nnz(self) -> int:
-        return int(self.base.nnz)
-
-    @property
     def rows(self) -> int:
         return len(self.indptr) - 1
 
@@ -237,12 +233,12 @@ def combine_group_parts(parts: list) -> list:
     return out
 
 
-def expand_group_parts(parts) -> list:
+def expand_group_parts(parts: Sequence) -> Sequence:
     """Parts whose rows, all together, have the union of ``parts``' rows: each lazy :class:`GroupPart` replaced by
     the parts of the source rows its groups reach (several group parts of one source read it once; a source that is
     itself a group union is expanded in turn).  For the full reduction, which needs no row by itself."""
     if not any(type(p) is GroupPart and not p.built for p in parts):
-        return list(parts)
+        return parts  # (the common case, on the reduction's path: no copy)
     out: list = []
     seen: set[int] = set()
     sources: dict[int, tuple[Any, np.ndarray]] = {}
