@@ -80,7 +80,8 @@ def _scalar(fn, has_aux: bool):
         y = jnp.asarray(y)
         if y.size != 1:
             raise InputError(f"a Hessian needs a scalar function; f returns shape {y.shape}")
-        return jnp.reshape(y, ())
+        # (reshaping a scalar to a scalar would still be an equation, a dead op in the gradient program's module)
+        return y if y.shape == () else jnp.reshape(y, ())
 
     if has_aux:
         def g(*a):

@@ -107,6 +107,18 @@ def test_star_colorings_are_valid_and_decompress(p, order, recolor):
 
 
 @FAST
+@given(patterns(square=True), st.booleans())
+def test_symmetrize_is_the_union_with_the_transpose(p, make_symmetric):
+    """Both branches (a pattern symmetric already comes back as it is, any other as the sum): canonical bool
+    CSR equal to the dense union."""
+    if make_symmetric:
+        p = sp.csr_array((p + p.T).astype(bool))
+    dense = p.toarray().astype(bool)
+    sym = symmetrize(p)
+    assert sym.dtype == bool and sym.has_canonical_format
+    np.testing.assert_array_equal(sym.toarray(), dense | dense.T)
+
+
 @given(patterns(), st.sampled_from(["column", "row"]))
 def test_invalid_colorings_are_rejected(p, kind):
     nv = p.shape[1] if kind == "column" else p.shape[0]

@@ -203,6 +203,17 @@ def test_value_aux_jit_and_export():
         sparse_hessian(lambda v: v ** 2, x)
 
 
+def test_an_output_of_one_element_in_any_shape_is_the_scalar():
+    # a scalar output is taken as it is, a (1,) or (1, 1) one reshaped: the same pattern and values either way
+    x = rand(6)
+    want = np.asarray(jax.hessian(rosenbrock)(x))
+    for shaped in (rosenbrock, lambda v: rosenbrock(v)[None], lambda v: jnp.reshape(rosenbrock(v), (1, 1))):
+        for method in ("direct", "via-gradient"):
+            pattern = hessian_sparsity(shaped, x, method=method)
+            np.testing.assert_array_equal(pattern.todense(), want != 0)
+        np.testing.assert_allclose(np.asarray(sparse_hessian(shaped, x, output="dense")(x)), want, rtol=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------- checks
 def test_check_jacobian_and_hessian_pass_in_float32_and_float64():
     N = 8
