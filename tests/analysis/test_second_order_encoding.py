@@ -191,3 +191,55 @@ def test_entries_to_rows_by_keys_and_by_scipy_agree(monkeypatch):
         for got in (by_keys, by_scipy):
             assert got.shape == (k, width) and got.has_canonical_format
             assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(0, 40), length=st.integers(0, 6), block=st.integers(1, 50), data=st.data())
+def test_triangle_codes_by_blocks_are_each_rows_pairs_in_order(k, length, block, data):
+    """:func:`_triangle_codes` fills its result a block of rows at a time: any block size (one row, a partial last
+    block, all rows at once) gives each row's pairs ``i ≤ j`` as codes, in order."""
+    import stablehlo_sparsity.analysis.second_order.encoding as enc
+
+    n = 50
+    a = np.sort(np.array(data.draw(st.lists(st.lists(st.integers(0, n - 1), min_size=length, max_size=length),
+                                            min_size=k, max_size=k)), dtype=np.int64).reshape(k, length), axis=1)
+    before = enc.TRIANGLE_BLOCK_CODES
+    enc.TRIANGLE_BLOCK_CODES = block
+    try:
+        codes = enc._triangle_codes(a, n)
+    finally:
+        enc.TRIANGLE_BLOCK_CODES = before
+    expected = [[n + row[i] * n + row[j] for i in range(length) for j in range(i, length)] for row in a.tolist()]
+    assert codes.dtype == np.int64 and codes.shape == (k, length * (length + 1) // 2)
+    assert codes.tolist() == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(2, 400), shape=st.sampled_from(["band", "ring", "any"]), reach=st.integers(0, 6),
+       slack=st.sampled_from([None, 1, 4]), data=st.data())
+def test_distinct_columns_by_marks_straight_around_a_ring_or_sorted(n, shape, reach, slack, data):
+    """Unordered pair codes (more descents than a merge takes) within a band of the diagonal, within a band around a
+    ring of ``n`` (a periodic stencil: ``{0, n - 1}`` is a neighbour pair), or anywhere, with first-order columns
+    among them; ``slack`` shrinks the marks' budget so that each layout (straight marks, ring marks, the sort) is
+    taken somewhere.  Always exactly ``np.unique``."""
+    import stablehlo_sparsity.analysis.second_order.encoding as enc
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    m = data.draw(st.integers(1, 3_000))
+    u = rng.integers(0, n, m)
+    if shape == "any":
+        v = rng.integers(0, n, m)
+    else:
+        step = rng.integers(-reach if shape == "ring" else 0, reach + 1, m)
+        v = (u + step) % n if shape == "ring" else np.minimum(u + step, n - 1)
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    cols = np.concatenate([n + lo * n + hi, rng.integers(0, n, data.draw(st.integers(0, 50)))])
+    rng.shuffle(cols)
+    before = enc.MARK_SLACK, enc.MARK_FLOOR
+    if slack is not None:
+        enc.MARK_SLACK, enc.MARK_FLOOR = slack, 0
+    try:
+        got = distinct_columns(cols.copy(), pair_width(n), overwrite=True)
+    finally:
+        enc.MARK_SLACK, enc.MARK_FLOOR = before
+    assert np.array_equal(got, np.unique(cols))
