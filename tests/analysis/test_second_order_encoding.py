@@ -215,13 +215,14 @@ def test_triangle_codes_by_blocks_are_each_rows_pairs_in_order(k, length, block,
 
 
 @settings(max_examples=150, deadline=None)
-@given(n=st.integers(2, 400), shape=st.sampled_from(["band", "ring", "any"]), reach=st.integers(0, 6),
+@given(n=st.integers(2, 400), shape=st.sampled_from(["band", "ring", "grid", "any"]), reach=st.integers(0, 6),
        slack=st.sampled_from([None, 1, 4]), data=st.data())
-def test_distinct_columns_by_marks_straight_around_a_ring_or_sorted(n, shape, reach, slack, data):
+def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reach, slack, data):
     """Unordered pair codes (more descents than a merge takes) within a band of the diagonal, within a band around a
-    ring of ``n`` (a periodic stencil: ``{0, n - 1}`` is a neighbour pair), or anywhere, with first-order columns
-    among them; ``slack`` shrinks the marks' budget so that each layout (straight marks, ring marks, the sort) is
-    taken somewhere.  Always exactly ``np.unique``."""
+    ring of ``n`` (a periodic stencil: ``{0, n - 1}`` is a neighbour pair), on a grid's few diagonals (offsets 0, 1,
+    a side, its multiples), or anywhere, with first-order columns among them; ``slack`` shrinks the marks' budget
+    so that each layout (the band's marks, the offsets' marks, the sort) is taken somewhere.  Always exactly
+    ``np.unique``."""
     import stablehlo_sparsity.analysis.second_order.encoding as enc
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
@@ -229,6 +230,9 @@ def test_distinct_columns_by_marks_straight_around_a_ring_or_sorted(n, shape, re
     u = rng.integers(0, n, m)
     if shape == "any":
         v = rng.integers(0, n, m)
+    elif shape == "grid":
+        side = data.draw(st.integers(1, max(1, n // 2)))
+        v = np.minimum(u + rng.integers(0, reach + 1, m) * side + rng.integers(0, 2, m), n - 1)
     else:
         step = rng.integers(-reach if shape == "ring" else 0, reach + 1, m)
         v = (u + step) % n if shape == "ring" else np.minimum(u + step, n - 1)

@@ -114,7 +114,7 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
     su, sv = _divmod(code[::BAND_SAMPLE] - n, n)
     sd = sv - su
     # (a sample already too wide for both mark layouts spares the full split)
-    if n * (int(sd.max()) + 1) <= budget or n * (2 * _circular_reach(sd, n) + 1) <= budget:
+    if n * (int(sd.max()) + 1) <= budget or n * len(np.unique(sd)) <= budget:
         u, d, slot = _split_pairs(code, n)  # (``code`` is this call's own copy: it becomes ``d``)
         band = int(d.max()) + 1
         if n * band <= budget:
@@ -124,9 +124,11 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
             mark[slot] = True
             uu, dd = _divmod(np.flatnonzero(mark), band)
             return _with_first(first, uu * n + (uu + dd) + n)  # ((u, d) order is (u, v) order: sorted)
-        reach = _circular_reach(d, n)
-        if n * (2 * reach + 1) <= budget:
-            return _with_first(first, _circular_marks(u, d, slot, n, reach))
+        seen = np.zeros(band, bool)
+        seen[d] = True
+        offsets = np.flatnonzero(seen)
+        if n * len(offsets) <= budget:
+            return _with_first(first, _offset_marks(u, d, slot, n, offsets))
         code = u * (n + 1) + d + n  # (the codes again: n + u·n + v)
     return _with_first(first, distinct_sorted(np.sort(code)))
 
@@ -141,27 +143,22 @@ def _split_pairs(code: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.n
     return u, code, scratch
 
 
-def _circular_reach(d: np.ndarray, n: int) -> int:
-    """The widest pair ``{u, v}`` (``d = v - u ≥ 0``) counted around a ring of ``n``: ``max min(d, n - d)``."""
-    half = n // 2
-    near = d <= half
-    return max(int(np.max(d, where=near, initial=0)), n - int(np.min(d, where=~near, initial=n)))
-
-
-def _circular_marks(u: np.ndarray, d: np.ndarray, slot: np.ndarray, n: int, reach: int) -> np.ndarray:
-    """Sorted distinct pair codes of the pairs ``(u, u + d)`` when every one lies within ``reach`` of the diagonal
-    around a ring of ``n`` (``d ≤ reach`` or ``d ≥ n - reach``): a periodic stencil's pairs, whose wrap-around
-    pairs ``{0, n - 1}`` make the plain band ``n`` wide.  Each ``u`` has ``2·reach + 1`` marks, ``d = 0 … reach``
-    then ``n - reach … n - 1``: ascending ``d``, so reading the marks in order gives the codes in order.
-    ``d`` and ``slot`` (scratch of the same size) are overwritten."""
-    slots = 2 * reach + 1
-    d[d > reach] += slots - n
-    np.multiply(u, slots, out=slot)
-    slot += d
-    mark = np.zeros(n * slots, bool)
+def _offset_marks(u: np.ndarray, d: np.ndarray, slot: np.ndarray, n: int, offsets: np.ndarray) -> np.ndarray:
+    """Sorted distinct pair codes of the pairs ``(u, u + d)``, every ``d`` one of the few sorted ``offsets``: one
+    mark per ``u`` and offset.  The pairs of a 2-D or 3-D stencil lie on a few diagonals (``d`` = 0, 1, the side,
+    …) far apart, a periodic stencil's also on its wrap-around ones (``{0, n - 1}``): the plain band is as wide as
+    the farthest, the marks here as many as the diagonals.  Marks read in order are ``(u, offset)`` order, which is
+    code order.  ``u``, ``d`` and ``slot`` (scratch of the same size) are overwritten."""
+    k = len(offsets)
+    rank = np.zeros(int(offsets[-1]) + 1, np.int64)
+    rank[offsets] = np.arange(k)
+    np.take(rank, d, out=slot)
+    np.multiply(u, k, out=u)
+    slot += u
+    mark = np.zeros(n * k, bool)
     mark[slot] = True
-    uu, ss = _divmod(np.flatnonzero(mark), slots)
-    return uu * n + uu + np.where(ss <= reach, ss, ss - slots + n) + n
+    uu, r = _divmod(np.flatnonzero(mark), k)
+    return uu * (n + 1) + offsets[r] + n
 
 
 def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
