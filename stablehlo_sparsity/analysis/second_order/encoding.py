@@ -115,48 +115,53 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
     sd = sv - su
     # (a sample already too wide for both mark layouts spares the full split)
     if n * (int(sd.max()) + 1) <= budget or n * len(np.unique(sd)) <= budget:
-        u, d, slot = _split_pairs(code, n)  # (``code`` is this call's own copy: it becomes ``d``)
+        u, d = _split_pairs(code, n)  # (``code`` is this call's own copy: it becomes ``d``)
         band = int(d.max()) + 1
         if n * band <= budget:
-            np.multiply(u, band, out=slot)
-            slot += d
             mark = np.zeros(n * band, bool)
-            mark[slot] = True
+            mark[_mark_slots(u, d, band)] = True
             uu, dd = _divmod(np.flatnonzero(mark), band)
             return _with_first(first, uu * n + (uu + dd) + n)  # ((u, d) order is (u, v) order: sorted)
         seen = np.zeros(band, bool)
         seen[d] = True
         offsets = np.flatnonzero(seen)
         if n * len(offsets) <= budget:
-            return _with_first(first, _offset_marks(u, d, slot, n, offsets))
+            return _with_first(first, _offset_marks(u, d, n, offsets))
         code = u * (n + 1) + d + n  # (the codes again: n + u·n + v)
     return _with_first(first, distinct_sorted(np.sort(code)))
 
 
-def _split_pairs(code: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(u, d, scratch)`` of pair codes ``n + u·n + v`` (``d = v - u``), overwriting ``code`` with ``d``: two new
-    arrays of its size, where ``np.divmod`` and ``v - u`` would map five (fresh pages, at 10⁷ codes 80 MB each)."""
+def _split_pairs(code: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(u, d)`` of pair codes ``n + u·n + v`` (``d = v - u``), ``code`` overwritten with ``d``: one new array of
+    its size, where ``np.divmod`` and ``v - u`` would map four more (fresh pages: at 10⁷ codes 80 MB each)."""
     code -= n
     u = code // n
-    scratch = np.multiply(u, n + 1)
-    code -= scratch  # (u·n + v) - (n + 1)·u = v - u
-    return u, code, scratch
+    np.remainder(code, n, out=code)
+    code -= u
+    return u, code
 
 
-def _offset_marks(u: np.ndarray, d: np.ndarray, slot: np.ndarray, n: int, offsets: np.ndarray) -> np.ndarray:
+def _mark_slots(u: np.ndarray, d: np.ndarray, per_row: int) -> np.ndarray:
+    """``u·per_row + d``, written over ``u`` (returned)."""
+    np.multiply(u, per_row, out=u)
+    u += d
+    return u
+
+
+def _offset_marks(u: np.ndarray, d: np.ndarray, n: int, offsets: np.ndarray) -> np.ndarray:
     """Sorted distinct pair codes of the pairs ``(u, u + d)``, every ``d`` one of the few sorted ``offsets``: one
     mark per ``u`` and offset.  The pairs of a 2-D or 3-D stencil lie on a few diagonals (``d`` = 0, 1, the side,
     …) far apart, a periodic stencil's also on its wrap-around ones (``{0, n - 1}``): the plain band is as wide as
     the farthest, the marks here as many as the diagonals.  Marks read in order are ``(u, offset)`` order, which is
-    code order.  ``u``, ``d`` and ``slot`` (scratch of the same size) are overwritten."""
+    code order.  ``u`` and ``d`` are overwritten."""
     k = len(offsets)
     rank = np.zeros(int(offsets[-1]) + 1, np.int64)
     rank[offsets] = np.arange(k)
-    np.take(rank, d, out=slot)
-    np.multiply(u, k, out=u)
-    slot += u
+    # (each offset by its rank, in place: ``take`` reads index i before it writes element i; "wrap" is not
+    # buffered as "raise" is, and every d is an index of ``rank``)
+    np.take(rank, d, out=d, mode="wrap")
     mark = np.zeros(n * k, bool)
-    mark[slot] = True
+    mark[_mark_slots(u, d, k)] = True
     uu, r = _divmod(np.flatnonzero(mark), k)
     return uu * (n + 1) + offsets[r] + n
 
@@ -338,8 +343,12 @@ def _triangle_codes(a: np.ndarray, n: int) -> np.ndarray:
     afresh by the allocator (a 5-wide stencil at k = 10⁶: 15 M codes, 60–410 ms at once, 42–52 ms by blocks)."""
     iu, ju = _upper_triangle(a.shape[1])
     k = a.shape[0]
-    codes = np.empty((k, len(iu)), np.int64)
     rows = max(1, TRIANGLE_BLOCK_CODES // max(len(iu), 1))
+    if k <= rows:  # (one block: its temporaries are small; a written-out program's scalars, thousands of them)
+        codes = np.take(a * n, iu, axis=1)
+        codes += np.take(a + n, ju, axis=1)
+        return codes
+    codes = np.empty((k, len(iu)), np.int64)
     for start in range(0, k, rows):
         block, out = a[start:start + rows], codes[start:start + rows]
         np.take(block * n, iu, axis=1, out=out)
