@@ -119,6 +119,7 @@ def test_symmetrize_is_the_union_with_the_transpose(p, make_symmetric):
     np.testing.assert_array_equal(sym.toarray(), dense | dense.T)
 
 
+@FAST
 @given(patterns(), st.sampled_from(["column", "row"]))
 def test_invalid_colorings_are_rejected(p, kind):
     nv = p.shape[1] if kind == "column" else p.shape[0]
