@@ -118,13 +118,11 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
         u, d = _split_pairs(code, n)  # (``code`` is this call's own copy: it becomes ``d``)
         band = int(d.max()) + 1
         if n * band <= budget:
-            mark = np.zeros(n * band, bool)
-            mark[_mark_slots(u, d, band)] = True
-            uu, dd = _divmod(np.flatnonzero(mark), band)
-            return _with_first(first, uu * n + (uu + dd) + n)  # ((u, d) order is (u, v) order: sorted)
-        seen = np.zeros(band, bool)
-        seen[d] = True
-        offsets = np.flatnonzero(seen)
+            offsets = np.arange(band)       # (every offset up to the widest: no need to find which occur)
+        else:
+            seen = np.zeros(band, bool)
+            seen[d] = True
+            offsets = np.flatnonzero(seen)
         if n * len(offsets) <= budget:
             return _with_first(first, _offset_marks(u, d, n, offsets))
         code = u * (n + 1) + d + n  # (the codes again: n + u·n + v)
@@ -141,29 +139,26 @@ def _split_pairs(code: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return u, code
 
 
-def _mark_slots(u: np.ndarray, d: np.ndarray, per_row: int) -> np.ndarray:
-    """``u·per_row + d``, written over ``u`` (returned)."""
-    np.multiply(u, per_row, out=u)
-    u += d
-    return u
-
-
 def _offset_marks(u: np.ndarray, d: np.ndarray, n: int, offsets: np.ndarray) -> np.ndarray:
-    """Sorted distinct pair codes of the pairs ``(u, u + d)``, every ``d`` one of the few sorted ``offsets``: one
-    mark per ``u`` and offset.  The pairs of a 2-D or 3-D stencil lie on a few diagonals (``d`` = 0, 1, the side,
-    …) far apart, a periodic stencil's also on its wrap-around ones (``{0, n - 1}``): the plain band is as wide as
-    the farthest, the marks here as many as the diagonals.  Marks read in order are ``(u, offset)`` order, which is
-    code order.  ``u`` and ``d`` are overwritten."""
+    """Sorted distinct pair codes of the pairs ``(u, u + d)``, every ``d`` one of the sorted ``offsets``: one mark
+    per ``u`` and offset.  A band of the diagonal is the offsets ``0 … b``; the pairs of a 2-D or 3-D stencil lie on
+    a few diagonals (``d`` = 0, 1, the side, …) far apart, a periodic stencil's also on its wrap-around ones
+    (``{0, n - 1}``), where the band is as wide as the farthest and the marks as many as the diagonals.  Marks read
+    in order are ``(u, offset)`` order, which is code order.  ``u`` and ``d`` are overwritten."""
     k = len(offsets)
-    rank = np.zeros(int(offsets[-1]) + 1, np.int64)
-    rank[offsets] = np.arange(k)
-    # (each offset by its rank, in place: ``take`` reads index i before it writes element i; "wrap" is not
-    # buffered as "raise" is, and every d is an index of ``rank``)
-    np.take(rank, d, out=d, mode="wrap")
+    band = int(offsets[-1]) + 1 == k        # (offsets 0 … k - 1: each is its own rank)
+    if not band:
+        rank = np.zeros(int(offsets[-1]) + 1, np.int64)
+        rank[offsets] = np.arange(k)
+        # (each offset by its rank, in place: ``take`` reads index i before it writes element i; "wrap" is not
+        # buffered as "raise" is, and every d is an index of ``rank``)
+        np.take(rank, d, out=d, mode="wrap")
+    np.multiply(u, k, out=u)
+    u += d
     mark = np.zeros(n * k, bool)
-    mark[_mark_slots(u, d, k)] = True
+    mark[u] = True
     uu, r = _divmod(np.flatnonzero(mark), k)
-    return uu * (n + 1) + offsets[r] + n
+    return uu * (n + 1) + (r if band else offsets[r]) + n
 
 
 def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
