@@ -33,7 +33,7 @@
 #define SHS_NUMBA_RAISES (-2)
 
 /* Bumped whenever an exported signature changes: native.py ignores a library of another version (a stale build). */
-SHS_EXPORT int64_t shs_abi_version(void) { return 1; }
+SHS_EXPORT int64_t shs_abi_version(void) { return 2; }
 
 /* n elements of `size` bytes (at least one, so that an empty array is not mistaken for a failed allocation). */
 static void *shs_alloc(int64_t n, size_t size, int zero)
@@ -344,4 +344,86 @@ SHS_EXPORT int64_t shs_fill(const int64_t *codes, int64_t ncodes, int64_t n, con
     free(low);
     free(up);
     return 0;
+}
+
+/* ------------------------------------------------------------------------------ analysis/second_order/pair_buckets */
+
+/* The row u of pair code c (n + u·n + v) and its v, by a rounded reciprocal corrected to the exact quotient (two
+ * integer divisions a code would cost more than the rest of the pass). */
+static void split_code(int64_t c, int64_t n, double inv, int64_t *u, int64_t *v)
+{
+    int64_t q, r;
+    c -= n;
+    q = (int64_t)((double)c * inv);
+    r = c - q * n;
+    while (r < 0) {
+        q -= 1;
+        r += n;
+    }
+    while (r >= n) {
+        q += 1;
+        r -= n;
+    }
+    *u = q;
+    *v = r;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* pair_buckets._bucket_pairs: out[:k] = the sorted distinct codes (k returned); out has ncodes slots. */
+SHS_EXPORT int64_t shs_bucket_pairs(const int64_t *codes, int64_t ncodes, int64_t n, int64_t *out)
+{
+    int64_t *start = shs_alloc(n + 1, sizeof(int64_t), 1), *pos;
+    double inv = n > 0 ? 1.0 / (double)n : 0.0;
+    int64_t k = 0;
+    if (!start)
+        return SHS_NO_MEMORY;
+    pos = shs_alloc(n, sizeof(int64_t), 0);
+    if (!pos) {
+        free(start);
+        return SHS_NO_MEMORY;
+    }
+    for (int64_t i = 0; i < ncodes; i++) {
+        int64_t u, v;
+        split_code(codes[i], n, inv, &u, &v);
+        start[u + 1] += 1;
+    }
+    for (int64_t u = 0; u < n; u++) {
+        start[u + 1] += start[u];
+        pos[u] = start[u];
+    }
+    for (int64_t i = 0; i < ncodes; i++) {
+        int64_t u, v;
+        split_code(codes[i], n, inv, &u, &v);
+        out[pos[u]++] = v;
+    }
+    free(pos);
+    for (int64_t u = 0; u < n; u++) {
+        int64_t s = start[u], e = start[u + 1], base = n + u * n, last = -1;
+        if (e - s > 32) {   /* pair_buckets.INSERTION_SORT_MAX */
+            qsort(out + s, (size_t)(e - s), sizeof(int64_t), cmp_i64);
+        } else {
+            for (int64_t i = s + 1; i < e; i++) {
+                int64_t x = out[i], j = i - 1;
+                while (j >= s && out[j] > x) {
+                    out[j + 1] = out[j];
+                    j -= 1;
+                }
+                out[j + 1] = x;
+            }
+        }
+        for (int64_t i = s; i < e; i++) {
+            int64_t v = out[i];
+            if (v != last) {
+                out[k++] = base + v;   /* k <= i: a write never overtakes the read */
+                last = v;
+            }
+        }
+    }
+    free(start);
+    return k;
 }

@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["library", "twin", "TWINS"]
 
 #: The library's ``shs_abi_version()``: a library of another version (a stale build of an older source) is ignored.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _I32, _I64, _BOOL = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_)
 _WIDTH = {_I32: "i32", _I64: "i64"}
@@ -46,6 +46,7 @@ _SIGNATURES: dict[str, list[Any]] = {
 _PLAIN_SIGNATURES: dict[str, list[Any]] = {
     "shs_row_counts": [_P, _N, _N, _P, _P],
     "shs_fill": [_P, _N, _N, _P, _P, _P],
+    "shs_bucket_pairs": [_P, _N, _N, _P],
     "shs_rng_draws": [_N, _N, _P, _N, _P, _P, _N, _P],  # (numba's np.random, for its test)
 }
 
@@ -250,6 +251,17 @@ def _fill(codes, n, indptr, lower, indices):
     return NotImplemented if status < 0 else None
 
 
+def _bucket_pairs(code, n, out):
+    size = _int(n)
+    if size is None or size < 0:
+        return NotImplemented
+    c, o = _data(code, _I64), _data(out, _I64, at_least=len(code) if isinstance(code, np.ndarray) else 0)
+    if c is None or o is None:
+        return NotImplemented
+    k = library().shs_bucket_pairs(c, len(code), size, o)
+    return NotImplemented if k < 0 else k
+
+
 #: The twin of each kernel, by the kernel's ``module.qualname``.
 TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.coloring.greedy._greedy": _greedy,
@@ -263,6 +275,7 @@ TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.coloring.star._greedy_star": _greedy_star,
     "stablehlo_sparsity.analysis.second_order.assembly._row_counts": _row_counts,
     "stablehlo_sparsity.analysis.second_order.assembly._fill": _fill,
+    "stablehlo_sparsity.analysis.second_order.pair_buckets._bucket_pairs": _bucket_pairs,
 }
 
 

@@ -410,8 +410,8 @@ class Deps:
             else:
                 _entry_major(src, flat[at:at + size])
             at += size
-        if len(flat) and np.min(flat) < 0:
-            flat = flat[flat >= 0]
+        if len(flat) and any(isinstance(p, IndexPart) for p in parts) and np.min(flat) < 0:
+            flat = flat[flat >= 0]  # (only an index part holds -1: a CSR part's columns need no scan)
         c = None
         for distinct in WIDE_DISTINCT:
             c = distinct(flat, n, overwrite=True)  # (``flat`` is this call's own array)

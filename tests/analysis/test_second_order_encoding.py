@@ -4,6 +4,7 @@ NumPy set operations: a fast path must give exactly the same columns."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -216,14 +217,15 @@ def test_triangle_codes_by_blocks_are_each_rows_pairs_in_order(k, length, block,
 
 @settings(max_examples=150, deadline=None)
 @given(n=st.integers(2, 400), shape=st.sampled_from(["band", "ring", "grid", "any"]), reach=st.integers(0, 6),
-       slack=st.sampled_from([None, 1, 4]), data=st.data())
-def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reach, slack, data):
+       slack=st.sampled_from([None, 1, 4]), buckets=st.booleans(), data=st.data())
+def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reach, slack, buckets, data):
     """Unordered pair codes (more descents than a merge takes) within a band of the diagonal, within a band around a
     ring of ``n`` (a periodic stencil: ``{0, n - 1}`` is a neighbour pair), on a grid's few diagonals (offsets 0, 1,
     a side, its multiples), or anywhere, with first-order columns among them; ``slack`` shrinks the marks' budget
-    so that each layout (the band's marks, the offsets' marks, the sort) is taken somewhere.  Always exactly
-    ``np.unique``."""
+    so that each layout (the band's marks, the offsets' marks, the sort) is taken somewhere; ``buckets`` lets
+    the pair-bucket kernel take every size instead of the sort.  Always exactly ``np.unique``."""
     import stablehlo_sparsity.analysis.second_order.encoding as enc
+    import stablehlo_sparsity.analysis.second_order.pair_buckets as pb
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
     m = data.draw(st.integers(1, 3_000))
@@ -239,11 +241,70 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     cols = np.concatenate([n + lo * n + hi, rng.integers(0, n, data.draw(st.integers(0, 50)))])
     rng.shuffle(cols)
-    before = enc.MARK_SLACK, enc.MARK_FLOOR
+    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES
     if slack is not None:
         enc.MARK_SLACK, enc.MARK_FLOOR = slack, 0
+    if buckets:
+        pb.MIN_BUCKET_CODES = 0
     try:
         got = distinct_columns(cols.copy(), pair_width(n), overwrite=True)
     finally:
-        enc.MARK_SLACK, enc.MARK_FLOOR = before
+        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES = before
     assert np.array_equal(got, np.unique(cols))
+
+
+def _pair_rows_by_loops(out, k, left, la, right, rb, n) -> np.ndarray:
+    """:func:`pair_rows` written out: every pair of each triple's two rows, into its output row (dense)."""
+    want = np.zeros((k, pair_width(n)), bool)
+    for t in range(len(out)):
+        us = left.indices[left.indptr[la[t]]:left.indptr[la[t] + 1]] if la[t] >= 0 else []
+        vs = right.indices[right.indptr[rb[t]]:right.indptr[rb[t] + 1]] if rb[t] >= 0 else []
+        for u in us:
+            for v in vs:
+                want[out[t], n + min(u, v) * n + max(u, v)] = True
+    return want
+
+
+@settings(max_examples=120, deadline=None)
+@given(n=st.integers(1, 30), rows=st.integers(1, 60), lengths=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+       square=st.booleans(), layout=st.sampled_from(["in order", "shuffled", "one row", "blocks"]), data=st.data())
+def test_pair_rows_equal_every_pair_written_out(n, rows, lengths, square, layout, data):
+    """The cross and full terms of :func:`pair_rows` against loops over every pair: rows of a few lengths (a
+    stencil's interior and boundary, empty rows), output rows in order (written straight into the CSR), shuffled,
+    in consecutive blocks, or all into one row (a contraction)."""
+    from stablehlo_sparsity.analysis.second_order.encoding import pair_rows
+    from stablehlo_sparsity.lattice.core import make_csr
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+
+    def csr():
+        lens = rng.choice([min(length, n) for length in lengths], rows)
+        cols = [np.sort(rng.choice(n, size, replace=False)) for size in lens]
+        ptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        return make_csr(ptr, np.concatenate(cols).astype(np.int64), rows, n)
+
+    left = csr()
+    right = left if square else csr()
+    la = np.arange(rows, dtype=np.int64)
+    rb = la.copy() if square else rng.integers(-1, rows, rows)
+    if layout == "one row":
+        out, k, one_per_row = np.zeros(rows, np.int64), 1, False
+    else:
+        k = rows + 3
+        out = np.arange(rows, dtype=np.int64) + 2
+        if layout == "shuffled":
+            out = rng.permutation(k)[:rows]
+        elif layout == "blocks":
+            out[rows // 2:] += 1   # (two runs of consecutive rows)
+        one_per_row = True
+    got = pair_rows(out, k, left, la, right, rb, n, one_per_row=one_per_row).to_csr().toarray()
+    assert np.array_equal(got, _pair_rows_by_loops(out, k, left, la, right, rb, n))
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 7, 128, 129, 1_000])
+def test_upper_triangles_are_numpys(m):
+    from stablehlo_sparsity.analysis.second_order.encoding import _upper_triangle
+
+    iu, ju = _upper_triangle(m)
+    want_u, want_j = np.triu_indices(m)
+    assert np.array_equal(iu, want_u) and np.array_equal(ju, want_j) and iu.dtype == ju.dtype == np.int64

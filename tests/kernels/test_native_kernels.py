@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stablehlo_sparsity.kernels import compiled, native
-from stablehlo_sparsity.analysis.second_order import assembly
+from stablehlo_sparsity.analysis.second_order import assembly, pair_buckets
 from stablehlo_sparsity.coloring import METHODS, ORDERS, color_columns, color_rows, color_star
 from stablehlo_sparsity.coloring import greedy, orderings, recolor, star
 from stablehlo_sparsity.coloring.bicoloring import color_fewest_products
@@ -32,7 +32,7 @@ from test_coloring import brusselator_pattern, grid
 
 KERNELS = [greedy._greedy, greedy._iterated_greedy, greedy._dsatur, greedy._walk_lengths, greedy.split_bound,
            orderings._degrees, orderings._dynamic_order, recolor._drop_class, star._greedy_star,
-           assembly._row_counts, assembly._fill]
+           assembly._row_counts, assembly._fill, pair_buckets._bucket_pairs]
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -236,6 +236,29 @@ def test_hessian_assembly_kernels_equal_their_numba_kernels(p):
     assert assembly._fill.twin(codes, np.int64(n), indptr, lower, got) is None
     assembly._fill.dispatcher(codes, np.int64(n), indptr, lower, want)
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(n=st.integers(1, 300), m=st.integers(0, 4_000), hub=st.sampled_from([None, 0, -1]), seed=st.integers(0, 2**32 - 1))
+def test_pair_bucket_kernel_equals_its_numba_kernel_and_np_unique(n, m, hub, seed):
+    # pair codes in any order with repeats; a hub (a node in most pairs) makes buckets longer than insertion sorts
+    rng = np.random.default_rng(seed)
+    u, v = rng.integers(0, n, m), rng.integers(0, n, m)
+    if hub is not None:
+        u[: m // 2] = hub % n
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    codes = (n + lo * n + hi).astype(np.int64)
+    got, want = np.full(m, -7, np.int64), np.full(m, -7, np.int64)
+    k = same(pair_buckets._bucket_pairs, (codes, np.int64(n), want), (codes, np.int64(n), got))
+    assert np.array_equal(got[:k], np.unique(codes)) and np.array_equal(want[:k], got[:k])
+    assert np.array_equal(pair_buckets.sorted_distinct_pairs(codes, n), np.unique(codes))
+
+
+def test_pair_buckets_refuse_codes_out_of_range():
+    with pytest.raises(ValueError, match="out of range"):
+        pair_buckets.sorted_distinct_pairs(np.array([4, 2], np.int64), 3)   # 2 < n: a first-order column
+    with pytest.raises(ValueError, match="out of range"):
+        pair_buckets.sorted_distinct_pairs(np.array([3 + 9], np.int64), 3)  # n + n²: past the last pair
 
 
 def test_a_twin_declines_arguments_it_was_not_written_for():

@@ -36,6 +36,7 @@ from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, GroupPart, IndexPart, check_nnz, csr_from_parts,
                              csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows, is_arange, make_csr,
                              rows_of_keys, sorted_columns)
+from .pair_buckets import sorted_distinct_pairs, worth_buckets
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -81,8 +82,10 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
 
     First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
     array, ``b`` the widest ``v - u`` present — small for the local objectives this is for.  ``None`` when
-    ``width`` is no pair width.  A wide band (marks not much smaller than the entries) sorts the pair codes:
-    the first-order columns are already split off by then, and a sort of every column would redo that.
+    ``width`` is no pair width.  Pairs on many diagonals (marks not much smaller than the entries: a graph's
+    random edges) are sorted by buckets of ``u`` (:mod:`.pair_buckets`), or by ``np.sort`` where that kernel
+    would cost more to start than it saves: the first-order columns are already split off by then, and a sort
+    of every column would redo that.
     ``overwrite``: ``cols`` (``int64``) may be sorted in place (a large copy maps fresh pages)."""
     n = inputs_of_width(width)
     if n is None:
@@ -96,8 +99,11 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
             return distinct_sorted(cols)
         return distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
     pairs = cols >= n
-    first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
-    code = cols[pairs]
+    if overwrite and cols.dtype == np.int64 and pairs.all():
+        first, code = np.zeros(0, np.int64), cols  # (pairs only, ours to overwrite: no copy)
+    else:
+        first = np.flatnonzero(np.bincount(cols[~pairs], minlength=n)) if (~pairs).any() else np.zeros(0, np.int64)
+        code = cols[pairs]
     if len(code) == 0:
         return first.astype(np.int64)
     descents = np.count_nonzero(code[1:] < code[:-1])
@@ -115,7 +121,7 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
     sd = sv - su
     # (a sample already too wide for both mark layouts spares the full split)
     if n * (int(sd.max()) + 1) <= budget or n * len(np.unique(sd)) <= budget:
-        u, d = _split_pairs(code, n)  # (``code`` is this call's own copy: it becomes ``d``)
+        u, d = _split_pairs(code, n)  # (``code`` is this call's own, a copy or ``cols``: it becomes ``d``)
         band = int(d.max()) + 1
         if n * band <= budget:
             offsets = np.arange(band)       # (every offset up to the widest: no need to find which occur)
@@ -126,6 +132,9 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
         if n * len(offsets) <= budget:
             return _with_first(first, _offset_marks(u, d, n, offsets))
         code = u * (n + 1) + d + n  # (the codes again: n + u·n + v)
+    if worth_buckets(len(code), n) and (native_kernels() or "numba" in sys.modules):
+        # pairs on many diagonals (a graph's random edges): by buckets of u, linear, 4× faster than the sort
+        return _with_first(first, sorted_distinct_pairs(code, n))
     return _with_first(first, distinct_sorted(np.sort(code)))
 
 
@@ -315,12 +324,26 @@ CACHED_TRIANGLE = 128
 def _upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.triu_indices(m)``, cached for short rows: row lengths repeat (a stencil's rows, scalars), and
     building it costs more than using it for a short row."""
-    return _small_upper_triangle(m) if m <= CACHED_TRIANGLE else np.triu_indices(m)
+    return _small_upper_triangle(m) if m <= CACHED_TRIANGLE else _triu_indices(m)
+
+
+def _triu_indices(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(m)`` by repeats instead of the nonzeros of an ``m × m`` mask (4× faster at m = 1,000: a
+    dense Hessian's one row)."""
+    r = np.arange(m, dtype=np.int64)
+    count = m - r                       # row i holds columns i … m - 1
+    iu = np.repeat(r, count)
+    start = np.zeros(m, np.int64)       # where row i starts, less i: column = position - start + i
+    np.cumsum(count[:-1], out=start[1:])
+    start -= r
+    ju = np.arange(len(iu), dtype=np.int64)
+    ju -= np.repeat(start, count)
+    return iu, ju
 
 
 @functools.lru_cache(maxsize=CACHED_TRIANGLE + 1)
 def _small_upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
-    iu, ju = np.triu_indices(m)
+    iu, ju = _triu_indices(m)
     iu.flags.writeable = False
     ju.flags.writeable = False
     return iu, ju
@@ -330,24 +353,25 @@ def _small_upper_triangle(m: int) -> tuple[np.ndarray, np.ndarray]:
 TRIANGLE_BLOCK_CODES = 1 << 18
 
 
-def _triangle_codes(a: np.ndarray, n: int) -> np.ndarray:
+def _triangle_codes(a: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
     """The pair codes ``n + a[e, i]·n + a[e, j]`` (``i ≤ j``) of each row of a ``(k, L)`` matrix of sorted
-    columns: its upper triangle, in code order.  Two column gathers (``np.take`` along an axis is several
-    times faster than fancy indexing here) of the scaled rows and one in-place add, a block of rows at a time
-    straight into the result: whole-array temporaries were three more arrays the result's size, each mapped
-    afresh by the allocator (a 5-wide stencil at k = 10⁶: 15 M codes, 60–410 ms at once, 42–52 ms by blocks)."""
+    columns: its upper triangle, in code order, in ``out`` (a ``(k, L(L+1)/2)`` view, e.g. of the CSR's indices)
+    or a new array.  Two column gathers (``np.take`` along an axis is several times faster than fancy indexing
+    here) of the scaled rows and one in-place add, a block of rows at a time straight into the result:
+    whole-array temporaries were three more arrays the result's size, each mapped afresh by the allocator (a
+    5-wide stencil at k = 10⁶: 15 M codes, 60–410 ms at once, 42–52 ms by blocks)."""
     iu, ju = _upper_triangle(a.shape[1])
     k = a.shape[0]
     rows = max(1, TRIANGLE_BLOCK_CODES // max(len(iu), 1))
-    if k <= rows:  # (one block: its temporaries are small; a written-out program's scalars, thousands of them)
+    if k <= rows and out is None:  # (one block: its temporaries are small; a written-out program's scalars)
         codes = np.take(a * n, iu, axis=1)
         codes += np.take(a + n, ju, axis=1)
         return codes
-    codes = np.empty((k, len(iu)), np.int64)
+    codes = np.empty((k, len(iu)), np.int64) if out is None else out
     for start in range(0, k, rows):
-        block, out = a[start:start + rows], codes[start:start + rows]
-        np.take(block * n, iu, axis=1, out=out)
-        out += np.take(block + n, ju, axis=1)
+        block, dest = a[start:start + rows], codes[start:start + rows]
+        np.take(block * n, iu, axis=1, out=dest)
+        dest += np.take(block + n, ju, axis=1)
     return codes
 
 
@@ -355,52 +379,96 @@ def _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b
     """:func:`pair_rows` when each output row gets one triple (elementwise ops): per length bucket, the codes
     of each row as a matrix, sorted and de-duplicated along the row, written straight into the CSR."""
     width = pair_width(n)
-    square = left is right and np.array_equal(la_s, rb_s)
+    if left is right and np.array_equal(la_s, rb_s):
+        return _triangles_one_per_row(out, k, left, lptr, la_s, len_a, combo, kinds, n)
     buckets = []
     for c in kinds.tolist():
         sel = np.flatnonzero(combo == c) if len(kinds) > 1 else None
         rows_a = la_s if sel is None else la_s[sel]
         a_len, b_len = (int(len_a[0]), int(len_b[0])) if sel is None else (int(len_a[sel[0]]), int(len_b[sel[0]]))
-        a = _row_matrix(left, lptr, rows_a, a_len)
+        u = _row_matrix(left, lptr, rows_a, a_len)[:, :, None]
+        v = _row_matrix(right, rptr, rb_s if sel is None else rb_s[sel], b_len)[:, None, :]
+        codes = (np.minimum(u, v) * n + np.maximum(u, v) + n).reshape(len(rows_a), a_len * b_len)
         keep = None                                 # None: every code of the bucket is distinct within its row
-        if square:
-            # S × S of a sorted row: its upper triangle (i ≤ j) is already every pair once, in code order
-            codes = _triangle_codes(a, n)
-        else:
-            u = a[:, :, None]
-            v = _row_matrix(right, rptr, rb_s if sel is None else rb_s[sel], b_len)[:, None, :]
-            codes = (np.minimum(u, v) * n + np.maximum(u, v) + n).reshape(len(rows_a), a_len * b_len)
-            if codes.shape[1] > 1:
-                codes.sort(axis=1)
-                keep = np.ones(codes.shape, bool)
-                np.not_equal(codes[:, 1:], codes[:, :-1], out=keep[:, 1:])
+        if codes.shape[1] > 1:
+            codes.sort(axis=1)
+            keep = np.ones(codes.shape, bool)
+            np.not_equal(codes[:, 1:], codes[:, :-1], out=keep[:, 1:])
         buckets.append((out if sel is None else out[sel], codes, keep))
     if len(buckets) == 1 and buckets[0][2] is None and len(out) == k and is_arange(out):
-        codes = buckets[0][1]                       # one bucket covering rows 0..k-1 in order: the codes as they are
-        check_nnz(codes.size, "the interactions of a value")
-        if codes.shape[1] == 1:  # one pair per row (x², x·y of single inputs): an index part, unions stay lazy
-            return Deps(k, width, [IndexPart(codes.reshape(-1))])
-        indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
-        return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+        return _one_bucket_rows(buckets[0][1], k, width)
     counts = np.zeros(k, np.int64)
     for rows, codes, keep in buckets:
         counts[rows] = codes.shape[1] if keep is None else keep.sum(axis=1)
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    check_nnz(int(indptr[-1]), "the interactions of a value")
-    indices = np.empty(int(indptr[-1]), np.int64)
+    indptr, indices = _csr_of_counts(counts)
     for rows, codes, keep in buckets:
-        if keep is None and len(rows) and bool(np.all(np.diff(rows) == 1)):
-            # one range of rows (a stencil's interior between its shorter boundary rows): one slice
-            indices[indptr[rows[0]]:indptr[rows[-1] + 1]] = codes.reshape(-1)
-        elif keep is None:
-            slot = indptr[rows][:, None] + np.arange(codes.shape[1], dtype=np.int64)[None, :]
-            indices[slot.reshape(-1)] = codes.reshape(-1)
+        if keep is None:
+            _write_rows(indices, indptr, rows, codes)
         else:
             slot = np.cumsum(keep, axis=1) - 1
             slot += indptr[rows][:, None]
             indices[slot[keep]] = codes[keep]
     return Deps(k, width, [CsrPart(make_csr(indptr, indices, k, width))])
+
+
+def _triangles_one_per_row(out, k, left, lptr, la_s, len_a, combo, kinds, n) -> Deps:
+    """:func:`_pairs_one_per_row` of a square term (``S × S`` of each row: a nonlinear op of one operand): each
+    row's codes are its upper triangle, distinct and in order, so every row's count is known before any code is
+    written, and a bucket of consecutive rows writes its codes straight into the CSR's indices (a copy of 15 M
+    codes into them cost as long as computing them: fresh pages)."""
+    width = pair_width(n)
+    sels = [np.flatnonzero(combo == c) if len(kinds) > 1 else None for c in kinds.tolist()]
+    lengths = [int(len_a[0 if sel is None else sel[0]]) for sel in sels]
+    if len(sels) == 1 and len(out) == k and is_arange(out):
+        return _one_bucket_rows(_triangle_codes(_row_matrix(left, lptr, la_s, lengths[0]), n), k, width)
+    counts = np.zeros(k, np.int64)
+    for sel, length in zip(sels, lengths):
+        counts[out if sel is None else out[sel]] = length * (length + 1) // 2
+    indptr, indices = _csr_of_counts(counts)
+    for sel, length in zip(sels, lengths):
+        rows = out if sel is None else out[sel]
+        a = _row_matrix(left, lptr, la_s if sel is None else la_s[sel], length)
+        if _consecutive(rows):
+            start, stop = int(indptr[rows[0]]), int(indptr[rows[-1] + 1])
+            _triangle_codes(a, n, out=indices[start:stop].reshape(len(rows), -1))
+        else:
+            _write_rows(indices, indptr, rows, _triangle_codes(a, n))
+    return Deps(k, width, [CsrPart(make_csr(indptr, indices, k, width))])
+
+
+def _one_bucket_rows(codes: np.ndarray, k: int, width: int) -> Deps:
+    """The lattice of ``k`` rows whose codes (distinct within each row) are the rows of ``codes``, in order."""
+    check_nnz(codes.size, "the interactions of a value")
+    if codes.shape[1] == 1:  # one pair per row (x², x·y of single inputs): an index part, unions stay lazy
+        return Deps(k, width, [IndexPart(codes.reshape(-1))])
+    indptr = np.arange(k + 1, dtype=np.int64) * codes.shape[1]
+    return Deps(k, width, [CsrPart(make_csr(indptr, codes.reshape(-1), k, width))])
+
+
+def _csr_of_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``indptr`` of rows of ``counts`` entries, and their (unwritten) ``indices``."""
+    indptr = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    check_nnz(int(indptr[-1]), "the interactions of a value")
+    return indptr, np.empty(int(indptr[-1]), np.int64)
+
+
+def _consecutive(rows: np.ndarray) -> bool:
+    """Whether ``rows`` is ``r, r + 1, …`` (a stencil's interior between its shorter boundary rows)."""
+    return len(rows) > 0 and int(rows[-1]) - int(rows[0]) == len(rows) - 1 and bool(np.all(np.diff(rows) == 1))
+
+
+def _write_rows(indices: np.ndarray, indptr: np.ndarray, rows: np.ndarray, codes: np.ndarray) -> None:
+    """Row ``e`` of ``codes`` into CSR row ``rows[e]`` (which has exactly that many slots)."""
+    if _consecutive(rows):
+        indices[indptr[rows[0]]:indptr[rows[-1] + 1]] = codes.reshape(-1)
+        return
+    # a column of codes at a time from each row's start (a ``(rows, width)`` matrix of slots took as long as the
+    # writes)
+    slot = indptr[rows]
+    for j in range(codes.shape[1]):
+        indices[slot] = codes[:, j]
+        slot += 1
 
 
 def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right: sp.csr_array, rb: np.ndarray,
@@ -435,16 +503,25 @@ def pair_rows(out: np.ndarray, k: int, left: sp.csr_array, la: np.ndarray, right
     if one_per_row and len(kinds) <= MAX_LENGTH_BUCKETS:
         return _pairs_one_per_row(out, k, left, lptr, la_s, right, rptr, rb_s, len_a, len_b, combo, kinds, n)
     if len(kinds) <= MAX_LENGTH_BUCKETS:
-        rows_list, codes_list = [], []
+        # each bucket's codes written into one buffer (a list and its concatenation map it twice); a contraction
+        # to one row (``x · div``) needs no row of each code
+        codes = np.empty(total, np.int64)
+        rows = np.empty(total, np.int64) if k > 1 else None
+        at = 0
         for c in kinds.tolist():
             sel = np.flatnonzero(combo == c)
             a_len, b_len = int(len_a[sel[0]]), int(len_b[sel[0]])
             u = _row_matrix(left, lptr, la_s[sel], a_len)[:, :, None]
             v = _row_matrix(right, rptr, rb_s[sel], b_len)[:, None, :]
-            lo, hi = np.minimum(u, v), np.maximum(u, v)
-            codes_list.append((lo * n + hi + n).reshape(-1))
-            rows_list.append(np.repeat(out[sel], a_len * b_len))
-        return _rows_from_entries(np.concatenate(rows_list), np.concatenate(codes_list), k, width)
+            block = codes[at:at + len(sel) * a_len * b_len].reshape(len(sel), a_len, b_len)
+            np.minimum(u, v, out=block)
+            block *= n
+            block += np.maximum(u, v)
+            block += n
+            if rows is not None:
+                rows[at:at + block.size] = np.repeat(out[sel], a_len * b_len)
+            at += block.size
+        return _rows_from_entries(np.zeros(total, np.int64) if rows is None else rows, codes, k, width)
     t = np.repeat(np.arange(len(cnt), dtype=np.int64), cnt)
     first = np.zeros(len(cnt), np.int64)
     np.cumsum(cnt[:-1], out=first[1:])
