@@ -427,3 +427,14 @@ SHS_EXPORT int64_t shs_bucket_pairs(const int64_t *codes, int64_t ncodes, int64_
     free(start);
     return k;
 }
+
+/* pair_buckets._drop_repeats: the distinct values of the sorted a moved to its front; returns how many. */
+SHS_EXPORT int64_t shs_drop_repeats(int64_t *a, int64_t len)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < len; i++) {
+        if (i == 0 || a[i] != a[k - 1])
+            a[k++] = a[i];
+    }
+    return k;
+}

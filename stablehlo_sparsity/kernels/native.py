@@ -47,6 +47,7 @@ _PLAIN_SIGNATURES: dict[str, list[Any]] = {
     "shs_row_counts": [_P, _N, _N, _P, _P],
     "shs_fill": [_P, _N, _N, _P, _P, _P],
     "shs_bucket_pairs": [_P, _N, _N, _P],
+    "shs_drop_repeats": [_P, _N],
     "shs_rng_draws": [_N, _N, _P, _N, _P, _P, _N, _P],  # (numba's np.random, for its test)
 }
 
@@ -262,6 +263,13 @@ def _bucket_pairs(code, n, out):
     return NotImplemented if k < 0 else k
 
 
+def _drop_repeats(a):
+    p = _data(a, _I64)
+    if p is None or not a.flags.writeable:
+        return NotImplemented
+    return library().shs_drop_repeats(p, len(a))
+
+
 #: The twin of each kernel, by the kernel's ``module.qualname``.
 TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.coloring.greedy._greedy": _greedy,
@@ -276,6 +284,7 @@ TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.analysis.second_order.assembly._row_counts": _row_counts,
     "stablehlo_sparsity.analysis.second_order.assembly._fill": _fill,
     "stablehlo_sparsity.analysis.second_order.pair_buckets._bucket_pairs": _bucket_pairs,
+    "stablehlo_sparsity.analysis.second_order.pair_buckets._drop_repeats": _drop_repeats,
 }
 
 

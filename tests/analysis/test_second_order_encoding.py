@@ -223,7 +223,7 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
     ring of ``n`` (a periodic stencil: ``{0, n - 1}`` is a neighbour pair), on a grid's few diagonals (offsets 0, 1,
     a side, its multiples), or anywhere, with first-order columns among them; ``slack`` shrinks the marks' budget
     so that each layout (the band's marks, the offsets' marks, the sort) is taken somewhere; ``buckets`` lets
-    the pair-bucket kernel take every size instead of the sort.  Always exactly ``np.unique``."""
+    the pair-bucket kernel and the in-place de-duplication take every size.  Always exactly ``np.unique``."""
     import stablehlo_sparsity.analysis.second_order.encoding as enc
     import stablehlo_sparsity.analysis.second_order.pair_buckets as pb
 
@@ -241,15 +241,17 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     cols = np.concatenate([n + lo * n + hi, rng.integers(0, n, data.draw(st.integers(0, 50)))])
     rng.shuffle(cols)
-    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES
+    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE
     if slack is not None:
         enc.MARK_SLACK, enc.MARK_FLOOR = slack, 0
     if buckets:
-        pb.MIN_BUCKET_CODES = 0
+        pb.MIN_BUCKET_CODES = pb.MIN_IN_PLACE = 0
     try:
         got = distinct_columns(cols.copy(), pair_width(n), overwrite=True)
+        in_order = distinct_columns(np.sort(cols), pair_width(n), overwrite=True)  # (the sorted-runs path)
     finally:
-        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES = before
+        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE = before
+    assert np.array_equal(in_order, np.unique(cols))
     assert np.array_equal(got, np.unique(cols))
 
 

@@ -32,7 +32,7 @@ from test_coloring import brusselator_pattern, grid
 
 KERNELS = [greedy._greedy, greedy._iterated_greedy, greedy._dsatur, greedy._walk_lengths, greedy.split_bound,
            orderings._degrees, orderings._dynamic_order, recolor._drop_class, star._greedy_star,
-           assembly._row_counts, assembly._fill, pair_buckets._bucket_pairs]
+           assembly._row_counts, assembly._fill, pair_buckets._bucket_pairs, pair_buckets._drop_repeats]
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -252,6 +252,26 @@ def test_pair_bucket_kernel_equals_its_numba_kernel_and_np_unique(n, m, hub, see
     k = same(pair_buckets._bucket_pairs, (codes, np.int64(n), want), (codes, np.int64(n), got))
     assert np.array_equal(got[:k], np.unique(codes)) and np.array_equal(want[:k], got[:k])
     assert np.array_equal(pair_buckets.sorted_distinct_pairs(codes, n), np.unique(codes))
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(st.lists(st.integers(-3, 40), max_size=300))
+def test_dropping_repeats_in_place_equals_its_numba_kernel_and_np_unique(values):
+    a = np.sort(np.array(values, np.int64))
+    got, want = a.copy(), a.copy()
+    k = same(pair_buckets._drop_repeats, (want,), (got,))
+    assert np.array_equal(got[:k], np.unique(a)) and np.array_equal(want, got)
+    view = pair_buckets.distinct_in_place(a.copy())
+    assert np.array_equal(view, np.unique(a))
+    assert pair_buckets._drop_repeats.twin(np.arange(3)[::-1].copy()[::2]) is NotImplemented  # (not contiguous)
+
+
+def test_distinct_in_place_keeps_a_small_result_apart_from_its_buffer():
+    many = np.repeat(np.arange(10, dtype=np.int64), 100)          # 10 of 1,000: a copy, the buffer can go
+    assert np.array_equal(pair_buckets.distinct_in_place(many), np.arange(10))
+    assert pair_buckets.distinct_in_place(np.repeat(np.arange(10, dtype=np.int64), 100)).base is None
+    few = np.arange(1_000, dtype=np.int64)                         # all distinct: a view of the buffer
+    assert pair_buckets.distinct_in_place(few).base is few
 
 
 def test_pair_buckets_refuse_codes_out_of_range():

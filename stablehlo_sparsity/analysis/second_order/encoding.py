@@ -36,7 +36,8 @@ from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, GroupPart, IndexPart, check_nnz, csr_from_parts,
                              csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows, is_arange, make_csr,
                              rows_of_keys, sorted_columns)
-from .pair_buckets import sorted_distinct_pairs, worth_buckets
+from . import pair_buckets
+from .pair_buckets import distinct_in_place, sorted_distinct_pairs, worth_buckets
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
            "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -96,8 +97,8 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
         # and de-duplicating neighbours is one pass — no division, no marks
         if overwrite and cols.dtype == np.int64:
             cols.sort(kind="stable")
-            return distinct_sorted(cols)
-        return distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
+            return _distinct_sorted(cols)
+        return _distinct_sorted(np.sort(cols, kind="stable").astype(np.int64, copy=False))
     pairs = cols >= n
     if overwrite and cols.dtype == np.int64 and pairs.all():
         first, code = np.zeros(0, np.int64), cols  # (pairs only, ours to overwrite: no copy)
@@ -113,9 +114,8 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
         # then de-duplicating neighbours is one pass — no division, no marks
         if descents:
             code = np.sort(code, kind="stable")
-        keep = np.ones(len(code), bool)
-        np.not_equal(code[1:], code[:-1], out=keep[1:])
-        return _with_first(first, code[keep])
+            return _with_first(first, _distinct_sorted(code))  # (a new array: ours to overwrite)
+        return _with_first(first, distinct_sorted(code))
     budget = max(MARK_SLACK * len(code), MARK_FLOOR)
     su, sv = _divmod(code[::BAND_SAMPLE] - n, n)
     sd = sv - su
@@ -135,7 +135,7 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
     if worth_buckets(len(code), n) and (native_kernels() or "numba" in sys.modules):
         # pairs on many diagonals (a graph's random edges): by buckets of u, linear, 4× faster than the sort
         return _with_first(first, sorted_distinct_pairs(code, n))
-    return _with_first(first, distinct_sorted(np.sort(code)))
+    return _with_first(first, _distinct_sorted(np.sort(code)))
 
 
 def _split_pairs(code: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,8 +170,19 @@ def _offset_marks(u: np.ndarray, d: np.ndarray, n: int, offsets: np.ndarray) -> 
     return uu * (n + 1) + (r if band else offsets[r]) + n
 
 
+def _distinct_sorted(a: np.ndarray) -> np.ndarray:
+    """The distinct values of the sorted ``int64`` array ``a``, which may be overwritten: moved to its front by a
+    compiled pass when there are many and it costs nothing to start (:func:`.pair_buckets.distinct_in_place`),
+    else NumPy's mask."""
+    if len(a) >= pair_buckets.MIN_IN_PLACE and (native_kernels() or "numba" in sys.modules):
+        return distinct_in_place(a)
+    return distinct_sorted(a)
+
+
 def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Sorted distinct first-order columns, then sorted distinct pair codes (every one ``≥ n``): all sorted."""
+    if len(first) == 0:
+        return codes.astype(np.int64, copy=False)
     return np.concatenate([first.astype(np.int64), codes.astype(np.int64, copy=False)])
 
 
@@ -674,7 +685,7 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     The row's pair codes are sorted, so ``(u, v)`` with ``u ≤ v`` come in row-major order: the upper triangle
     is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
     cols = row.indices
-    code = cols[int(cols.searchsorted(n)):].astype(np.int64)  # (a sorted row: its pair codes come last)
+    code = cols[int(cols.searchsorted(n)):].astype(np.int64, copy=False)  # (sorted: its pair codes come last)
     if len(code) >= COMPILED_ASSEMBLY and (native_kernels() or "numba" in sys.modules
                                            or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
         from .assembly import symmetric_pattern

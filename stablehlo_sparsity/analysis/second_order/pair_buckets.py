@@ -17,13 +17,17 @@ import numpy as np
 
 from ...kernels.compiled import njit
 
-__all__ = ["sorted_distinct_pairs", "worth_buckets", "INSERTION_SORT_MAX", "MIN_BUCKET_CODES"]
+__all__ = ["sorted_distinct_pairs", "worth_buckets", "distinct_in_place", "INSERTION_SORT_MAX", "MIN_BUCKET_CODES",
+           "MIN_IN_PLACE"]
 
 #: Buckets of up to this many partners are sorted by insertion, longer ones by ``np.sort`` (a hub of a graph).
 INSERTION_SORT_MAX = 32
 
 #: Fewer codes than this sort by ``np.sort`` (the kernel's call and its ``n + 1`` starts cost more).
 MIN_BUCKET_CODES = 1 << 14
+
+#: :func:`distinct_in_place` drops repeats in place from this many codes on (fewer: NumPy's boolean mask).
+MIN_IN_PLACE = 1 << 14
 
 #: The ``n + 1`` bucket starts may take up to this many times the codes.
 BUCKET_SLACK = 4
@@ -86,3 +90,23 @@ def sorted_distinct_pairs(code: np.ndarray, n: int) -> np.ndarray:
     out = np.empty(len(code), np.int64)
     k = _bucket_pairs(code, np.int64(n), out)
     return out[:k]
+
+
+@njit
+def _drop_repeats(a):
+    """Moves the distinct values of the sorted ``a`` to its front, in order; returns how many there are."""
+    k = 0
+    for i in range(len(a)):
+        if i == 0 or a[i] != a[k - 1]:
+            a[k] = a[i]
+            k += 1
+    return k
+
+
+def distinct_in_place(a: np.ndarray) -> np.ndarray:
+    """The distinct values of the sorted ``int64`` array ``a``, moved to its front: ``a[:k]`` (a view; a copy
+    when it would keep less than a quarter of ``a`` alive).  NumPy's ``a[a[1:] != a[:-1]]`` writes a mask and a
+    new array the result's size (a reduction's millions of pair codes: fresh pages, as long as the sort that
+    came before)."""
+    k = _drop_repeats(a)
+    return a[:k] if 4 * k >= len(a) else a[:k].copy()
