@@ -310,3 +310,27 @@ def test_upper_triangles_are_numpys(m):
     iu, ju = _upper_triangle(m)
     want_u, want_j = np.triu_indices(m)
     assert np.array_equal(iu, want_u) and np.array_equal(ju, want_j) and iu.dtype == ju.dtype == np.int64
+
+
+@pytest.mark.parametrize("other", ["inside", "outside", "none row"])
+def test_a_broadcast_row_holding_the_other_parts_is_their_union(other):
+    """``n − Σ x + x_i`` (a dense Hessian's operand): every row the broadcast row, when the other parts' columns
+    lie in it; a column outside it, or rows the broadcast does not reach, take the general union."""
+    from stablehlo_sparsity.analysis.second_order.encoding import _union_of_parts
+    from stablehlo_sparsity.lattice.core import CsrPart, IndexPart, make_csr
+
+    n, k = 12, 6
+    row = np.array([0, 2, 3, 5, 7, 11], np.int64)
+    broadcast = CsrPart(make_csr(np.array([0, len(row)], np.int64), row, 1, n), np.zeros(k, np.int64))
+    cols = {"inside": np.array([0, 2, 3, 5, 7, 11]), "outside": np.array([0, 2, 3, 5, 7, 4]),
+            "none row": np.array([0, -1, 3, -1, 7, 11])}[other]
+    parts = [broadcast, IndexPart(cols.astype(np.int64))]
+    want = np.zeros((k, n), bool)
+    want[:, row] = True
+    want[np.arange(k)[cols >= 0], cols[cols >= 0]] = True
+    got = _union_of_parts(parts, k, n)
+    assert np.array_equal(got.toarray(), want) and got.has_canonical_format
+    gap = CsrPart(broadcast.base, np.array([0, 0, -1, 0, 0, 0]))   # a row it does not reach: no shortcut
+    want[2] = False
+    want[2, cols[2]] = cols[2] >= 0
+    assert np.array_equal(_union_of_parts([gap, IndexPart(cols.astype(np.int64))], k, n).toarray(), want)

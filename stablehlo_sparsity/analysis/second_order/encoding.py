@@ -199,10 +199,38 @@ def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:
 
 
 def _union_of_parts(parts: list, k: int, n: int) -> sp.csr_array:
-    """The ``(k, n)`` CSR of first-order parts: a few index parts by one sorting-network pass, else materialized."""
+    """The ``(k, n)`` CSR of first-order parts: a few index parts by one sorting-network pass, one broadcast row
+    that holds the others' columns repeated, else materialized."""
     if 1 < len(parts) < len(SORTING_NETWORKS) and all(isinstance(p, IndexPart) for p in parts):
         return _index_union(parts, k, n)
+    row = _covering_broadcast(parts, n) if len(parts) > 1 else None
+    if row is not None:
+        check_nnz(k * len(row))
+        return make_csr(np.arange(k + 1, dtype=np.int64) * len(row), np.tile(row.astype(np.int64), k), k, n)
     return csr_from_parts(parts, k, n)
+
+
+def _covering_broadcast(parts: list, n: int) -> np.ndarray | None:
+    """The columns of a part that gives every row one and the same base row (a broadcast: ``n − Σ cos x + …``,
+    every row all of ``x``) when they hold every column of the other parts, so that each row's union is that row;
+    else ``None``.  A dense Hessian's operand: merging its ``k`` full rows with the others cost more than the
+    rest of its walk."""
+    for i, p in enumerate(parts):
+        if type(p) is not CsrPart or p.rowmap is None or len(p.rowmap) == 0:
+            continue
+        r = int(p.rowmap[0])
+        if r < 0 or not bool(np.all(p.rowmap == r)):
+            continue
+        row = p.base.indices[p.base.indptr[r]:p.base.indptr[r + 1]]
+        mark = np.zeros(n + 1, bool)  # (one flag more, at -1: an index part's "none")
+        mark[row] = True
+        mark[-1] = True
+        for j, q in enumerate(parts):
+            if j != i and not bool(mark[q.cols if isinstance(q, IndexPart) else q.base.indices].all()):
+                break
+        else:
+            return row
+    return None
 
 
 def _first_order_parts(deps: Deps, n: int, bases: dict | None) -> list:
