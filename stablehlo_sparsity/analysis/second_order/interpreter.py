@@ -20,7 +20,7 @@ from ...errors import PatternTooLargeError, SparsityError
 from ..engine import DecodedBlock, DecodedOp
 from ..interpreter import Interpreter
 from ...lattice import Deps
-from ...lattice.core import CsrPart, row_columns
+from ...lattice.core import CsrPart, IndexPart, row_columns
 from ..values import AbstractValue, is_differentiable
 from .closure import Closure
 from .encoding import first_order, pair_width
@@ -182,15 +182,27 @@ class SecondOrderInterpreter(Interpreter):
 
 
 def _row_with_the_pairs(deps: Deps, n: int) -> sp.csr_array:
-    """A one-row CSR holding every pair code of the one-row ``deps`` (first-order columns too, maybe): its parts'
-    rows, merged only where more than one part holds pairs.  An objective's parts are often one of pairs and some of
-    first-order columns only (a linear term, ``-0.1 * sum(u)``), whose merge with millions of pair codes was a
-    tenth of a large walk."""
+    """A one-row CSR holding every pair code of the one-row ``deps`` (first-order columns too, maybe): the union of
+    only the parts that hold pairs.  An objective's parts are often some of pairs and some of first-order columns
+    only (a linear term, ``-0.1 * sum(u)``), whose merge with millions of pair codes was a tenth of a large walk."""
     parts = deps.parts
     if len(parts) < 2:
         return deps.to_csr()
-    rows = [Deps(1, deps.n, [p]).to_csr() for p in parts]
-    with_pairs = [r for r in rows if r.nnz and int(r.indices[-1]) >= n]
-    if len(with_pairs) == 1:
-        return with_pairs[0]
-    return Deps(1, deps.n, [CsrPart(r) for r in with_pairs]).to_csr() if with_pairs else rows[0]
+    with_pairs = [p for p in parts if _holds_pairs(p, n)]
+    if not with_pairs:
+        return sp.csr_array((1, deps.n), dtype=bool)
+    return Deps(1, deps.n, with_pairs).to_csr() if len(with_pairs) < len(parts) else deps.to_csr()
+
+
+def _holds_pairs(part, n: int) -> bool:
+    """Whether a part of a one-row value may hold a pair code (a column ``≥ n``): an index part's column, a CSR
+    part's row's last (greatest) column; any other part, as far as this knows."""
+    if isinstance(part, IndexPart):
+        return bool((part.cols >= n).any())
+    if type(part) is CsrPart:
+        r = 0 if part.rowmap is None else int(part.rowmap[0])
+        if r < 0:
+            return False
+        end = int(part.base.indptr[r + 1])
+        return end > int(part.base.indptr[r]) and int(part.base.indices[end - 1]) >= n
+    return True

@@ -104,9 +104,9 @@ def _drop_repeats(a):
 
 
 def distinct_in_place(a: np.ndarray) -> np.ndarray:
-    """The distinct values of the sorted ``int64`` array ``a``, moved to its front: ``a[:k]`` (a view; a copy
-    when it would keep less than a quarter of ``a`` alive).  NumPy's ``a[a[1:] != a[:-1]]`` writes a mask and a
-    new array the result's size (a reduction's millions of pair codes: fresh pages, as long as the sort that
-    came before)."""
+    """The distinct values of the sorted ``int64`` array ``a`` (overwritten): ``a`` itself when they are all
+    distinct, else a copy of its front, where they were moved (a view would keep all of ``a`` alive: measured, a
+    peak 80% higher on a sum of local terms).  NumPy's ``a[a[1:] != a[:-1]]`` also writes a mask the size of
+    ``a`` and reads ``a`` twice (a reduction's millions of pair codes)."""
     k = _drop_repeats(a)
-    return a[:k] if 4 * k >= len(a) else a[:k].copy()
+    return a if k == len(a) else a[:k].copy()
