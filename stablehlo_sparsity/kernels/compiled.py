@@ -19,7 +19,7 @@ import functools
 import os
 from typing import Any
 
-__all__ = ["njit", "Kernel", "KERNELS_ENV", "kernels_mode", "native_kernels"]
+__all__ = ["njit", "Kernel", "KERNELS_ENV", "kernels_mode", "native_kernels", "kernels_start_free"]
 
 #: The environment variable that chooses the kernels: ``auto`` (default: C twins where they exist) or ``numba``.
 KERNELS_ENV = "SHS_KERNELS"
@@ -43,6 +43,15 @@ def native_kernels() -> bool:
     from .native import library
 
     return kernels_mode() == "auto" and library() is not None
+
+
+def kernels_start_free() -> bool:
+    """Whether calling a kernel with a twin costs nothing to start here: its C twin runs (:func:`native_kernels`), or
+    this process has imported numba already.  A caller with a NumPy fallback takes the kernel only then (a one-off
+    detection would otherwise pay numba's import for a few milliseconds saved)."""
+    import sys
+
+    return native_kernels() or "numba" in sys.modules
 
 
 def _numba_njit():

@@ -360,6 +360,17 @@ def test_without_the_library_numba_runs_silently(monkeypatch):
     assert_same(kernel(g.nv, g.ptr, g.nbr, order), want)
 
 
+def test_kernels_start_free_with_their_twins_or_numba_loaded(monkeypatch):
+    import sys
+
+    assert compiled.kernels_start_free()                      # the twins run (the library is built)
+    monkeypatch.setattr(native, "_loaded", [None])           # no twins …
+    monkeypatch.setitem(sys.modules, "numba", sys.modules.get("numba", object()))
+    assert compiled.kernels_start_free()                      # … but numba imported: free
+    monkeypatch.delitem(sys.modules, "numba")
+    assert not compiled.kernels_start_free()                  # neither: a fallback without the kernel is cheaper
+
+
 # ------------------------------------------------------------------------------------------ a fresh process
 def test_a_sparse_jacobian_and_hessian_never_import_numba():
     # the default path's kernels all have twins: preparing and evaluating pays no numba start-up (about 0.6 s)

@@ -19,8 +19,8 @@ custom calls).  Around them:
 * :mod:`.terms` — the building blocks of local terms: none, full, cross;
 * :mod:`.closure` — closed values (every pair of their first-order sets held): the terms that would add nothing,
   skipped;
-* :mod:`.pair_buckets` — sorted distinct pair codes by buckets of their first input, in one compiled kernel (an
-  interaction graph's random pairs, where a sort was the cost);
+* :mod:`.pair_buckets` — sorted distinct pair codes by buckets of their first input (an interaction graph's random
+  pairs, where a sort was the cost), and repeats dropped in place: compiled kernels;
 * :mod:`.assembly` — the symmetric Hessian pattern from sorted pair codes, in two compiled passes;
 * :mod:`.method` — which Hessian method ``hessian_sparsity(method="auto")`` takes: a fitted cost model.
 

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...errors import PatternTooLargeError
-from ...kernels.compiled import native_kernels
+from ...kernels.compiled import kernels_start_free
 from ...lattice import Deps
 from ...dtypes import index_dtype
 from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, GroupPart, IndexPart, check_nnz, csr_from_parts,
@@ -132,7 +131,7 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
         if n * len(offsets) <= budget:
             return _with_first(first, _offset_marks(u, d, n, offsets))
         code = u * (n + 1) + d + n  # (the codes again: n + u·n + v)
-    if worth_buckets(len(code), n) and (native_kernels() or "numba" in sys.modules):
+    if worth_buckets(len(code), n) and kernels_start_free():
         # pairs on many diagonals (a graph's random edges): by buckets of u, linear, 4× faster than the sort
         return _with_first(first, sorted_distinct_pairs(code, n))
     return _with_first(first, _distinct_sorted(np.sort(code)))
@@ -174,7 +173,7 @@ def _distinct_sorted(a: np.ndarray) -> np.ndarray:
     """The distinct values of the sorted ``int64`` array ``a``, which may be overwritten: moved to its front by a
     compiled pass when there are many and it costs nothing to start (:func:`.pair_buckets.distinct_in_place`),
     else NumPy's mask."""
-    if len(a) >= pair_buckets.MIN_IN_PLACE and (native_kernels() or "numba" in sys.modules):
+    if len(a) >= pair_buckets.MIN_IN_PLACE and kernels_start_free():
         return distinct_in_place(a)
     return distinct_sorted(a)
 
@@ -714,8 +713,7 @@ def pairs_to_hessian(row: sp.csr_array, n: int) -> sp.csr_array:
     is a CSR as it stands, and the pattern is ``U ∪ Uᵀ``."""
     cols = row.indices
     code = cols[int(cols.searchsorted(n)):].astype(np.int64, copy=False)  # (sorted: its pair codes come last)
-    if len(code) >= COMPILED_ASSEMBLY and (native_kernels() or "numba" in sys.modules
-                                           or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
+    if len(code) >= COMPILED_ASSEMBLY and (kernels_start_free() or len(code) >= COMPILED_ASSEMBLY_WITH_IMPORT):
         from .assembly import symmetric_pattern
 
         indptr, indices = symmetric_pattern(code, n)

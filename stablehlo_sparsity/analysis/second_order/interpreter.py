@@ -179,8 +179,6 @@ class SecondOrderInterpreter(Interpreter):
         return pairs_to_hessian(_row_with_the_pairs(av.deps, self.n_first), self.n_first)
 
 
-
-
 def _row_with_the_pairs(deps: Deps, n: int) -> sp.csr_array:
     """A one-row CSR holding every pair code of the one-row ``deps`` (first-order columns too, maybe): the union of
     only the parts that hold pairs.  An objective's parts are often some of pairs and some of first-order columns

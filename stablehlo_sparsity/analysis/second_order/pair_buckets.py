@@ -1,4 +1,5 @@
-"""Sorted distinct pair codes by buckets of ``u``, in one compiled kernel (:func:`sorted_distinct_pairs`).
+"""Sorted distinct pair codes by buckets of ``u`` (:func:`sorted_distinct_pairs`), and the distinct values of a sorted
+array moved to its front (:func:`distinct_in_place`): two compiled kernels with C twins.
 
 Pair codes ``n + u·n + v`` (``u ≤ v``, :mod:`.encoding`) that lie on no few diagonals — an interaction
 graph's random edges — are sorted and de-duplicated when a reduction unions them.  ``np.sort`` of ``m`` such
