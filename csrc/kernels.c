@@ -33,7 +33,7 @@
 #define SHS_NUMBA_RAISES (-2)
 
 /* Bumped whenever an exported signature changes: native.py ignores a library of another version (a stale build). */
-SHS_EXPORT int64_t shs_abi_version(void) { return 2; }
+SHS_EXPORT int64_t shs_abi_version(void) { return 3; }
 
 /* n elements of `size` bytes (at least one, so that an empty array is not mistaken for a failed allocation). */
 static void *shs_alloc(int64_t n, size_t size, int zero)
@@ -426,6 +426,38 @@ SHS_EXPORT int64_t shs_bucket_pairs(const int64_t *codes, int64_t ncodes, int64_
     }
     free(start);
     return k;
+}
+
+/* pair_marks._mark_codes: each column of `code` marked -- a first-order column c < n in first[c], a pair (u, v) whose
+ * d = v - u has rank[d] >= 0 in mark[u * k + rank[d]], any other pair code set aside in spill[at], ...; -1 (none)
+ * skipped.  Returns the next free slot of spill, -1 when it is full, -2 for a code outside [-1, n + n^2). */
+SHS_EXPORT int64_t shs_mark_codes(const int64_t *code, int64_t ncodes, int64_t n, const int64_t *rank, int64_t nrank,
+                                  int64_t k, uint8_t *first, uint8_t *mark, int64_t *spill, int64_t nspill, int64_t at)
+{
+    double inv = n > 0 ? 1.0 / (double)n : 0.0;
+    int64_t end = n + n * n;
+    for (int64_t i = 0; i < ncodes; i++) {
+        int64_t c = code[i], u, v, d;
+        if (c < n) {
+            if (c >= 0)
+                first[c] = 1;
+            else if (c != -1)
+                return -2;
+            continue;
+        }
+        if (c >= end)
+            return -2;
+        split_code(c, n, inv, &u, &v);
+        d = v - u;
+        if (d < nrank && rank[d] >= 0) {
+            mark[u * k + rank[d]] = 1;
+        } else {
+            if (at == nspill)
+                return -1;
+            spill[at++] = c;
+        }
+    }
+    return at;
 }
 
 /* pair_buckets._drop_repeats: the distinct values of the sorted a moved to its front; returns how many. */

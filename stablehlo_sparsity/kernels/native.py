@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["library", "twin", "TWINS"]
 
 #: The library's ``shs_abi_version()``: a library of another version (a stale build of an older source) is ignored.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _I32, _I64, _BOOL = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_)
 _WIDTH = {_I32: "i32", _I64: "i64"}
@@ -48,6 +48,7 @@ _PLAIN_SIGNATURES: dict[str, list[Any]] = {
     "shs_fill": [_P, _N, _N, _P, _P, _P],
     "shs_bucket_pairs": [_P, _N, _N, _P],
     "shs_drop_repeats": [_P, _N],
+    "shs_mark_codes": [_P, _N, _N, _P, _N, _N, _P, _P, _P, _N, _N],
     "shs_rng_draws": [_N, _N, _P, _N, _P, _P, _N, _P],  # (numba's np.random, for its test)
 }
 
@@ -270,6 +271,18 @@ def _drop_repeats(a):
     return library().shs_drop_repeats(p, len(a))
 
 
+def _mark_codes(code, n, rank, k, first, mark, spill, at):
+    size, ranks, start = _int(n), _int(k), _int(at)
+    if size is None or ranks is None or start is None or size < 0 or ranks < 1:
+        return NotImplemented
+    c, r, s = _data(code, _I64), _data(rank, _I64), _data(spill, _I64)
+    f, m = _data(first, _BOOL, at_least=size), _data(mark, _BOOL, at_least=size * ranks)
+    if c is None or r is None or s is None or f is None or m is None or not 0 <= start <= len(spill) or \
+            not (first.flags.writeable and mark.flags.writeable and spill.flags.writeable):
+        return NotImplemented
+    return library().shs_mark_codes(c, len(code), size, r, len(rank), ranks, f, m, s, len(spill), start)
+
+
 #: The twin of each kernel, by the kernel's ``module.qualname``.
 TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.coloring.greedy._greedy": _greedy,
@@ -285,6 +298,7 @@ TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.analysis.second_order.assembly._fill": _fill,
     "stablehlo_sparsity.analysis.second_order.pair_buckets._bucket_pairs": _bucket_pairs,
     "stablehlo_sparsity.analysis.second_order.pair_buckets._drop_repeats": _drop_repeats,
+    "stablehlo_sparsity.analysis.second_order.pair_marks._mark_codes": _mark_codes,
 }
 
 

@@ -74,6 +74,11 @@ SPARSE_REDUCE_COLUMNS = 1 << 22
 #: that knows its pair encoding.
 WIDE_DISTINCT: list = []
 
+#: Tried before :data:`WIDE_DISTINCT` by the sorted :meth:`Deps.reduce_all`, on the parts' column arrays as they
+#: lie (no buffer of all the entries): ``fn(arrays, n) -> sorted distinct columns | None``; the arrays are only
+#: read, and ``-1`` (an index part's "none") is no column.  The second-order lattice registers one.
+WIDE_DISTINCT_OF_ARRAYS: list = []
+
 
 def as_index(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
@@ -401,7 +406,12 @@ class Deps:
                     continue
             # every base row reached (no row map, a slice's or a permutation's map): all entries
             sources.append(p.base)
-        sizes = [len(src) if isinstance(src, np.ndarray) else len(src.indices) for src in sources]
+        arrays = [src if isinstance(src, np.ndarray) else src.indices for src in sources]
+        for distinct in WIDE_DISTINCT_OF_ARRAYS:
+            c = distinct(arrays, n)
+            if c is not None:
+                return Deps(1, n, [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n))] if len(c) else [])
+        sizes = [len(a) for a in arrays]
         flat = np.empty(sum(sizes), np.int64)
         at = 0
         for src, size in zip(sources, sizes):

@@ -217,15 +217,17 @@ def test_triangle_codes_by_blocks_are_each_rows_pairs_in_order(k, length, block,
 
 @settings(max_examples=150, deadline=None)
 @given(n=st.integers(2, 400), shape=st.sampled_from(["band", "ring", "grid", "any"]), reach=st.integers(0, 6),
-       slack=st.sampled_from([None, 1, 4]), buckets=st.booleans(), data=st.data())
-def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reach, slack, buckets, data):
+       slack=st.sampled_from([None, 1, 4]), buckets=st.booleans(), sampled=st.booleans(), data=st.data())
+def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reach, slack, buckets, sampled, data):
     """Unordered pair codes (more descents than a merge takes) within a band of the diagonal, within a band around a
     ring of ``n`` (a periodic stencil: ``{0, n - 1}`` is a neighbour pair), on a grid's few diagonals (offsets 0, 1,
     a side, its multiples), or anywhere, with first-order columns among them; ``slack`` shrinks the marks' budget
     so that each layout (the band's marks, the offsets' marks, the sort) is taken somewhere; ``buckets`` lets
-    the pair-bucket kernel and the in-place de-duplication take every size.  Always exactly ``np.unique``."""
+    the pair-bucket kernel and the in-place de-duplication take every size; ``sampled`` lets the marks on the
+    sampled diagonals (:mod:`.pair_marks`) take every size.  Always exactly ``np.unique``."""
     import stablehlo_sparsity.analysis.second_order.encoding as enc
     import stablehlo_sparsity.analysis.second_order.pair_buckets as pb
+    import stablehlo_sparsity.analysis.second_order.pair_marks as pm
 
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
     m = data.draw(st.integers(1, 3_000))
@@ -241,16 +243,18 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     cols = np.concatenate([n + lo * n + hi, rng.integers(0, n, data.draw(st.integers(0, 50)))])
     rng.shuffle(cols)
-    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE
+    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES
     if slack is not None:
         enc.MARK_SLACK, enc.MARK_FLOOR = slack, 0
     if buckets:
         pb.MIN_BUCKET_CODES = pb.MIN_IN_PLACE = 0
+    if sampled:
+        pm.MIN_MARK_CODES = 0
     try:
         got = distinct_columns(cols.copy(), pair_width(n), overwrite=True)
         in_order = distinct_columns(np.sort(cols), pair_width(n), overwrite=True)  # (the sorted-runs path)
     finally:
-        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE = before
+        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES = before
     assert np.array_equal(in_order, np.unique(cols))
     assert np.array_equal(got, np.unique(cols))
 
@@ -334,3 +338,81 @@ def test_a_broadcast_row_holding_the_other_parts_is_their_union(other):
     want[2] = False
     want[2, cols[2]] = cols[2] >= 0
     assert np.array_equal(_union_of_parts([gap, IndexPart(cols.astype(np.int64))], k, n).toarray(), want)
+
+
+def _ring_codes(n: int, reach: int) -> np.ndarray:
+    """The pair codes of a periodic band: ``{i, (i + s) mod n}`` for ``s = 0 … reach`` and every ``i``."""
+    u = np.repeat(np.arange(n), reach + 1)
+    v = (u + np.tile(np.arange(reach + 1), n)) % n
+    return n + np.minimum(u, v) * n + np.maximum(u, v)
+
+
+def test_marks_read_every_array_where_it_lies_and_merge_the_codes_off_the_sampled_diagonals():
+    from stablehlo_sparsity.analysis.second_order import pair_marks as pm
+
+    n = 40_000
+    ring = _ring_codes(n, 2)      # (the wrap-around pairs {0, n-1}, {0, n-2}, {1, n-1}: far off the band's diagonals)
+    first = np.arange(0, n, 7)
+    none = np.full(100, -1)       # (an index part's "none")
+    arrays = [ring[: len(ring) // 2].astype(np.int64), first.astype(np.int32), none, ring[len(ring) // 2:]]
+    kept = [a.copy() for a in arrays]
+    got = pm.distinct_by_marks(arrays, n, budget=10 * n)
+    assert np.array_equal(got, np.unique(np.concatenate([ring, first])))
+    assert all(np.array_equal(a, b) for a, b in zip(arrays, kept))           # (only read)
+    assert pm.distinct_by_marks(arrays, n, budget=2 * n) is None               # three diagonals, two marks a row
+    assert pm.distinct_by_marks([ring[:pm.MIN_MARK_CODES - 1]], n, budget=10 * n) is None  # (too few: the sort)
+
+
+def test_marks_decline_when_too_many_codes_lie_off_the_sampled_diagonals(monkeypatch):
+    from stablehlo_sparsity.analysis.second_order import pair_marks as pm
+
+    n = 50_000
+    rng = np.random.default_rng(3)
+    u, v = np.arange(n), rng.integers(0, n, n)
+    band = _ring_codes(n, 0)       # (the diagonal: the sample sees it, and the odd random pair)
+    random = n + np.minimum(u, v) * n + np.maximum(u, v)
+    codes = np.concatenate([band[: pm.SAMPLE * 8], random[: pm.SAMPLE * 8 + n // 4]])   # (a quarter off: too many)
+    monkeypatch.setattr(pm, "MIN_MARK_CODES", 0)
+    monkeypatch.setattr(pm, "SAMPLE", len(codes))   # (one code sampled: the diagonal's)
+    assert pm.distinct_by_marks([codes], n, budget=10 * n) is None
+    monkeypatch.setattr(pm, "SPILL_FRACTION", 1)    # (room for all of them: merged in order)
+    assert np.array_equal(pm.distinct_by_marks([codes], n, budget=10 * n), np.unique(codes))
+    with pytest.raises(ValueError, match="out of range"):
+        pm.distinct_by_marks([np.array([n + n * n], np.int64)], n, budget=10 * n)
+
+
+def test_a_sum_of_local_terms_by_marks_is_the_pattern_of_the_sort_and_of_the_gradient_path(monkeypatch):
+    # a banded logistic loss (a convolution) at a size whose reduction marks 10⁵ pair codes; the marks' pattern
+    # equals the sort's (the marks turned off) and the gradient path's, and holds jax.hessian's nonzeros
+    import jax
+    import jax.numpy as jnp
+
+    import stablehlo_sparsity as ss
+    from stablehlo_sparsity.analysis.second_order import pair_marks as pm
+
+    n = 8_000
+    y = jnp.asarray(np.sign(np.random.default_rng(6).normal(size=n)))
+    kernel = jnp.asarray([[[0.2, -0.5, 1.0, -0.5, 0.2]]])
+
+    def f(x):
+        z = jax.lax.conv_general_dilated(x[None, None, :], kernel, (1,), "SAME")[0, 0]
+        return jnp.sum(jax.nn.softplus(-y * z)) + 1e-3 * jnp.sum(x * x) + x[0] * x[-1]
+
+    x = jnp.linspace(-1.0, 1.0, n)
+    calls = []
+    real = pm._mark_codes
+
+    def counting(*args):
+        calls.append(len(args[0]))
+        return real(*args)
+
+    monkeypatch.setattr(pm, "_mark_codes", counting)
+    marked = ss.hessian_sparsity(f, x, method="direct")
+    assert sum(calls) >= 10 * n
+    monkeypatch.setattr(pm, "MIN_MARK_CODES", 1 << 62)
+    assert ss.hessian_sparsity(f, x, method="direct") == marked == ss.hessian_sparsity(f, x, method="via-gradient")
+    dense = marked.todense()
+    assert dense[0, n - 1] and dense[4, 0] and not dense[5, 0]
+    small = 64
+    hs = np.asarray(jax.hessian(lambda v: f(jnp.concatenate([v, x[small:]])))(x[:small])) != 0
+    assert not (hs & ~dense[:small, :small]).any()

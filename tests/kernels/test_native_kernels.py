@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stablehlo_sparsity.kernels import compiled, native
-from stablehlo_sparsity.analysis.second_order import assembly, pair_buckets
+from stablehlo_sparsity.analysis.second_order import assembly, pair_buckets, pair_marks
 from stablehlo_sparsity.coloring import METHODS, ORDERS, color_columns, color_rows, color_star
 from stablehlo_sparsity.coloring import greedy, orderings, recolor, star
 from stablehlo_sparsity.coloring.bicoloring import color_fewest_products
@@ -32,7 +32,8 @@ from test_coloring import brusselator_pattern, grid
 
 KERNELS = [greedy._greedy, greedy._iterated_greedy, greedy._dsatur, greedy._walk_lengths, greedy.split_bound,
            orderings._degrees, orderings._dynamic_order, recolor._drop_class, star._greedy_star,
-           assembly._row_counts, assembly._fill, pair_buckets._bucket_pairs, pair_buckets._drop_repeats]
+           assembly._row_counts, assembly._fill, pair_buckets._bucket_pairs, pair_buckets._drop_repeats,
+           pair_marks._mark_codes]
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -264,6 +265,48 @@ def test_dropping_repeats_in_place_equals_its_numba_kernel_and_np_unique(values)
     view = pair_buckets.distinct_in_place(a.copy())
     assert np.array_equal(view, np.unique(a))
     assert pair_buckets._drop_repeats.twin(np.arange(3)[::-1].copy()[::2]) is NotImplemented  # (not contiguous)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(n=st.integers(1, 200), m=st.integers(0, 3_000), reach=st.integers(0, 5), spill=st.integers(0, 40),
+       at=st.integers(0, 3), seed=st.integers(0, 2**32 - 1))
+def test_marking_codes_equals_its_numba_kernel(n, m, reach, spill, at, seed):
+    # first-order columns, "none", pairs on the band 0 … reach and a few far off it: the band ranked with a gap
+    # (an offset absent from ``rank``), so codes on it, past it and beyond ``rank`` all go to the spill
+    rng = np.random.default_rng(seed)
+    u = rng.integers(0, n, m)
+    v = np.minimum(u + rng.integers(0, reach + 1, m), n - 1)
+    far = rng.random(m) < 0.02
+    v[far] = rng.integers(0, n, int(far.sum()))
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    code = np.concatenate([n + lo * n + hi, rng.integers(-1, n, m // 10)]).astype(np.int64)
+    rng.shuffle(code)
+    rank = np.full(reach + 1, -1, np.int64)
+    kept = np.flatnonzero(np.arange(reach + 1) != reach // 2)
+    rank[kept] = np.arange(len(kept))
+    k = np.int64(max(len(kept), 1))
+    outs = [(np.zeros(n, bool), np.zeros(n * k, bool), np.full(spill + at, -7, np.int64)) for _ in range(2)]
+    got = pair_marks._mark_codes.twin(code, np.int64(n), rank, k, *outs[0], np.int64(at))
+    assert got is not NotImplemented
+    assert_same(got, pair_marks._mark_codes.dispatcher(code, np.int64(n), rank, k, *outs[1], np.int64(at)))
+    for a, b in zip(*outs):
+        assert np.array_equal(a, b)
+    if got >= 0:   # (the marks and the spill hold every column once at least, and nothing else)
+        first, mark, spilled = outs[0]
+        codes = pair_marks._marked_codes(np.flatnonzero(mark), n, kept, int(k)) if len(kept) else np.zeros(0)
+        held = np.union1d(np.union1d(np.flatnonzero(first), codes), spilled[at:got])
+        assert np.array_equal(held, np.unique(code[code >= 0]))
+
+
+def test_marking_codes_stops_at_a_full_spill_and_a_code_out_of_range():
+    n, rank = 3, np.zeros(1, np.int64)       # (the diagonal only: {0, 1} = 3 + 1 goes to the spill)
+    for kernel in (pair_marks._mark_codes.twin, pair_marks._mark_codes.dispatcher):
+        args = (np.int64(n), rank, np.int64(1), np.zeros(n, bool), np.zeros(n, bool))
+        assert kernel(np.array([4], np.int64), *args, np.zeros(0, np.int64), np.int64(0)) == pair_marks.SPILL_FULL
+        assert kernel(np.array([4], np.int64), *args, np.zeros(1, np.int64), np.int64(0)) == 1
+        for bad in (n + n * n, -2):        # past the last pair; below "none"
+            assert kernel(np.array([bad], np.int64), *args, np.zeros(1, np.int64), np.int64(0)) == \
+                pair_marks.OUT_OF_RANGE
 
 
 def test_distinct_in_place_keeps_no_view_of_its_buffer():

@@ -32,14 +32,15 @@ from ...errors import PatternTooLargeError
 from ...kernels.compiled import kernels_start_free
 from ...lattice import Deps
 from ...dtypes import index_dtype
-from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, CsrPart, GroupPart, IndexPart, check_nnz, csr_from_parts,
-                             csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows, is_arange, make_csr,
-                             rows_of_keys, sorted_columns)
+from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, WIDE_DISTINCT_OF_ARRAYS, CsrPart, GroupPart, IndexPart,
+                             check_nnz, csr_from_parts, csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows,
+                             is_arange, make_csr, rows_of_keys, sorted_columns)
 from . import pair_buckets
 from .pair_buckets import distinct_in_place, sorted_distinct_pairs, worth_buckets
+from .pair_marks import distinct_by_marks
 
-__all__ = ["pair_width", "inputs_of_width", "distinct_columns", "first_order", "pair_rows", "full_rows",
-           "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
+__all__ = ["pair_width", "inputs_of_width", "distinct_columns", "distinct_of_arrays", "first_order", "pair_rows",
+           "full_rows", "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
 
 #: The widest column space (``n + n²``) the pair encoding may use: columns are ``int64``.
 MAX_PAIR_WIDTH = 1 << 62
@@ -90,6 +91,9 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
     n = inputs_of_width(width)
     if n is None:
         return None
+    marked = distinct_by_marks([cols], n, max(MARK_SLACK * len(cols), MARK_FLOOR))
+    if marked is not None:
+        return marked
     if np.count_nonzero(cols[1:] < cols[:-1]) <= MAX_SORTED_RUNS:
         # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
         # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
@@ -185,7 +189,18 @@ def _with_first(first: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return np.concatenate([first.astype(np.int64), codes.astype(np.int64, copy=False)])
 
 
+def distinct_of_arrays(arrays, width: int) -> np.ndarray | None:
+    """Sorted distinct columns of ``arrays`` (a second-order value's parts' columns, as they lie; ``-1`` is none),
+    by marks on their few diagonals (:mod:`.pair_marks`); ``None`` when ``width`` is no pair width or the marks do
+    not apply (then :func:`distinct_columns` sorts the entries gathered into one buffer)."""
+    n = inputs_of_width(width)
+    if n is None:
+        return None
+    return distinct_by_marks(arrays, n, max(MARK_SLACK * sum(len(a) for a in arrays), MARK_FLOOR))
+
+
 WIDE_DISTINCT.append(distinct_columns)
+WIDE_DISTINCT_OF_ARRAYS.append(distinct_of_arrays)
 
 
 def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:

@@ -1,0 +1,131 @@
+"""Sorted distinct columns of second-order rows by marks on a few diagonals, read where the rows lie
+(:func:`distinct_by_marks`): a compiled kernel with a C twin.
+
+The pairs ``{u, v}`` (codes ``n + u·n + v``, :mod:`.encoding`) of a local objective lie on a few diagonals
+``d = v - u``: a 1-D stencil's band ``0 … b``, a 2-D stencil's ``0, 1, side, side ± 1``.  Their union (a sum's
+reduction of millions of pair rows) is then a set of ``(u, rank of d)`` marks: one pass over the codes, one
+mark each, and the marks read back in order are the sorted distinct codes.  The pass reads every part's columns
+where they lie — no buffer of all the entries (at 1.5·10⁷ codes, 120 MB of fresh pages), no transposition into
+sorted runs, no sort; a sort of those codes and its buffers cost more than the pass, and their page faults made the
+time of one call vary by 2×.
+
+Which diagonals: those of every :data:`SAMPLE`-th code.  A code on another diagonal (a periodic stencil's
+wrap-around pair, which a sample may miss) is set aside, up to one in :data:`SPILL_FRACTION`, and merged in
+sorted; more, or diagonals too many for the marks' budget, and :func:`distinct_by_marks` declines (``None``) and the
+caller sorts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels.compiled import kernels_start_free, njit
+
+__all__ = ["distinct_by_marks", "MIN_MARK_CODES", "SAMPLE", "SPILL_FRACTION"]
+
+#: Fewer codes than this are left to the caller's sort (the pass's marks cost more to clear and read).
+MIN_MARK_CODES = 1 << 14
+
+#: The diagonals marked are those of every this-many-th code.
+SAMPLE = 64
+
+#: Codes off the sampled diagonals are set aside up to one in this many (more: :func:`distinct_by_marks` declines).
+SPILL_FRACTION = 16
+
+#: Codes off the diagonals are set aside up to ``entries / SPILL_FRACTION`` and at least this many.
+SPILL_FLOOR = 1024
+
+#: Status of :func:`_mark_codes`: the codes set aside filled their buffer.
+SPILL_FULL = -1
+
+#: Status of :func:`_mark_codes`: a code outside ``[-1, n + n²)`` (never one of the lattice's).
+OUT_OF_RANGE = -2
+
+
+@njit
+def _mark_codes(code, n, rank, k, first, mark, spill, at):
+    """Marks the columns of ``code``: a first-order column ``c < n`` in ``first[c]``; a pair ``(u, v)`` whose
+    ``d = v - u`` has ``rank[d] ≥ 0`` in ``mark[u·k + rank[d]]``; any other pair code into ``spill[at], …``;
+    ``-1`` (an index part's "none") is skipped.  Returns the next free slot of ``spill``, :data:`SPILL_FULL` when
+    it is full, :data:`OUT_OF_RANGE` for a code outside ``[-1, n + n²)``."""
+    end = n + n * n
+    ranks = len(rank)
+    for i in range(len(code)):
+        c = code[i]
+        if c < n:
+            if c >= 0:
+                first[c] = True
+            elif c != -1:
+                return -2
+            continue
+        if c >= end:
+            return -2
+        u = (c - n) // n
+        d = c - n - u * n - u
+        if d < ranks and rank[d] >= 0:
+            mark[u * k + rank[d]] = True
+        else:
+            if at == len(spill):
+                return -1
+            spill[at] = c
+            at += 1
+    return at
+
+
+def _marked_codes(at: np.ndarray, n: int, offsets: np.ndarray, k: int) -> np.ndarray:
+    """The pair codes ``n + u·n + u + offsets[r]`` of the marks at ``at = u·k + r`` (``at`` is overwritten), in
+    order: code order.  A band (``offsets`` = ``0 … k - 1``) is ``u·(n + 1 - k) + at + n``, one array of ``at``'s
+    size and no other."""
+    u = at // k                            # (``//`` by a scalar: NumPy's ``divmod`` has no fast path for one)
+    if len(offsets) == k and int(offsets[-1]) == k - 1:
+        u *= n + 1 - k
+    else:
+        at -= u * k
+        np.take(offsets, at, out=at)
+        u *= n + 1
+    u += at
+    u += n
+    return u
+
+
+def _sampled_offsets(arrays, n: int) -> np.ndarray:
+    """The sorted distinct diagonals ``v - u`` of every :data:`SAMPLE`-th pair code of ``arrays``."""
+    sample = np.concatenate([a[::SAMPLE] for a in arrays]).astype(np.int64, copy=False)
+    code = sample[(sample >= n) & (sample < n + n * n)] - n   # (one out of range is the kernel's to refuse)
+    u = code // n
+    return np.unique(code - u * n - u)
+
+
+def distinct_by_marks(arrays, n: int, budget: int) -> np.ndarray | None:
+    """The sorted distinct columns of ``arrays`` (each a row's or a part's columns of a second-order lattice over
+    ``n`` inputs, any order, ``-1`` allowed for none), by marks on the sampled diagonals (the module docstring), the
+    arrays only read; ``None`` when it does not apply: fewer than :data:`MIN_MARK_CODES` codes, the kernel would
+    cost numba's start (:func:`~stablehlo_sparsity.kernels.compiled.kernels_start_free`), more than ``budget``
+    marks, or too many codes off the sampled diagonals."""
+    entries = sum(len(a) for a in arrays)
+    if entries < MIN_MARK_CODES or not kernels_start_free():
+        return None
+    offsets = _sampled_offsets(arrays, n)
+    k = max(len(offsets), 1)
+    if n * k > budget or (len(offsets) and int(offsets[-1]) >= budget):
+        return None
+    rank = np.full(int(offsets[-1]) + 1 if len(offsets) else 0, -1, np.int64)
+    rank[offsets] = np.arange(len(offsets))
+    first = np.zeros(n, bool)
+    mark = np.zeros(n * k, bool)
+    spill = np.empty(max(entries // SPILL_FRACTION, SPILL_FLOOR), np.int64)
+    at = 0
+    for a in arrays:
+        at = _mark_codes(np.ascontiguousarray(a, np.int64), np.int64(n), rank, np.int64(k), first, mark, spill,
+                         np.int64(at))
+        if at == OUT_OF_RANGE:
+            raise ValueError(f"second-order columns out of range for {n} inputs")
+        if at < 0:
+            return None
+    pairs = _marked_codes(np.flatnonzero(mark), n, offsets, k)
+    if at:
+        off = np.unique(spill[:at])        # (codes no mark holds: disjoint from ``pairs``)
+        pairs = np.concatenate([pairs, off])
+        pairs.sort(kind="stable")          # (two sorted runs: one merge)
+    cols = np.flatnonzero(first)
+    return np.concatenate([cols, pairs]) if len(cols) else pairs
