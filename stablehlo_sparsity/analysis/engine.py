@@ -90,15 +90,17 @@ class DecodedOp:
 
 class DecodedBlock:
     """A block's arguments and its ops (:class:`DecodedOp`), in order; ``dead`` is the analysis' memo of
-    which values die after which op (:meth:`RegionEngine.dead_after`)."""
+    which values die after which op (:meth:`RegionEngine.dead_after`), ``unused`` its memo of the ops whose results
+    nothing reads (:meth:`RegionEngine.skipped_ops`)."""
 
-    __slots__ = ("block", "arguments", "ops", "dead")
+    __slots__ = ("block", "arguments", "ops", "dead", "unused")
 
     def __init__(self, block: Any):
         self.block = block
         self.arguments: tuple[Any, ...] = tuple(block.arguments)
         self.ops: list[DecodedOp] = [DecodedOp(op) for op in block.operations]
         self.dead: Any = None
+        self.unused: Any = None
 
 
 class FunctionTable:
@@ -202,6 +204,11 @@ class RegionEngine(Generic[V]):
         """What a dead value (:meth:`dead_after`) is replaced by; the default keeps it."""
         return value
 
+    def skipped_ops(self, block: DecodedBlock) -> frozenset[int] | None:
+        """Positions of the ops of ``block`` the walk does not run (their results are never read: no result of
+        the block depends on them); ``None`` (the default) runs every op."""
+        return None
+
     def call_site(self) -> Any:
         """The op (or :class:`DecodedOp`) running now, read when a call starts: the call site :meth:`location`
         climbs to.  The default knows none."""
@@ -269,11 +276,13 @@ class RegionEngine(Generic[V]):
         try:
             run_decoded = self.run_decoded
             dead = self.dead_after(block)
+            skip = self.skipped_ops(block)
             for position, d in enumerate(block.ops):
                 if d.name in TERMINATORS:
                     return scope.values(d.operands)
-                for r, value in zip(d.results, run_decoded(d)):
-                    env[r] = value
+                if skip is None or position not in skip:
+                    for r, value in zip(d.results, run_decoded(d)):
+                        env[r] = value
                 if dead is not None:
                     for v in dead.get(position, ()):
                         if v in env:

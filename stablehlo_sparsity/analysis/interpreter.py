@@ -394,6 +394,34 @@ class Interpreter(RegionEngine[AbstractValue]):
             dead = block.dead = last_uses(block) if block.block.owner.operation.name == "func.func" else {}
         return dead or None
 
+    def skipped_ops(self, block: DecodedBlock) -> frozenset[int] | None:
+        """:func:`unused_ops` of a function body, unless an observer records every op's values (the annotate
+        and fold-constants passes): an op no result depends on cannot change the pattern, and JAX lowers such
+        ops — ``jit(keep_unused=True)``, which keeps every argument, also keeps every equation: the gradient
+        program's loss, the primal outputs a ``jvp`` drops."""
+        if self.observer is not None:
+            return None
+        unused = block.unused
+        if unused is None:
+            unused = block.unused = (unused_ops(block, self._skippable)
+                                     if block.block.owner.operation.name == "func.func" else frozenset())
+        return unused or None
+
+    def _skippable(self, d: DecodedOp) -> bool:
+        """Whether ``d`` may go unrun when nothing reads it: an op with a sparsity rule (an op without one, or
+        refused, still raises where it stands), not a call (a callee's ops are checked too), with regions only of
+        a reduction, sort or scatter body, and with result types the analysis represents (a dynamic shape, a
+        token or an unsupported element type still raises): what the walk refuses, it refuses as before."""
+        name = d.name
+        if name not in DEPS_RULES or name in NEVER_SKIPPED or (len(d.op.regions) and name not in SKIPPABLE_REGIONS):
+            return False
+        if d.types is None:
+            try:
+                d.types = self._decode_types(d)
+            except SparsityError:
+                return False
+        return True
+
     def release(self, value: AbstractValue) -> AbstractValue:
         """A dead value keeps its type, constant and range; its index sets are emptied — unless they are a
         scalar lane's set of at most :data:`KEEP_SMALL_ROWS` columns, which costs less to keep than to
@@ -470,6 +498,35 @@ def _cast(value, t: TensorType) -> np.ndarray:
     if arr.shape != t.shape:
         arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr.reshape(t.shape)
     return arr
+
+
+#: Ops that :meth:`Interpreter.skipped_ops` always runs: calls, whose callees may hold ops to refuse, and custom
+#: calls (host callbacks and effects of their own).
+NEVER_SKIPPED = frozenset({"func.call", "stablehlo.composite", "stablehlo.custom_call"})
+
+#: The ops with regions :meth:`Interpreter.skipped_ops` may leave unrun: their bodies combine elements.
+SKIPPABLE_REGIONS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.sort", "stablehlo.scatter",
+                               "stablehlo.select_and_scatter", "stablehlo.map"})
+
+
+def unused_ops(block: DecodedBlock, skippable: Callable[[DecodedOp], bool] = lambda d: True) -> frozenset[int]:
+    """Positions of the ops of ``block`` that ``skippable`` allows and whose results no op that runs reads (reads
+    from inside nested regions counted) and the terminator does not return: found backwards from the terminator
+    in one pass.  An op without results (an effect of its own) runs."""
+    ops = block.ops
+    if not ops:
+        return frozenset()
+    live = set(ops[-1].operands)
+    unused = []
+    for position in range(len(ops) - 2, -1, -1):
+        d = ops[position]
+        if d.results and not any(r in live for r in d.results) and skippable(d):
+            unused.append(position)
+            continue
+        live.update(d.operands)
+        if len(d.op.regions):
+            live.update(region_captures(d.op))
+    return frozenset(unused)
 
 
 def last_uses(block: DecodedBlock) -> dict[int, list]:

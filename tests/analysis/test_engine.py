@@ -10,7 +10,7 @@ import pytest
 from stablehlo_sparsity import analyze_module
 from stablehlo_sparsity.analysis.api import parse_module
 from stablehlo_sparsity.analysis.engine import TERMINATORS, FunctionTable, RegionEngine, Scope
-from stablehlo_sparsity.errors import InputError
+from stablehlo_sparsity.errors import InputError, UnsupportedOpError
 from stablehlo_sparsity.modules.importer import import_module
 from stablehlo_sparsity.modules.importer.core import ImportContext
 from stablehlo_sparsity.analysis.interpreter import Interpreter
@@ -112,3 +112,59 @@ def test_blocks_are_decoded_once_per_analysis():
         assert table.decoded(table.function("main").regions[0]) is first   # a new region object, the same block
         assert [d.name for d in first.ops][-1] == "func.return"
         assert first.ops[0].results and first.ops[0].types is None
+
+
+# A loss computed and dropped (``jit(keep_unused=True)`` keeps a gradient program's loss), the product only that
+# loss reads, a value read only inside the loop body, and (ODD) an op without a sparsity rule that nothing reads.
+DEAD = """
+func.func @main(%x: tensor<3xf32>, %w: tensor<3xf32>, %a: tensor<4x3xf32>, %b: tensor<3x2xf32>) -> tensor<3xf32> {
+  %sq = stablehlo.multiply %x, %x : tensor<3xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %loss = stablehlo.reduce(%sq init: %z) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32>
+  ODD
+  %e = stablehlo.exponential %w : tensor<3xf32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c2 = stablehlo.constant dense<2> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<3xf32>
+    cond {
+      %p = stablehlo.compare LT, %i, %c2 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      %s = stablehlo.multiply %v, %e : tensor<3xf32>
+      stablehlo.return %n, %s : tensor<i32>, tensor<3xf32>
+    }
+  return %r#1 : tensor<3xf32>
+}
+"""
+
+
+def test_ops_no_result_depends_on_are_not_run_and_values_read_inside_a_loop_are_kept():
+    from stablehlo_sparsity.analysis.interpreter import unused_ops
+
+    module = parse_module(DEAD.replace("ODD", ""))
+    with module.context:
+        body = FunctionTable(module).body_block("main", "analysis")
+        assert sorted(unused_ops(body)) == [0, 1, 2]       # %sq, %z, %loss; not %e, read inside the loop
+    res = analyze_module(module, wrt=[0, 1])
+    assert np.asarray(res.pattern.todense()).astype(int).tolist() == [[1, 0, 0, 1, 0, 0], [0, 1, 0, 0, 1, 0],
+                                                                       [0, 0, 1, 0, 0, 1]]
+    seen = []   # (an observer records every op's values, the annotate pass's: every op runs)
+    analyze_module(module, wrt=[0, 1], observer=lambda op, results: seen.append(op.operation.name))
+    assert seen[:3] == ["stablehlo.multiply", "stablehlo.constant", "stablehlo.reduce"]
+
+
+def test_an_op_without_a_rule_is_refused_even_when_nothing_reads_it():
+    from stablehlo_sparsity.analysis.interpreter import unused_ops
+    from stablehlo_sparsity.analysis.rules.registry import DEPS_RULES
+    from test_api import _UNRULED
+
+    name, text = next(((k, v) for k, v in _UNRULED.items() if k not in DEPS_RULES), (None, None))
+    if name is None:
+        pytest.skip("every candidate op has a rule now")
+    module = parse_module(DEAD.replace("ODD", f"%odd = {text}"))
+    with module.context:
+        assert sorted(unused_ops(FunctionTable(module).body_block("main", "analysis"))) == [0, 1, 2, 3]
+    with pytest.raises(UnsupportedOpError, match=name):   # (skipped only with a rule: refused where it stands)
+        analyze_module(module, wrt=[0, 1])
