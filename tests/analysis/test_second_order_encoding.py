@@ -251,8 +251,8 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
     if sampled:
         pm.MIN_MARK_CODES = 0
     try:
-        got = distinct_columns(cols.copy(), pair_width(n), overwrite=True)
-        in_order = distinct_columns(np.sort(cols), pair_width(n), overwrite=True)  # (the sorted-runs path)
+        got = distinct_columns(cols.copy(), pair_width(n), overwrite=True, marks=sampled)
+        in_order = distinct_columns(np.sort(cols), pair_width(n), overwrite=True, marks=sampled)  # (sorted runs)
     finally:
         enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES = before
     assert np.array_equal(in_order, np.unique(cols))

@@ -78,7 +78,7 @@ def _divmod(a: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return q, a - q * d
 
 
-def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> np.ndarray | None:
+def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False, marks: bool = False) -> np.ndarray | None:
     """Sorted distinct columns of a second-order lattice, with mark vectors instead of a sort.
 
     First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
@@ -87,11 +87,13 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> n
     random edges) are sorted by buckets of ``u`` (:mod:`.pair_buckets`), or by ``np.sort`` where that kernel
     would cost more to start than it saves: the first-order columns are already split off by then, and a sort
     of every column would redo that.
-    ``overwrite``: ``cols`` (``int64``) may be sorted in place (a large copy maps fresh pages)."""
+    ``overwrite``: ``cols`` (``int64``) may be sorted in place (a large copy maps fresh pages).  ``marks``: try the
+    marks on sampled diagonals first (:mod:`.pair_marks`; off for a reduction's buffer, whose parts were offered to
+    them already, :func:`distinct_of_arrays`)."""
     n = inputs_of_width(width)
     if n is None:
         return None
-    marked = distinct_by_marks([cols], n, max(MARK_SLACK * len(cols), MARK_FLOOR))
+    marked = distinct_by_marks([cols], n, max(MARK_SLACK * len(cols), MARK_FLOOR)) if marks else None
     if marked is not None:
         return marked
     if np.count_nonzero(cols[1:] < cols[:-1]) <= MAX_SORTED_RUNS:
@@ -333,7 +335,7 @@ def _rows_from_entries(rows: np.ndarray, cols: np.ndarray, k: int, width: int) -
     if len(rows) == 0:
         return Deps.empty(k, width)
     if k == 1 and len(rows) > KEY_SORT_ENTRIES:
-        one = distinct_columns(cols.astype(np.int64, copy=False), width, overwrite=True)
+        one = distinct_columns(cols.astype(np.int64, copy=False), width, overwrite=True, marks=True)
         if one is not None:
             check_nnz(len(one), "the interactions of a value")
             return Deps(1, width, [CsrPart(make_csr(np.array([0, len(one)], np.int64), one, 1, width))])

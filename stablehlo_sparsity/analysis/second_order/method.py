@@ -25,8 +25,8 @@ leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian m
 
 How far it carries (issue 48): on 30 families it was never fitted on (``benchmarks/hessian_held_out.py``) it was
 within 1.25× of the faster method on all 104 problems on one machine (worst 1.25×) and on 102 on another of the same
-kind (worst 1.42×: a spring network at n = 10⁶ and dense 8×8 blocks at n = 10⁴, where the gradient path is faster by
-1.2–1.4× in every run and the counts point to direct), and on all 75 of its own on the second (worst 1.04×). Where
+kind (worst 1.42×: a spring network at n = 10⁶ and dense 8×8 blocks at n = 10⁴, two slowdowns of the direct walk
+fixed after that run), and on all 75 of its own on the second (worst 1.04×). Where
 the two methods are close, the two lattices' costs per element and the machine decide, and no count of the primal
 program shows them (refits, richer counts and budgeted walks were measured and do not fix it:
 ``docs/benchmarks/index.md``, "Held-out objectives").  :func:`explain` is the one-line reason
