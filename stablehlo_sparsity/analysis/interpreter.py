@@ -391,7 +391,7 @@ class Interpreter(RegionEngine[AbstractValue]):
             return None
         dead = block.dead
         if dead is None:
-            dead = block.dead = last_uses(block) if block.block.owner.operation.name == "func.func" else {}
+            dead = block.dead = last_uses(block) if _is_function_body(block) else {}
         return dead or None
 
     def skipped_ops(self, block: DecodedBlock) -> frozenset[int] | None:
@@ -403,8 +403,7 @@ class Interpreter(RegionEngine[AbstractValue]):
             return None
         unused = block.unused
         if unused is None:
-            unused = block.unused = (unused_ops(block, self._skippable)
-                                     if block.block.owner.operation.name == "func.func" else frozenset())
+            unused = block.unused = unused_ops(block, self._skippable) if _is_function_body(block) else frozenset()
         return unused or None
 
     def _skippable(self, d: DecodedOp) -> bool:
@@ -498,6 +497,11 @@ def _cast(value, t: TensorType) -> np.ndarray:
     if arr.shape != t.shape:
         arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr.reshape(t.shape)
     return arr
+
+
+def _is_function_body(block: DecodedBlock) -> bool:
+    """Whether ``block`` is a ``func.func``'s body (not a loop's, a branch's or a reduction's)."""
+    return block.block.owner.operation.name == "func.func"
 
 
 #: Ops that :meth:`Interpreter.skipped_ops` always runs: calls, whose callees may hold ops to refuse, and custom

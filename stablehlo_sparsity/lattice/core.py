@@ -407,28 +407,13 @@ class Deps:
             # every base row reached (no row map, a slice's or a permutation's map): all entries
             sources.append(p.base)
         arrays = [src if isinstance(src, np.ndarray) else src.indices for src in sources]
+        c = None
         for distinct in WIDE_DISTINCT_OF_ARRAYS:
             c = distinct(arrays, n)
             if c is not None:
-                return Deps(1, n, [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n))] if len(c) else [])
-        sizes = [len(a) for a in arrays]
-        flat = np.empty(sum(sizes), np.int64)
-        at = 0
-        for src, size in zip(sources, sizes):
-            if isinstance(src, np.ndarray):
-                flat[at:at + size] = src
-            else:
-                _entry_major(src, flat[at:at + size])
-            at += size
-        if len(flat) and any(isinstance(p, IndexPart) for p in parts) and np.min(flat) < 0:
-            flat = flat[flat >= 0]  # (only an index part holds -1: a CSR part's columns need no scan)
-        c = None
-        for distinct in WIDE_DISTINCT:
-            c = distinct(flat, n, overwrite=True)  # (``flat`` is this call's own array)
-            if c is not None:
                 break
         if c is None:
-            c = _sorted_unique(flat)
+            c = _distinct_of_buffer(sources, arrays, any(isinstance(p, IndexPart) for p in parts), n)
         return Deps(1, n, [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n))] if len(c) else [])
 
     def broadcast_row(self, rows: int) -> "Deps":
@@ -436,6 +421,27 @@ class Deps:
         if self.rows != 1:
             raise ValueError("broadcast_row needs a single row")
         return self.gather_rows(np.zeros(rows, np.int64))
+
+
+def _distinct_of_buffer(sources: list, arrays: list, has_index_part: bool, n: int) -> np.ndarray:
+    """Sorted distinct columns of ``sources`` (index parts' columns and CSRs, ``arrays`` their column arrays) copied
+    into one buffer — CSRs entry-major (:func:`_entry_major`) — and handed to :data:`WIDE_DISTINCT`, else sorted."""
+    sizes = [len(a) for a in arrays]
+    flat = np.empty(sum(sizes), np.int64)
+    at = 0
+    for src, size in zip(sources, sizes):
+        if isinstance(src, np.ndarray):
+            flat[at:at + size] = src
+        else:
+            _entry_major(src, flat[at:at + size])
+        at += size
+    if len(flat) and has_index_part and np.min(flat) < 0:
+        flat = flat[flat >= 0]  # (only an index part holds -1: a CSR part's columns need no scan)
+    for distinct in WIDE_DISTINCT:
+        c = distinct(flat, n, overwrite=True)  # (``flat`` is this call's own array)
+        if c is not None:
+            return c
+    return _sorted_unique(flat)
 
 
 def _entry_major(m: sp.csr_array, out: np.ndarray) -> None:

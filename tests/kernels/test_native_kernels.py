@@ -293,7 +293,7 @@ def test_marking_codes_equals_its_numba_kernel(n, m, reach, spill, at, seed):
         assert np.array_equal(a, b)
     if got >= 0:   # (the marks and the spill hold every column once at least, and nothing else)
         first, mark, spilled = outs[0]
-        codes = pair_marks._marked_codes(np.flatnonzero(mark), n, kept, int(k)) if len(kept) else np.zeros(0)
+        codes = pair_marks.codes_of_marks(np.flatnonzero(mark), n, kept, int(k)) if len(kept) else np.zeros(0)
         held = np.union1d(np.union1d(np.flatnonzero(first), codes), spilled[at:got])
         assert np.array_equal(held, np.unique(code[code >= 0]))
 

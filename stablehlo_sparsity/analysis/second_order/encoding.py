@@ -37,7 +37,7 @@ from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, WIDE_DISTINCT_OF_A
                              is_arange, make_csr, rows_of_keys, sorted_columns)
 from . import pair_buckets
 from .pair_buckets import distinct_in_place, sorted_distinct_pairs, worth_buckets
-from .pair_marks import distinct_by_marks
+from .pair_marks import codes_of_marks, distinct_by_marks
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "distinct_of_arrays", "first_order", "pair_rows",
            "full_rows", "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -78,7 +78,7 @@ def _divmod(a: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return q, a - q * d
 
 
-def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False, marks: bool = False) -> np.ndarray | None:
+def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False) -> np.ndarray | None:
     """Sorted distinct columns of a second-order lattice, with mark vectors instead of a sort.
 
     First-order columns mark an ``n``-vector; a pair ``{u, v}`` marks ``(u, v - u)`` in an ``n × (b + 1)``
@@ -87,15 +87,12 @@ def distinct_columns(cols: np.ndarray, width: int, overwrite: bool = False, mark
     random edges) are sorted by buckets of ``u`` (:mod:`.pair_buckets`), or by ``np.sort`` where that kernel
     would cost more to start than it saves: the first-order columns are already split off by then, and a sort
     of every column would redo that.
-    ``overwrite``: ``cols`` (``int64``) may be sorted in place (a large copy maps fresh pages).  ``marks``: try the
-    marks on sampled diagonals first (:mod:`.pair_marks`; off for a reduction's buffer, whose parts were offered to
-    them already, :func:`distinct_of_arrays`)."""
+    ``overwrite``: ``cols`` (``int64``) may be sorted in place (a large copy maps fresh pages).  (The marks on
+    sampled diagonals, :func:`distinct_of_arrays`, are for the caller to try first: a reduction offers them its parts
+    before it gathers this buffer.)"""
     n = inputs_of_width(width)
     if n is None:
         return None
-    marked = distinct_by_marks([cols], n, max(MARK_SLACK * len(cols), MARK_FLOOR)) if marks else None
-    if marked is not None:
-        return marked
     if np.count_nonzero(cols[1:] < cols[:-1]) <= MAX_SORTED_RUNS:
         # a few sorted runs (first-order columns sort before every pair code; a stencil's pair rows come in
         # code order, read entry-major by the reduction): timsort merges the runs in O(entries · log runs)
@@ -171,8 +168,7 @@ def _offset_marks(u: np.ndarray, d: np.ndarray, n: int, offsets: np.ndarray) -> 
     u += d
     mark = np.zeros(n * k, bool)
     mark[u] = True
-    uu, r = _divmod(np.flatnonzero(mark), k)
-    return uu * (n + 1) + (r if band else offsets[r]) + n
+    return codes_of_marks(np.flatnonzero(mark), n, offsets, k)
 
 
 def _distinct_sorted(a: np.ndarray) -> np.ndarray:
@@ -335,7 +331,10 @@ def _rows_from_entries(rows: np.ndarray, cols: np.ndarray, k: int, width: int) -
     if len(rows) == 0:
         return Deps.empty(k, width)
     if k == 1 and len(rows) > KEY_SORT_ENTRIES:
-        one = distinct_columns(cols.astype(np.int64, copy=False), width, overwrite=True, marks=True)
+        cols = cols.astype(np.int64, copy=False)
+        one = distinct_of_arrays([cols], width)
+        if one is None:
+            one = distinct_columns(cols, width, overwrite=True)
         if one is not None:
             check_nnz(len(one), "the interactions of a value")
             return Deps(1, width, [CsrPart(make_csr(np.array([0, len(one)], np.int64), one, 1, width))])

@@ -9,10 +9,10 @@ where they lie — no buffer of all the entries (at 1.5·10⁷ codes, 120 MB of 
 sorted runs, no sort; a sort of those codes and its buffers cost more than the pass, and their page faults made the
 time of one call vary by 2×.
 
-Which diagonals: those of every :data:`SAMPLE`-th code.  A code on another diagonal (a periodic stencil's
-wrap-around pair, which a sample may miss) is set aside, up to one in :data:`SPILL_FRACTION`, and merged in
-sorted; more, or diagonals too many for the marks' budget, and :func:`distinct_by_marks` declines (``None``) and the
-caller sorts.
+Which diagonals: those of one code in :data:`SAMPLE`, drawn at random positions.  A code on another diagonal (a
+periodic stencil's wrap-around pair, which a sample may miss) is set aside, up to one in :data:`SPILL_FRACTION`,
+and merged in sorted; more, or diagonals too many for the marks' budget, and :func:`distinct_by_marks` declines
+(``None``) and the caller sorts.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import numpy as np
 
 from ...kernels.compiled import kernels_start_free, njit
 
-__all__ = ["distinct_by_marks", "MIN_MARK_CODES", "SAMPLE", "SPILL_FRACTION"]
+__all__ = ["distinct_by_marks", "codes_of_marks", "MIN_MARK_CODES", "SAMPLE", "SPILL_FRACTION"]
 
 #: Fewer codes than this are left to the caller's sort (the pass's marks cost more to clear and read).
 MIN_MARK_CODES = 1 << 14
 
-#: The diagonals marked are those of every this-many-th code.
+#: The diagonals marked are those of one code in this many (drawn at random positions).
 SAMPLE = 64
 
 #: Codes off the sampled diagonals are set aside up to one in this many (more: :func:`distinct_by_marks` declines).
@@ -56,26 +56,26 @@ def _mark_codes(code, n, rank, k, first, mark, spill, at):
             if c >= 0:
                 first[c] = True
             elif c != -1:
-                return -2
+                return OUT_OF_RANGE
             continue
         if c >= end:
-            return -2
+            return OUT_OF_RANGE
         u = (c - n) // n
         d = c - n - u * n - u
         if d < ranks and rank[d] >= 0:
             mark[u * k + rank[d]] = True
         else:
             if at == len(spill):
-                return -1
+                return SPILL_FULL
             spill[at] = c
             at += 1
     return at
 
 
-def _marked_codes(at: np.ndarray, n: int, offsets: np.ndarray, k: int) -> np.ndarray:
-    """The pair codes ``n + u·n + u + offsets[r]`` of the marks at ``at = u·k + r`` (``at`` is overwritten), in
-    order: code order.  A band (``offsets`` = ``0 … k - 1``) is ``u·(n + 1 - k) + at + n``, one array of ``at``'s
-    size and no other."""
+def codes_of_marks(at: np.ndarray, n: int, offsets: np.ndarray, k: int) -> np.ndarray:
+    """The pair codes ``n + u·n + u + offsets[r]`` of the marks at ``at = u·k + r`` (``at``, sorted, is
+    overwritten; ``k`` marks a ``u``, one per offset of the sorted ``offsets``), in order: code order.  A band
+    (``offsets`` = ``0 … k - 1``) is ``u·(n + 1 - k) + at + n``, one array of ``at``'s size and no other."""
     u = at // k                            # (``//`` by a scalar: NumPy's ``divmod`` has no fast path for one)
     if len(offsets) == k and int(offsets[-1]) == k - 1:
         u *= n + 1 - k
@@ -127,7 +127,7 @@ def distinct_by_marks(arrays, n: int, budget: int) -> np.ndarray | None:
             raise ValueError(f"second-order columns out of range for {n} inputs")
         if at < 0:
             return None
-    pairs = _marked_codes(np.flatnonzero(mark), n, offsets, k)
+    pairs = codes_of_marks(np.flatnonzero(mark), n, offsets, k)
     if at:
         off = np.unique(spill[:at])        # (codes no mark holds: disjoint from ``pairs``)
         pairs = np.concatenate([pairs, off])
