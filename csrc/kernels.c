@@ -33,7 +33,7 @@
 #define SHS_NUMBA_RAISES (-2)
 
 /* Bumped whenever an exported signature changes: native.py ignores a library of another version (a stale build). */
-SHS_EXPORT int64_t shs_abi_version(void) { return 3; }
+SHS_EXPORT int64_t shs_abi_version(void) { return 4; }
 
 /* n elements of `size` bytes (at least one, so that an empty array is not mistaken for a failed allocation). */
 static void *shs_alloc(int64_t n, size_t size, int zero)
@@ -315,34 +315,31 @@ SHS_EXPORT int64_t shs_row_counts(const int64_t *codes, int64_t ncodes, int64_t 
     return 0;
 }
 
-/* assembly._fill: each row's lower entries, then its upper ones, in place. */
-SHS_EXPORT int64_t shs_fill(const int64_t *codes, int64_t ncodes, int64_t n, const int64_t *indptr,
-                            const int64_t *lower, int64_t *indices)
+/* assembly._fill: each row's lower entries, then its upper ones, in place: low[r] and up[r] are the next lower and
+ * upper slots of row r (advanced as they are written); indices are int64, or int32 when `narrow`. */
+SHS_EXPORT int64_t shs_fill(const int64_t *codes, int64_t ncodes, int64_t n, int64_t *low, int64_t *up, void *indices,
+                            int64_t narrow)
 {
-    int64_t *low = shs_alloc(n, sizeof(int64_t), 0), *up = shs_alloc(n, sizeof(int64_t), 0);
     int64_t u = 0, base = n;
-    if (!low || !up) {
-        free(low);
-        free(up);
-        return SHS_NO_MEMORY;
-    }
-    for (int64_t r = 0; r < n; r++) {
-        low[r] = indptr[r];
-        up[r] = indptr[r] + lower[r];
-    }
+    int64_t *wide_out = indices;
+    int32_t *narrow_out = indices;
     for (int64_t i = 0; i < ncodes; i++) {
         int64_t v;
         advance(codes[i], &u, &base, n);
         v = codes[i] - base;
-        indices[up[u]] = v;
+        if (narrow)
+            narrow_out[up[u]] = (int32_t)v;
+        else
+            wide_out[up[u]] = v;
         up[u] += 1;
         if (v != u) {
-            indices[low[v]] = u;
+            if (narrow)
+                narrow_out[low[v]] = (int32_t)u;
+            else
+                wide_out[low[v]] = u;
             low[v] += 1;
         }
     }
-    free(low);
-    free(up);
     return 0;
 }
 
@@ -468,5 +465,28 @@ SHS_EXPORT int64_t shs_drop_repeats(int64_t *a, int64_t len)
         if (i == 0 || a[i] != a[k - 1])
             a[k++] = a[i];
     }
+    return k;
+}
+
+/* sorted_union._merge_distinct: the sorted union of the sorted distinct a and b written to out (la + lb long at
+ * least); returns its length. */
+SHS_EXPORT int64_t shs_merge_distinct(const int64_t *a, int64_t la, const int64_t *b, int64_t lb, int64_t *out)
+{
+    int64_t i = 0, j = 0, k = 0;
+    while (i < la && j < lb) {
+        int64_t x = a[i], y = b[j];
+        if (x <= y) {
+            out[k++] = x;
+            i++;
+            j += x == y;
+        } else {
+            out[k++] = y;
+            j++;
+        }
+    }
+    while (i < la)
+        out[k++] = a[i++];
+    while (j < lb)
+        out[k++] = b[j++];
     return k;
 }

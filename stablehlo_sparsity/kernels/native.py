@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["library", "twin", "TWINS"]
 
 #: The library's ``shs_abi_version()``: a library of another version (a stale build of an older source) is ignored.
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _I32, _I64, _BOOL = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.bool_)
 _WIDTH = {_I32: "i32", _I64: "i64"}
@@ -45,10 +45,11 @@ _SIGNATURES: dict[str, list[Any]] = {
 }
 _PLAIN_SIGNATURES: dict[str, list[Any]] = {
     "shs_row_counts": [_P, _N, _N, _P, _P],
-    "shs_fill": [_P, _N, _N, _P, _P, _P],
+    "shs_fill": [_P, _N, _N, _P, _P, _P, _N],
     "shs_bucket_pairs": [_P, _N, _N, _P],
     "shs_drop_repeats": [_P, _N],
     "shs_mark_codes": [_P, _N, _N, _P, _N, _N, _P, _P, _P, _N, _N],
+    "shs_merge_distinct": [_P, _N, _P, _N, _P],
     "shs_rng_draws": [_N, _N, _P, _N, _P, _P, _N, _P],  # (numba's np.random, for its test)
 }
 
@@ -241,16 +242,17 @@ def _row_counts(codes, n):
     return count, lower
 
 
-def _fill(codes, n, indptr, lower, indices):
+def _fill(codes, n, low, up, indices):
     size = _int(n)
-    if size is None or size < 0:
+    if size is None or size < 0 or not isinstance(indices, np.ndarray) or indices.dtype not in _WIDTH:
         return NotImplemented
-    c, p = _data(codes, _I64), _data(indptr, _I64, at_least=size + 1)
-    low, out = _data(lower, _I64, at_least=size), _data(indices, _I64)
-    if c is None or p is None or low is None or out is None:
+    c, lo, hi = _data(codes, _I64), _data(low, _I64, at_least=size), _data(up, _I64, at_least=size)
+    out = _data(indices, indices.dtype)
+    if c is None or lo is None or hi is None or out is None or \
+            not (low.flags.writeable and up.flags.writeable and indices.flags.writeable):
         return NotImplemented
-    status = library().shs_fill(c, len(codes), size, p, low, out)
-    return NotImplemented if status < 0 else None
+    library().shs_fill(c, len(codes), size, lo, hi, out, int(indices.dtype == _I32))
+    return None
 
 
 def _bucket_pairs(code, n, out):
@@ -283,6 +285,14 @@ def _mark_codes(code, n, rank, k, first, mark, spill, at):
     return library().shs_mark_codes(c, len(code), size, r, len(rank), ranks, f, m, s, len(spill), start)
 
 
+def _merge_distinct(a, b, out):
+    pa, pb = _data(a, _I64), _data(b, _I64)
+    po = _data(out, _I64, at_least=len(a) + len(b)) if pa is not None and pb is not None else None
+    if po is None or not out.flags.writeable:
+        return NotImplemented
+    return library().shs_merge_distinct(pa, len(a), pb, len(b), po)
+
+
 #: The twin of each kernel, by the kernel's ``module.qualname``.
 TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.coloring.greedy._greedy": _greedy,
@@ -299,6 +309,7 @@ TWINS: dict[str, Callable[..., Any]] = {
     "stablehlo_sparsity.analysis.second_order.pair_buckets._bucket_pairs": _bucket_pairs,
     "stablehlo_sparsity.analysis.second_order.pair_buckets._drop_repeats": _drop_repeats,
     "stablehlo_sparsity.analysis.second_order.pair_marks._mark_codes": _mark_codes,
+    "stablehlo_sparsity.analysis.second_order.sorted_union._merge_distinct": _merge_distinct,
 }
 
 

@@ -243,7 +243,8 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
     lo, hi = np.minimum(u, v), np.maximum(u, v)
     cols = np.concatenate([n + lo * n + hi, rng.integers(0, n, data.draw(st.integers(0, 50)))])
     rng.shuffle(cols)
-    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES
+    before = enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES, pm.MARK_CHUNK
+    pm.MARK_CHUNK = data.draw(st.sampled_from([5, 64, pm.MARK_CHUNK]))   # (the marks read in chunks of any size)
     if slack is not None:
         enc.MARK_SLACK, enc.MARK_FLOOR = slack, 0
     if buckets:
@@ -259,7 +260,7 @@ def test_distinct_columns_by_marks_of_a_band_of_offsets_or_sorted(n, shape, reac
         got = distinct(cols.copy())
         in_order = distinct(np.sort(cols))  # (the sorted-runs path)
     finally:
-        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES = before
+        enc.MARK_SLACK, enc.MARK_FLOOR, pb.MIN_BUCKET_CODES, pb.MIN_IN_PLACE, pm.MIN_MARK_CODES, pm.MARK_CHUNK = before
     assert np.array_equal(in_order, np.unique(cols))
     assert np.array_equal(got, np.unique(cols))
 
@@ -363,6 +364,11 @@ def test_marks_read_every_array_where_it_lies_and_merge_the_codes_off_the_sample
     kept = [a.copy() for a in arrays]
     got = pm.distinct_by_marks(arrays, n, budget=10 * n)
     assert np.array_equal(got, np.unique(np.concatenate([ring, first])))
+    chunk, pm.MARK_CHUNK = pm.MARK_CHUNK, 999   # (the marks read in chunks that split a row's)
+    try:
+        assert np.array_equal(pm.distinct_by_marks(arrays, n, budget=10 * n), got)
+    finally:
+        pm.MARK_CHUNK = chunk
     assert all(np.array_equal(a, b) for a, b in zip(arrays, kept))           # (only read)
     assert pm.distinct_by_marks(arrays, n, budget=2 * n) is None               # three diagonals, two marks a row
     assert pm.distinct_by_marks([ring[:pm.MIN_MARK_CODES - 1]], n, budget=10 * n) is None  # (too few: the sort)

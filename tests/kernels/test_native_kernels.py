@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stablehlo_sparsity.kernels import compiled, native
-from stablehlo_sparsity.analysis.second_order import assembly, pair_buckets, pair_marks
+from stablehlo_sparsity.analysis.second_order import assembly, pair_buckets, pair_marks, sorted_union
 from stablehlo_sparsity.coloring import METHODS, ORDERS, color_columns, color_rows, color_star
 from stablehlo_sparsity.coloring import greedy, orderings, recolor, star
 from stablehlo_sparsity.coloring.bicoloring import color_fewest_products
@@ -33,7 +33,7 @@ from test_coloring import brusselator_pattern, grid
 KERNELS = [greedy._greedy, greedy._iterated_greedy, greedy._dsatur, greedy._walk_lengths, greedy.split_bound,
            orderings._degrees, orderings._dynamic_order, recolor._drop_class, star._greedy_star,
            assembly._row_counts, assembly._fill, pair_buckets._bucket_pairs, pair_buckets._drop_repeats,
-           pair_marks._mark_codes]
+           pair_marks._mark_codes, sorted_union._merge_distinct]
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -225,18 +225,39 @@ def test_split_bound_equals_its_numba_kernel(p, seed, stop):
 
 
 @settings(max_examples=30, **SETTINGS)
-@given(bipartite_patterns(max_side=400, square=True))
-def test_hessian_assembly_kernels_equal_their_numba_kernels(p):
+@given(bipartite_patterns(max_side=400, square=True), st.sampled_from([np.int32, np.int64]))
+def test_hessian_assembly_kernels_equal_their_numba_kernels(p, dtype):
     n = p.shape[0]
     u, v = sp.triu(p + p.T).nonzero()
     codes = np.unique(n + u.astype(np.int64) * n + v)
     count, lower = same(assembly._row_counts, (codes, np.int64(n)))
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(count, out=indptr[1:])
-    got, want = np.empty(int(indptr[-1]), np.int64), np.empty(int(indptr[-1]), np.int64)
-    assert assembly._fill.twin(codes, np.int64(n), indptr, lower, got) is None
-    assembly._fill.dispatcher(codes, np.int64(n), indptr, lower, want)
+    cursors = [(indptr[:-1].copy(), indptr[:-1] + lower) for _ in range(2)]
+    got, want = np.empty(int(indptr[-1]), dtype), np.empty(int(indptr[-1]), dtype)
+    assert assembly._fill.twin(codes, np.int64(n), *cursors[0], got) is None
+    assembly._fill.dispatcher(codes, np.int64(n), *cursors[1], want)
     assert np.array_equal(got, want)
+    assert all(np.array_equal(a, b) for a, b in zip(cursors[0], cursors[1]))   # (the cursors advanced alike)
+    full = sp.csr_array((np.ones(len(got), bool), got, indptr), shape=(n, n))
+    assert ((full != (p + p.T).astype(bool)).nnz == 0) and full.has_sorted_indices
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(st.integers(0, 3_000), st.integers(0, 3_000), st.integers(1, 10**12), st.integers(0, 2**32 - 1))
+def test_merging_sorted_rows_equals_its_numba_kernel_and_np_union1d(la, lb, span, seed):
+    rng = np.random.default_rng(seed)
+    a, b = (np.unique(rng.integers(0, span, size)) for size in (la, lb))
+    if seed % 3 == 0:   # (shared columns: one row a subset of the other)
+        b = np.unique(np.concatenate([b, a[::2]]))
+    room = len(a) + len(b) + int(seed % 2)
+    outs = [np.full(room, -7, np.int64) for _ in range(2)]
+    k = sorted_union._merge_distinct.twin(a, b, outs[0])
+    assert k == sorted_union._merge_distinct.dispatcher(a, b, outs[1])
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0][:k], np.union1d(a, b))
+    assert sorted_union._merge_distinct.twin(a.astype(np.int32), b, outs[0]) is NotImplemented   # (int64 only)
+    if len(a) + len(b):   # (an output too short: refused, never overrun)
+        assert sorted_union._merge_distinct.twin(a, b, outs[0][:len(a) + len(b) - 1]) is NotImplemented
 
 
 @settings(max_examples=40, **SETTINGS)

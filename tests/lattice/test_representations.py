@@ -326,3 +326,32 @@ def test_form_names_the_representation(make, form):
     assert d.form() == form
     d.to_csr()
     assert d.form() == (ROW_LANE if form == ROW_LANE else LAZY_PARTS)
+
+
+@SETTINGS
+@given(st.lists(st.lists(st.integers(0, 10**12), max_size=60), min_size=1, max_size=5), st.booleans(),
+       st.booleans())
+def test_one_wide_row_of_parts_merged_by_the_kernel(rows, kernel, index_part):
+    """One row of several parts in a column space too wide for ``int32`` (a second-order value's pair codes) is
+    materialized by the merge the second-order lattice registers (:data:`ROW_UNIONS`:
+    :func:`~stablehlo_sparsity.analysis.second_order.sorted_union.union_of_sorted`, forced here at any size) into
+    the exact union, the merge's output being the row itself."""
+    from stablehlo_sparsity.analysis.second_order import sorted_union
+    from stablehlo_sparsity.lattice.representations.materialize import ROW_UNIONS
+
+    assert sorted_union.union_of_sorted in ROW_UNIONS
+
+    n = 10**12 + 1
+    cols = [np.unique(np.array(r, np.int64)) for r in rows]
+    ps = [CsrPart(make_csr(np.array([0, len(c)], np.int64), c, 1, n)) for c in cols]
+    if index_part:
+        ps.append(IndexPart(np.array([cols[0][0] if len(cols[0]) else -1], np.int64)))
+    before = sorted_union.MIN_KERNEL_ENTRIES
+    sorted_union.MIN_KERNEL_ENTRIES = 0 if kernel else 1 << 62
+    try:
+        m = materialize([_PartsRows(ps, 1, n)], n)
+    finally:
+        sorted_union.MIN_KERNEL_ENTRIES = before
+    want = np.unique(np.concatenate(cols))
+    assert m.shape == (1, n) and np.array_equal(m.indices, want) and list(m.indptr) == [0, len(want)]
+    assert m.has_canonical_format and m.data.all()

@@ -23,6 +23,8 @@ custom calls).  Around them:
   pairs, where a sort was the cost), and repeats dropped in place: compiled kernels;
 * :mod:`.pair_marks` — the sorted distinct columns of pair rows on a few diagonals (a sum of local terms) by one
   compiled pass of marks over the parts' columns where they lie: no buffer of all the entries, no sort;
+* :mod:`.sorted_union` — one row's sorted pair codes from several parts (a sum of sums) by a compiled merge of the
+  columns alone, registered with the lattice's materialization;
 * :mod:`.assembly` — the symmetric Hessian pattern from sorted pair codes, in two compiled passes;
 * :mod:`.method` — which Hessian method ``hessian_sparsity(method="auto")`` takes: a fitted cost model.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dtypes import index_dtype
 from ...kernels.compiled import njit
 
 __all__ = ["symmetric_pattern"]
@@ -46,9 +47,9 @@ def _row_counts(codes, n):
 
 
 @njit
-def _fill(codes, n, indptr, lower, indices):
-    low = indptr[:-1].copy()        # next lower slot of each row
-    up = indptr[:-1] + lower        # next upper slot of each row
+def _fill(codes, n, low, up, indices):
+    """Each row's lower entries, then its upper ones, in place: ``low[r]`` and ``up[r]`` are the next lower and upper
+    slots of row ``r`` (advanced as they are written)."""
     u = 0
     base = n
     for i in range(len(codes)):
@@ -63,14 +64,19 @@ def _fill(codes, n, indptr, lower, indices):
 
 def symmetric_pattern(codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(indptr, indices)`` of the canonical ``(n, n)`` CSR ``U ∪ Uᵀ`` of sorted distinct pair codes (every
-    code in ``[n, n + n²)``: the first-order columns dropped; a canonical CSR row's order)."""
+    code in ``[n, n + n²)``: the first-order columns dropped; a canonical CSR row's order), in the index dtype
+    :func:`~stablehlo_sparsity.dtypes.index_dtype` gives (``int32`` below 2³¹: written so, never converted)."""
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     if len(codes) and (codes[0] < n or codes[-1] >= n + n * n):
         # (the kernels index rows by u without bounds checks: a code out of range must never reach them)
         raise ValueError(f"pair codes out of range for {n} inputs: [{codes[0]}, {codes[-1]}]")
     count, lower = _row_counts(codes, np.int64(n))
-    indptr = np.zeros(n + 1, np.int64)
+    dtype = index_dtype(n, 2 * len(codes))  # (at most two entries a code)
+    indptr: np.ndarray = np.zeros(n + 1, dtype)
     np.cumsum(count, out=indptr[1:])
-    indices = np.empty(int(indptr[-1]), np.int64)
-    _fill(codes, np.int64(n), indptr, lower, indices)
+    low = count                             # (the counts are spent: their arrays become the fill's cursors)
+    low[:] = indptr[:-1]
+    lower += low
+    indices: np.ndarray = np.empty(int(indptr[-1]), dtype)
+    _fill(codes, np.int64(n), low, lower, indices)
     return indptr, indices

@@ -32,12 +32,13 @@ from ...errors import PatternTooLargeError
 from ...kernels.compiled import kernels_start_free
 from ...lattice import Deps
 from ...dtypes import index_dtype
-from ...lattice.core import (SORTING_NETWORKS, WIDE_DISTINCT, WIDE_DISTINCT_OF_ARRAYS, CsrPart, GroupPart, IndexPart,
-                             check_nnz, csr_from_parts, csr_of_keys, distinct_entries, distinct_sorted, gather_csr_rows,
-                             is_arange, make_csr, rows_of_keys, sorted_columns)
+from ...lattice.core import (ROW_UNIONS, SORTING_NETWORKS, WIDE_DISTINCT, WIDE_DISTINCT_OF_ARRAYS, CsrPart,
+                             GroupPart, IndexPart, check_nnz, csr_from_parts, csr_of_keys, distinct_entries,
+                             distinct_sorted, gather_csr_rows, is_arange, make_csr, rows_of_keys, sorted_columns)
 from . import pair_buckets
 from .pair_buckets import distinct_in_place, sorted_distinct_pairs, worth_buckets
-from .pair_marks import codes_of_marks, distinct_by_marks
+from .pair_marks import columns_of_marks, distinct_by_marks
+from .sorted_union import union_of_sorted
 
 __all__ = ["pair_width", "inputs_of_width", "distinct_columns", "distinct_of_arrays", "first_order", "pair_rows",
            "full_rows", "distinct_factor_pairs", "pairs_to_hessian", "MAX_PAIR_WIDTH"]
@@ -168,7 +169,7 @@ def _offset_marks(u: np.ndarray, d: np.ndarray, n: int, offsets: np.ndarray) -> 
     u += d
     mark = np.zeros(n * k, bool)
     mark[u] = True
-    return codes_of_marks(np.flatnonzero(mark), n, offsets, k)
+    return columns_of_marks(None, mark, n, offsets, k)
 
 
 def _distinct_sorted(a: np.ndarray) -> np.ndarray:
@@ -199,6 +200,7 @@ def distinct_of_arrays(arrays, width: int) -> np.ndarray | None:
 
 WIDE_DISTINCT.append(distinct_columns)
 WIDE_DISTINCT_OF_ARRAYS.append(distinct_of_arrays)
+ROW_UNIONS.append(union_of_sorted)
 
 
 def first_order(deps: Deps, n: int, bases: dict | None = None) -> sp.csr_array:

@@ -30,7 +30,7 @@ from .csr import (CsrPart, _col_dtype, _empty_csr, _gather_block, _rowmap_length
 from .index_parts import IndexPart, _index_block, _index_columns, _index_counts
 from .small_unions import _part_entries
 
-__all__ = ["RowSource", "materialize", "BLOCK_ENTRIES", "PLAN_ROWS", "CACHED_BLOCK_ENTRIES",
+__all__ = ["RowSource", "materialize", "ROW_UNIONS", "BLOCK_ENTRIES", "PLAN_ROWS", "CACHED_BLOCK_ENTRIES",
            "SMALL_MATERIALIZE_ROWS"]
 
 #: Materialization walks the rows in blocks of about this many entries, so every temporary is O(block): the
@@ -40,6 +40,12 @@ BLOCK_ENTRIES = 1 << 16
 #: Rows per chunk when planning the blocks (the per-row bounds of one chunk at a time, never of every row).
 PLAN_ROWS = 1 << 16
 
+
+#: Faster merges of one row's sorted column arrays, tried in order by :func:`_merge_blocks` before SciPy's:
+#: ``fn(rows) -> sorted union | None`` (``None``: not applicable).  The second-order lattice registers one (a
+#: compiled merge of ``int64`` pair codes, with no data array: :mod:`stablehlo_sparsity.analysis.second_order.
+#: sorted_union`).
+ROW_UNIONS: list = []
 
 #: :func:`_merge_blocks` merges blocks of at most this many entries in all by one sort of keys.
 SMALL_MERGE_ENTRIES = 4096
@@ -61,6 +67,12 @@ def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         key.sort()
         indptr, cols = rows_of_keys(distinct_sorted(key), b, n)
         return indptr, cols.astype(_col_dtype(n), copy=False)
+    if b == 1:
+        # one long row (a scalar value's parts): the columns merged alone, no data array (:data:`ROW_UNIONS`)
+        for union in ROW_UNIONS:
+            merged = union([ind for _, ind in blocks])
+            if merged is not None:
+                return np.array([0, len(merged)], np.int64), merged
     heap = [(len(ind), i, make_csr(ptr, ind, b, n)) for i, (ptr, ind) in enumerate(blocks)]
     heapq.heapify(heap)
     tick = len(heap)
@@ -234,7 +246,8 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     Two passes over row blocks: the per-row counts first (into the row-pointer array itself), then the columns
     written in place into one array of the exact size — nothing of the output's size is allocated twice, and
     every temporary is O(:data:`BLOCK_ENTRIES`).  A source whose bounds are exact skips the counting merge; the
-    merged blocks of the first :data:`CACHED_BLOCK_ENTRIES` entries are kept for the second pass."""
+    merged blocks of the first :data:`CACHED_BLOCK_ENTRIES` entries are kept for the second pass.  One row of
+    several parts is one block: the merge's output is the result's column array."""
     k = sum(s.rows for s in sources)
     stacked = _stack_materialized(sources, k, n)
     if stacked is not None:
@@ -242,6 +255,11 @@ def materialize(sources: Sequence[RowSource], n: int) -> sp.csr_array:
     small = _small_materialized(sources, k, n)
     if small is not None:
         return small
+    if k == 1 and len(sources) == 1 and not sources[0].exact:
+        # one row (a scalar value's parts): its merged block is the output, not copied into a second array
+        ptr, cols = sources[0].block(0, 1)
+        check_nnz(len(cols))
+        return make_csr(np.asarray(ptr, np.int64), cols, 1, n) if len(cols) else _empty_csr(1, n)
     wide = k >= INT32_LIMIT or n >= INT32_LIMIT
     indptr: np.ndarray = np.zeros(k + 1, np.int64 if wide else np.int32)
     plans = []
