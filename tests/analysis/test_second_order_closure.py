@@ -195,3 +195,43 @@ def test_every_pair_sits_beside_both_of_its_inputs(monkeypatch, name):
         direct(f, jnp.asarray(HELD_OUT.point(n)))
     assert not bad, bad[:5]
     assert checked[0] > 0  # (pairs were there to check: the sines alone write some)
+
+
+_SAME_FIRST_ORDER = Closure._same_first_order
+
+
+def _answers(monkeypatch, g, x, probe: bool) -> list[bool]:
+    """What ``Closure._same_first_order`` answered during the direct walk of ``g`` (with or without its probe of
+    sampled rows)."""
+    from stablehlo_sparsity.analysis.second_order import closure
+
+    seen: list[bool] = []
+
+    def spy(self, a, b):
+        seen.append(_SAME_FIRST_ORDER(self, a, b))
+        return seen[-1]
+
+    monkeypatch.setattr(Closure, "_same_first_order", spy)
+    monkeypatch.setattr(closure, "PROBE_MIN_ELEMENTS", 0 if probe else 1 << 62)
+    direct(g, x)
+    return seen
+
+
+@pytest.mark.parametrize("case", ["different everywhere", "different in one element", "the same"])
+def test_the_probe_of_sampled_rows_answers_as_the_full_comparison(monkeypatch, case):
+    n = 10_000
+    x = jnp.linspace(0.1, 1.0, n)
+
+    def g(v):
+        r = v * v
+        if case == "different everywhere":
+            other = jnp.roll(v, 1) ** 2
+        elif case == "different in one element":   # (a sample of 64 rows misses it: the full comparison decides)
+            other = v.at[n // 2 + 1].set(v[0]) ** 2
+        else:                                     # (closed over the same sets, another lattice object)
+            other = jnp.cos(v)
+        return jnp.sum(jnp.sin(r + other))
+
+    with_probe, without = _answers(monkeypatch, g, x, True), _answers(monkeypatch, g, x, False)
+    assert with_probe == without and with_probe
+    assert with_probe[-1] == (case == "the same")   # (the last: the sum's operands)

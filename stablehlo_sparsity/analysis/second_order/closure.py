@@ -45,6 +45,11 @@ ELEMENT_MOVES = frozenset({
 })
 
 
+#: :meth:`Closure._same_first_order` compares this many sampled rows first, for values of more elements than
+#: :data:`PROBE_MIN_ELEMENTS`.
+PROBE_ROWS, PROBE_MIN_ELEMENTS = 64, 4096
+
+
 class Closure:
     """Which values of a second-order walk are closed, by their lattice object (immutable), held weakly: a mark
     lasts while some value holds the object (several values may share one: ``1 + r`` holds ``r``'s), and goes
@@ -83,9 +88,17 @@ class Closure:
         return all(self._same_first_order(live[0], other) for other in live[1:])
 
     def _same_first_order(self, a, b) -> bool:
-        """Whether two values have the same first-order rows (their canonical CSRs, cached by the walk)."""
+        """Whether two values have the same first-order rows (their canonical CSRs, cached by the walk).  Rows at
+        :data:`PROBE_ROWS` random positions are compared first: where they differ, so do the values, and neither
+        value's rows are built for a check that fails (``ux² + uy²`` of a 2-D energy: two sets of 10⁶ rows, 50 ms
+        at n = 10⁶, that nothing else reads)."""
         if a.deps is b.deps:
             return True
+        if a.size > PROBE_MIN_ELEMENTS:
+            rows = np.random.default_rng(a.size).integers(0, a.size, PROBE_ROWS)
+            x, y = (self.walk.first_order_of(v.deps.gather_rows(rows)) for v in (a, b))
+            if not (np.array_equal(x.indptr, y.indptr) and np.array_equal(x.indices, y.indices)):
+                return False
         x, y = self.walk.first_order(a), self.walk.first_order(b)
         return np.array_equal(x.indptr, y.indptr) and np.array_equal(x.indices, y.indices)
 

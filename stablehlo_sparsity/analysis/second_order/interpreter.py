@@ -77,9 +77,13 @@ class SecondOrderInterpreter(Interpreter):
         hit = self._first_order_cache.get(id(av.deps))
         if hit is not None and hit[0] is av.deps:
             return hit[1]
-        m = first_order(av.deps, self.n_first, self._first_order_bases)
+        m = self.first_order_of(av.deps)
         self._first_order_cache[id(av.deps)] = (av.deps, m)  # keeps the lattice alive: its id stays unique
         return m
+
+    def first_order_of(self, deps: Deps) -> sp.csr_array:
+        """The first-order rows of second-order rows ``deps`` (not cached: a sample's, say)."""
+        return first_order(deps, self.n_first, self._first_order_bases)
 
     def dead_after(self, block: DecodedBlock) -> dict[int, list] | None:
         """:meth:`Interpreter.dead_after`, or nothing when the block's values are few enough to keep
