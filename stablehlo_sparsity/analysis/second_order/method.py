@@ -24,13 +24,13 @@ heap spares the direct walk's short-lived arrays the page faults a fresh process
 leave-one-out check are in ``docs/benchmarks/index.md`` ("Choosing the Hessian method").
 
 How far it carries (issue 48): on 30 families it was never fitted on (``benchmarks/hessian_held_out.py``) it was
-within 1.25× of the faster method on all 104 problems on one machine (worst 1.25×) and on 103 on another of the same
-kind (worst 1.83×: an Allen–Cahn energy at n = 10⁶, whose direct calls in one process took 64 to 364 ms, by how much
-memory they mapped afresh, against the gradient path's 80–130 ms), and on all 75 of its own on the second (worst
-1.04×). Where the two methods are close, the two lattices' costs per element and the machine decide, and no count of
-the primal program shows them (refits, richer counts and budgeted walks were measured and do not fix it:
-``docs/benchmarks/index.md``, "Held-out objectives"). :func:`explain` is the one-line reason
-``pattern.method_reason`` records.
+within 1.25× of the faster method on all 104 problems on two machines of one kind (worst 1.25× on each; the latest
+run on the current code, 2026-12-07, where it also took the faster method on all 75 of its own) and on 103 on a
+third (worst 1.83×: an Allen–Cahn energy at n = 10⁶, whose direct calls in one process took 64 to 364 ms by how
+much memory they mapped afresh, before the direct walk mapped less of it). Where the two methods are close, the
+two lattices' costs per element and the machine decide, and no count of the primal program shows them (refits,
+richer counts and budgeted walks were measured and do not fix it: ``docs/benchmarks/index.md``, "Held-out
+objectives"). :func:`explain` is the one-line reason ``pattern.method_reason`` records.
 """
 
 from __future__ import annotations
