@@ -22,8 +22,8 @@ the method ``auto`` took.
 Each problem is measured in fresh processes by default, each method in a process of its own
 (:func:`measure_apart`; ``--together``: the methods of a problem in one process, alternating call by call, the
 protocol before 2026-12-07 18:30 UTC, whose first call was always the direct walk's).  The direct walk of a large
-vectorized problem writes tens of megabytes of short-lived arrays; a process that has not yet grown its heap maps fresh pages for them, and
-the page faults are a third of the walk's time (``periodic_chain`` at n = 10⁵: 50 ms direct in a fresh process,
+vectorized problem writes tens of megabytes of short-lived arrays; a process that has not yet grown its heap maps
+fresh pages for them, and the page faults are a third of the walk's time (``periodic_chain`` at n = 10⁵: 50 ms direct in a fresh process,
 35 ms after a larger problem ran in the same process).  A long benchmark process would hide that cost, so the
 model is fitted on fresh-process timings; ``--in-process`` measures the other regime, where ``auto`` must also
 stay within 1.25×.  For the same reason a method whose call takes over 2 s (called once) is timed in a process of

@@ -53,7 +53,7 @@ from .representations.lazy_stack import _stack_leaves, _stack_of_scalars, _stack
 from .representations.materialize import (BLOCK_ENTRIES, CACHED_BLOCK_ENTRIES, PLAN_ROWS, ROW_UNIONS,  # noqa: F401
                                           SMALL_MATERIALIZE_ROWS, SMALL_MERGE_ENTRIES, RowSource, _merge_blocks,
                                           _PartsRows, _plan_blocks, _small_materialized, _stack_materialized,
-                                          materialize)
+                                          materialize, merge_smallest_first)
 from .representations.row_lane import (ROW_LANE_ENTRIES, TAKE_ROW_LANE, _parts_row_set,  # noqa: F401
                                        _row_lane_union, _row_set, lane_csr, lane_size, pair_union, row_columns)
 from .representations.small_unions import (MAX_INSERTED, SMALL_UNION_ENTRIES, _one_large_row,  # noqa: F401
@@ -62,7 +62,7 @@ from .representations.small_unions import (MAX_INSERTED, SMALL_UNION_ENTRIES, _o
 __all__ = ["Deps", "IndexPart", "CsrPart", "csr_from_parts", "gather_csr_rows", "make_csr", "materialize", "RowSource",
            "BLOCK_ENTRIES", "MAX_LAZY_PARTS", "SMALL_ROWS", "nnz_budget", "check_nnz", "is_arange", "as_index",
            "COMPACT_MOVES", "register_compact_moves", "SORTING_NETWORKS", "sorted_columns", "distinct_entries",
-           "UNION_ROUTES", "ROW_UNIONS"]
+           "UNION_ROUTES", "ROW_UNIONS", "merge_smallest_first"]
 
 #: Above this many columns, and 16 per entry, :meth:`Deps.reduce_all` sorts the entries instead of marking a
 #: vector of ``n`` flags (the second-order lattice has ``n + n²`` columns).

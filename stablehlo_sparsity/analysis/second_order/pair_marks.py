@@ -155,6 +155,6 @@ def distinct_by_marks(arrays, n: int, budget: int) -> np.ndarray | None:
     cols = columns_of_marks(first, mark, n, offsets, k, room=len(off))
     if len(off):
         cols[len(cols) - len(off):] = off
-        pairs = cols[int(np.count_nonzero(first)):]
+        pairs = cols[int(cols.searchsorted(n)):]   # (the first-order columns, below n, come first)
         pairs.sort(kind="stable")          # (two sorted runs: one merge, in place)
     return cols

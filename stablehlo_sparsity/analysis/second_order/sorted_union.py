@@ -8,16 +8,15 @@ bool CSR it also writes a data array and sizes its output for both operands, in 
 3·10⁶ + 2·10⁶ pair codes, 45 MB of fresh pages where the merged row itself is 24 MB — the largest allocation of
 the whole direct Hessian walk of a 1-D Allen–Cahn energy at n = 10⁶, and with its page faults 50–70 ms of its
 100–150.  :func:`union_of_sorted` merges the columns only, in a compiled two-pointer pass (:func:`_merge_distinct`,
-with a C twin), the two shortest rows first (Huffman order, as ``_merge_blocks`` does for SciPy's merge).
+with a C twin), the two shortest rows first (``merge_smallest_first``, the order of SciPy's merge there).
 """
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from ...kernels.compiled import kernels_start_free, njit
+from ...lattice.core import merge_smallest_first
 
 __all__ = ["union_of_sorted", "MIN_KERNEL_ENTRIES"]
 
@@ -66,14 +65,10 @@ def union_of_sorted(rows: list[np.ndarray]) -> np.ndarray | None:
     if (any(r.dtype != np.int64 for r in rows) or sum(len(r) for r in rows) < MIN_KERNEL_ENTRIES
             or not kernels_start_free()):
         return None
-    heap = [(len(r), i, r) for i, r in enumerate(rows)]
-    heapq.heapify(heap)
-    tick = len(heap)
-    while len(heap) > 1:
-        _, _, a = heapq.heappop(heap)
-        _, _, b = heapq.heappop(heap)
-        out = np.empty(len(a) + len(b), np.int64)
-        k = _merge_distinct(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
-        heapq.heappush(heap, (k, tick, out[:k]))
-        tick += 1
-    return heap[0][2]
+    return merge_smallest_first(rows, len, _merged_pair)
+
+
+def _merged_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two sorted distinct ``int64`` rows (a view of a buffer of their summed length)."""
+    out = np.empty(len(a) + len(b), np.int64)
+    return out[:_merge_distinct(np.ascontiguousarray(a), np.ascontiguousarray(b), out)]

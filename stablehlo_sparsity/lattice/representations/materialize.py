@@ -17,7 +17,7 @@ sort of :mod:`.small_unions`.
 from __future__ import annotations
 
 import heapq
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,8 +30,8 @@ from .csr import (CsrPart, _col_dtype, _empty_csr, _gather_block, _rowmap_length
 from .index_parts import IndexPart, _index_block, _index_columns, _index_counts
 from .small_unions import _part_entries
 
-__all__ = ["RowSource", "materialize", "ROW_UNIONS", "BLOCK_ENTRIES", "PLAN_ROWS", "CACHED_BLOCK_ENTRIES",
-           "SMALL_MATERIALIZE_ROWS"]
+__all__ = ["RowSource", "materialize", "ROW_UNIONS", "merge_smallest_first", "BLOCK_ENTRIES", "PLAN_ROWS",
+           "CACHED_BLOCK_ENTRIES", "SMALL_MATERIALIZE_ROWS"]
 
 #: Materialization walks the rows in blocks of about this many entries, so every temporary is O(block): the
 #: peak is the output itself (``int32`` columns, one bool per entry, ``int32`` row pointers) plus the inputs.
@@ -51,10 +51,25 @@ ROW_UNIONS: list = []
 SMALL_MERGE_ENTRIES = 4096
 
 
+def merge_smallest_first(items: list, size: Callable[[Any], int], merge: Callable[[Any, Any], Any]):
+    """``items`` (at least one) merged pairwise by ``merge``, the two smallest by ``size`` first (Huffman order: one
+    big item plus many small ones costs one pass over the big one); the last merge's result."""
+    heap = [(size(x), i, x) for i, x in enumerate(items)]
+    heapq.heapify(heap)
+    tick = len(heap)
+    while len(heap) > 1:
+        _, _, x = heapq.heappop(heap)
+        _, _, y = heapq.heappop(heap)
+        z = merge(x, y)
+        heapq.heappush(heap, (size(z), tick, z))
+        tick += 1
+    return heap[0][2]
+
+
 def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Union of canonical CSR blocks of ``b`` rows each: SciPy's compiled merge of sorted rows (``A + B`` on
     bool is ``A ∨ B``; linear in the entries, several times faster than sorting (row, col) keys), the two
-    smallest first (Huffman order: one big block plus many small ones costs one pass over the big one)."""
+    smallest first (:func:`merge_smallest_first`); one long row by :data:`ROW_UNIONS` first."""
     blocks = [blk for blk in blocks if len(blk[1])]
     if not blocks:
         return np.zeros(b + 1, np.int64), np.zeros(0, _col_dtype(n))
@@ -73,16 +88,8 @@ def _merge_blocks(blocks, b: int, n: int) -> tuple[np.ndarray, np.ndarray]:
             merged = union([ind for _, ind in blocks])
             if merged is not None:
                 return np.array([0, len(merged)], np.int64), merged
-    heap = [(len(ind), i, make_csr(ptr, ind, b, n)) for i, (ptr, ind) in enumerate(blocks)]
-    heapq.heapify(heap)
-    tick = len(heap)
-    while len(heap) > 1:
-        _, _, x = heapq.heappop(heap)
-        _, _, y = heapq.heappop(heap)
-        z = x + y
-        heapq.heappush(heap, (z.nnz, tick, z))
-        tick += 1
-    m = heap[0][2]
+    m = merge_smallest_first([make_csr(ptr, ind, b, n) for ptr, ind in blocks], lambda x: x.nnz,
+                             lambda x, y: x + y)
     if not m.has_sorted_indices:
         m.sort_indices()
     return m.indptr.astype(np.int64), m.indices
