@@ -298,7 +298,9 @@ def cyclic_gc_paused():
     stay alive to the end (tracers, equations, MLIR handles, abstract values), so every young-generation
     collection rescans a growing set of survivors for cycles: measured, 20% of the analysis of a 68,000-op
     program.  Nothing in the walk relies on cycles being freed early (its big arrays are freed by reference
-    counting), and whatever cyclic garbage it leaves is collected after the call."""
+    counting), and whatever cyclic garbage it leaves is collected after the call.  A prepared derivative pauses it
+    for its whole preparation and its first call's compilation as well
+    (:meth:`~stablehlo_sparsity.derivatives.prepared.base.PreparedDerivative.prepare_paused`)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

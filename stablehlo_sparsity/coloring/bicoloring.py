@@ -230,11 +230,16 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
     cc = np.bincount(csr.indices, minlength=n)
     lb_f, lb_r = int(rc.max()), int(cc.max())
     csc = csr.tocsc()  # shared by both directions and the symmetry test
-    scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc)
+    # A split reads some nonzeros from a JVP and the others from a VJP: its bound is at least 2, so with a
+    # direction bound at most 2 no split is colored first, and the candidates are scored only if one may win.
+    scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc) if min(lb_f, lb_r) > 2 else None
     tried = {}
     split_state = {"csc": None}
 
     def splits(beat):
+        nonlocal scored
+        if scored is None:
+            scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc)
         if not any(score < beat for score, _, _ in scored[:max_candidates]):
             return None  # (no candidate can win: spare the per-nonzero row and column arrays)
         rows = np.repeat(np.arange(m), np.diff(csr.indptr))

@@ -308,7 +308,7 @@ class SparseHessian(PreparedDerivative):
                      constant_seeds=constant_seeds, mode=mode, options=options, strategy=strategy,
                      chunk_size=chunk_size, devices=devices, **(coloring_options or ColoringOptions()).kwargs())
         entry = "value_and_sparse_hessian" if with_value else "sparse_hessian"
-        self.prepare_request(derivative_request(entry, f, args, kwargs or {}, given))
+        self.prepare_paused(derivative_request(entry, f, args, kwargs or {}, given))
 
     def prepare_request(self, req: DerivativeRequest) -> None:
         """Detect, color and plan for ``req``: the pattern as :func:`hessian_sparsity` gives it (the second-order

@@ -171,7 +171,7 @@ class SparseJacobian(PreparedDerivative):
                      on_unknown=on_unknown, constant_seeds=constant_seeds, options=options, strategy=strategy,
                      chunk_size=chunk_size, devices=devices, **(coloring_options or ColoringOptions()).kwargs())
         entry = "value_and_sparse_jacobian" if with_value else "sparse_jacobian"
-        self.prepare_request(derivative_request(entry, f, args, kwargs or {}, given))
+        self.prepare_paused(derivative_request(entry, f, args, kwargs or {}, given))
 
     def prepare_request(self, req: DerivativeRequest) -> None:
         """Detect, color and plan for ``req``: bind the function and the evaluation options, find the global
