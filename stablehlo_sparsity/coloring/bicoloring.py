@@ -230,27 +230,32 @@ def _fewest(csr, order, recolor, seed, iterations, tabu_iterations, max_candidat
     cc = np.bincount(csr.indices, minlength=n)
     lb_f, lb_r = int(rc.max()), int(cc.max())
     csc = csr.tocsc()  # shared by both directions and the symmetry test
-    # A split reads some nonzeros from a JVP and the others from a VJP: its bound is at least 2, so with a
-    # direction bound at most 2 no split is colored first, and the candidates are scored only if one may win.
-    scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc) if min(lb_f, lb_r) > 2 else None
+    lb_one = min(lb_f, lb_r)
     tried = {}
     split_state = {"csc": None}
+    scored_once: list = []
+
+    def scored():
+        """The split candidates with their bounds, best first (scored on first use: see ``splits_first``)."""
+        if not scored_once:
+            scored_once.append(_scored_splits(csr, lb_one, rc, cc))
+        return scored_once[0]
 
     def splits(beat):
-        nonlocal scored
-        if scored is None:
-            scored = _scored_splits(csr, min(lb_f, lb_r), rc, cc)
-        if not any(score < beat for score, _, _ in scored[:max_candidates]):
+        candidates = scored()
+        if not any(score < beat for score, _, _ in candidates[:max_candidates]):
             return None  # (no candidate can win: spare the per-nonzero row and column arrays)
         rows = np.repeat(np.arange(m), np.diff(csr.indptr))
         cols = csr.indices.astype(np.int64)
-        return _color_splits(csr, rows, cols, split_state, scored, beat, kw, max_candidates, tried)
+        return _color_splits(csr, rows, cols, split_state, candidates, beat, kw, max_candidates, tried)
 
     def k(c):
         return np.inf if c is None else c.num_colors
 
     best = None
-    splits_first = bool(scored) and scored[0][0] < min(lb_f, lb_r)
+    # A split reads some nonzeros from a JVP and the others from a VJP: its bound is at least 2, so with a
+    # direction bound at most 2 no split is colored first (and the candidates are scored only if one may win).
+    splits_first = lb_one > 2 and bool(scored()) and scored()[0][0] < lb_one
     if splits_first:
         best = splits(np.inf)
     if lb_f <= k(best):
